@@ -1,0 +1,147 @@
+#include "models/costs.hpp"
+
+#include "common/error.hpp"
+
+namespace fabtrain {
+
+Precision parse_precision(const std::string& text) {
+  if (text == "fp32") return Precision::fp32;
+  if (text == "fp16") return Precision::fp16;
+  if (text == "bf16") return Precision::bf16;
+  fail("unknown precision '{}' (expected fp32, fp16 or bf16)", text);
+}
+
+const char* to_string(Precision p) {
+  switch (p) {
+    case Precision::fp32: return "fp32";
+    case Precision::fp16: return "fp16";
+    case Precision::bf16: return "bf16";
+  }
+  return "?";
+}
+
+int element_bytes(Precision p) { return p == Precision::fp32 ? 4 : 2; }
+
+const char* to_string(BlockKind kind) {
+  switch (kind) {
+    case BlockKind::embed: return "embed";
+    case BlockKind::attn: return "attn";
+    case BlockKind::mlp: return "mlp";
+    case BlockKind::head: return "head";
+  }
+  return "?";
+}
+
+int block_count(const ModelSpec& m) { return 2 * m.n_layer + 2; }
+int first_block_of_layer(int layer) { return 1 + 2 * layer; }
+
+Block block_at(const ModelSpec& m, int index) {
+  if (index < 0 || index >= block_count(m))
+    fail("block {} out of range for {} ({} blocks)", index, m.name, block_count(m));
+  if (index == 0) return {BlockKind::embed, -1};
+  if (index == block_count(m) - 1) return {BlockKind::head, -1};
+  const int layer = (index - 1) / 2;
+  return {(index - 1) % 2 == 0 ? BlockKind::attn : BlockKind::mlp, layer};
+}
+
+bool replicated_over_tp(Block block) {
+  return block.kind == BlockKind::embed || block.kind == BlockKind::head;
+}
+
+WorkCost forward_cost(const ModelSpec& m, Block block, int b, int s, int tp, Precision p) {
+  const double C = m.n_embd, V = m.vocab_size, tokens = double(b) * s, e = element_bytes(p);
+  WorkCost w;
+  switch (block.kind) {
+    case BlockKind::embed:
+      w.bytes = 2 * tokens * C * e;  // read rows of wte and wpe, write the sum
+      break;
+    case BlockKind::attn:
+      // qkv 6*t*C^2, projection 2*t*C^2, scores and weighted sum 4*t*s*C
+      w.flops = (8 * tokens * C * C + 4 * tokens * s * C) / tp;
+      w.bytes = (4 * C * C * e) / tp + tokens * C * e * (6 + 6.0 / tp) +
+                2.0 * b * m.n_head * s * s * e / tp;
+      break;
+    case BlockKind::mlp:
+      w.flops = 16 * tokens * C * C / tp;
+      w.bytes = (8 * C * C * e) / tp + tokens * C * e * (4 + 12.0 / tp);
+      break;
+    case BlockKind::head:
+      w.flops = 2 * tokens * C * V;
+      w.bytes = V * C * e + tokens * C * e * 2 + 2 * tokens * V * e;
+      break;
+  }
+  return w;
+}
+
+WorkCost backward_cost(const ModelSpec& m, Block block, int b, int s, int tp, Precision p) {
+  WorkCost f = forward_cost(m, block, b, s, tp, p);
+  return {2 * f.flops, 2 * f.bytes};
+}
+
+std::int64_t block_parameters(const ModelSpec& m, Block block, int tp) {
+  const std::int64_t C = m.n_embd;
+  switch (block.kind) {
+    case BlockKind::embed: return std::int64_t(m.vocab_size) * C + std::int64_t(m.n_ctx) * C;
+    case BlockKind::attn:  // ln1 (2C) + qkv (3C^2+3C)/tp + proj C^2/tp + proj bias C
+      return 2 * C + (3 * C * C + 3 * C) / tp + C * C / tp + C;
+    case BlockKind::mlp:  // ln2 (2C) + fc (4C^2+4C)/tp + fcproj 4C^2/tp + bias C
+      return 2 * C + (4 * C * C + 4 * C) / tp + 4 * C * C / tp + C;
+    case BlockKind::head: return 2 * C;  // final LayerNorm; the output matrix is the tied wte
+  }
+  return 0;
+}
+
+double activation_bytes(const ModelSpec& m, Block block, int b, int s, int tp, Precision p,
+                        bool recompute) {
+  const double C = m.n_embd, tokens = double(b) * s, e = element_bytes(p);
+  const double input = tokens * C * e;
+  switch (block.kind) {
+    case BlockKind::embed: return 0;  // needs only the token ids
+    case BlockKind::attn:
+      if (recompute) return input;
+      // ln1 out, mean/rstd, qkv, attention out, pre-softmax and softmax scores, residual
+      return tokens * C * e * (2 + 4.0 / tp) + 2 * tokens * 4 +
+             2.0 * b * m.n_head * s * s * e / tp;
+    case BlockKind::mlp:
+      if (recompute) return input;
+      // ln2 out, mean/rstd, fc out, gelu out, residual
+      return tokens * C * e * (2 + 8.0 / tp) + 2 * tokens * 4;
+    case BlockKind::head:
+      // final LayerNorm out, mean/rstd, probabilities over the vocabulary
+      return tokens * C * e + 2 * tokens * 4 + tokens * m.padded_vocab() * e;
+  }
+  return 0;
+}
+
+double boundary_bytes(const ModelSpec& m, int b, int s, Precision p) {
+  return double(b) * s * m.n_embd * element_bytes(p);
+}
+
+double alpa_step_flops(const ModelSpec& m, int B, int s, bool recompute) {
+  const double h = m.n_embd, L = m.n_layer, V = m.vocab_size;
+  const double factor = recompute ? 96 : 72;
+  return factor * B * s * h * h * L * (1 + s / (6 * h)) + 6 * double(B) * s * h * V;
+}
+
+double alpa_tflops_per_gpu(const ModelSpec& m, int B, int s, bool recompute, double step_time_s,
+                           int gpus) {
+  return alpa_step_flops(m, B, s, recompute) / step_time_s / gpus / 1e12;
+}
+
+double training_flops_per_token(const ModelSpec& m, int s) {
+  return 6.0 * double(m.parameters()) + 6.0 * m.n_layer * m.n_embd * double(s);
+}
+
+ModelStateBytes model_state_bytes(double P, Precision p, int zero, int dp) {
+  if (zero < 0 || zero > 3) fail("zero={} out of range (0-3)", zero);
+  const double e = element_bytes(p);
+  // fp32: Adam m and v (8 B); mixed precision: fp32 master weights, m and v (12 B).
+  const double k = p == Precision::fp32 ? 8 : 12;
+  ModelStateBytes s{P * e, P * e, P * k};
+  if (zero >= 1) s.optimizer /= dp;
+  if (zero >= 2) s.gradients /= dp;
+  if (zero >= 3) s.weights /= dp;
+  return s;
+}
+
+}  // namespace fabtrain

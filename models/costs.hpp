@@ -1,0 +1,77 @@
+// The cost of each piece of work of a GPT-2 training step: FLOPs, bytes moved, parameters,
+// activation bytes, model-state bytes, and the study's TFLOP/s formula. Pure functions of the
+// model spec and the sizes; the plan compiler, the simulator and the executor all read them.
+//
+// The model is a line of blocks, the unit every plan splits and every schedule names:
+//   block 0            embedding (wte + wpe lookup)
+//   block 1 + 2l       attention of layer l (ln1, qkv, attention, projection, residual)
+//   block 2 + 2l       MLP of layer l (ln2, fc, gelu, fcproj, residual)
+//   block 2L + 1       head (final LayerNorm, logits through the tied wte, cross-entropy)
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "models/model_spec.hpp"
+
+namespace fabtrain {
+
+enum class Precision { fp32, fp16, bf16 };
+Precision parse_precision(const std::string& text);  // "fp32" | "fp16" | "bf16"
+const char* to_string(Precision p);
+// Bytes of an element of weights, activations and gradients as computed (2 for fp16/bf16).
+int element_bytes(Precision p);
+
+enum class BlockKind { embed, attn, mlp, head };
+const char* to_string(BlockKind kind);
+struct Block {
+  BlockKind kind;
+  int layer;  // -1 for embed and head
+};
+int block_count(const ModelSpec& model);  // 2L + 2
+Block block_at(const ModelSpec& model, int index);
+int first_block_of_layer(int layer);  // 1 + 2*layer
+
+// FLOPs and bytes moved (for a roofline) of one block on one rank for a microbatch of b
+// sequences of s tokens, with the block's matrices split over tp ranks (Megatron style). Counts
+// matrix products and attention as Alpa and llm.c do (2 FLOPs per multiply-add); element-wise
+// work adds bytes, not FLOPs. The head is replicated on every tensor-parallel rank (not split).
+struct WorkCost {
+  double flops = 0;
+  double bytes = 0;
+};
+WorkCost forward_cost(const ModelSpec& m, Block block, int b, int s, int tp, Precision p);
+WorkCost backward_cost(const ModelSpec& m, Block block, int b, int s, int tp, Precision p);
+// True for blocks whose work every tensor-parallel rank repeats in full (embedding, head).
+bool replicated_over_tp(Block block);
+
+// Parameters of a block held by one of tp ranks (layer norms and biases of the row-parallel
+// outputs are replicated; the embedding tables live on the stages that use them).
+std::int64_t block_parameters(const ModelSpec& m, Block block, int tp);
+
+// Activation bytes a block keeps from its forward for its backward, per microbatch, per rank.
+// With recompute only the block input is kept and the rest is rebuilt in backward.
+double activation_bytes(const ModelSpec& m, Block block, int b, int s, int tp, Precision p,
+                        bool recompute);
+// Bytes of the tensor passed between blocks (and between pipeline stages): b*s*C elements.
+double boundary_bytes(const ModelSpec& m, int b, int s, Precision p);
+
+// The study's (Alpa's compute_gpt_tflops) FLOPs of one step of global batch B sequences:
+// 72*B*s*h^2*L*(1 + s/(6h)) + 6*B*s*h*V, with 96 instead of 72 under recomputation.
+double alpa_step_flops(const ModelSpec& m, int global_batch, int s, bool recompute);
+double alpa_tflops_per_gpu(const ModelSpec& m, int global_batch, int s, bool recompute,
+                           double step_time_s, int gpus);
+// llm.c's estimate of training FLOPs per token: 6P + 6*L*C*s.
+double training_flops_per_token(const ModelSpec& m, int s);
+
+// Model-state bytes per GPU (ZeRO paper): weights, gradients, optimizer state (Adam m and v, plus
+// fp32 master weights under mixed precision), for P parameters held by a data-parallel group of
+// dp ranks at ZeRO stage 0..3.
+struct ModelStateBytes {
+  double weights = 0;
+  double gradients = 0;
+  double optimizer = 0;
+  double total() const { return weights + gradients + optimizer; }
+};
+ModelStateBytes model_state_bytes(double parameters, Precision p, int zero_stage, int dp);
+
+}  // namespace fabtrain

@@ -1,0 +1,104 @@
+// The Schedule: for every rank the ordered instructions of one training step. It is pure data
+// (no I/O, no communication), compiled once from (model, plan, batch) and played by both the
+// simulator (sim/) and the executor (exec/). Neither may invent its own idea of what a step does.
+//
+// Instructions are small typed structs in a std::variant, dispatched with std::visit: a player
+// that forgets one fails to compile. Each prints as one diffable line, e.g.
+//   rank 0: fwd mb=0 blocks=0:25 flops=1.2e12
+#pragma once
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "plan/plan.hpp"
+
+namespace fabtrain {
+
+// Load the tokens (inputs and targets) of microbatch mb; on ranks of the first and last stage.
+struct LoadMicrobatch {
+  int mb = 0;
+  int sequences = 0;  // b
+  int tokens = 0;     // b*s
+};
+
+// Forward of blocks [begin, end) for microbatch mb (see models/costs.hpp for the block line).
+struct Forward {
+  int mb = 0;
+  int begin = 0, end = 0;
+  double flops = 0;             // on this rank
+  double bytes = 0;             // bytes moved, for a roofline
+  double activation_bytes = 0;  // kept from here until the matching Backward
+  int replicas = 1;             // how many ranks do this same work (tp for embed/head)
+};
+
+// Backward of blocks [begin, end) (walked from end-1 down to begin); with recompute it first
+// rebuilds the blocks' activations (its flops include that forward). Frees what Forward kept.
+struct Backward {
+  int mb = 0;
+  int begin = 0, end = 0;
+  double flops = 0;
+  double bytes = 0;
+  double activation_bytes = 0;  // released when done
+  bool recompute = false;
+  int replicas = 1;
+};
+
+enum class Tensor { activation, gradient };
+// Point-to-point transfer between adjacent pipeline stages of one microbatch's boundary tensor.
+struct Send {
+  Tensor what = Tensor::activation;
+  int mb = 0;
+  int peer = 0;
+  double bytes = 0;
+};
+struct Recv {
+  Tensor what = Tensor::activation;
+  int mb = 0;
+  int peer = 0;
+  double bytes = 0;
+};
+
+// Why a collective runs: tensor-parallel sums inside blocks, or gradient / parameter traffic
+// of the data-parallel group (plain all-reduce, ZeRO reduce-scatter and all-gather).
+enum class Purpose { tp_forward, tp_backward, dp_gradients, zero_gradients, zero_parameters };
+enum class CollectiveOp { all_reduce, reduce_scatter, all_gather };
+struct Collective {
+  CollectiveOp op = CollectiveOp::all_reduce;
+  Purpose purpose = Purpose::dp_gradients;
+  int group = 0;      // index into Schedule::groups
+  double bytes = 0;   // the full buffer (all-reduce input; reduce-scatter input; all-gather output)
+  int mb = -1;        // microbatch, or -1 for once per step
+  int block = -1;     // block this belongs to (tp and ZeRO-3), or -1
+};
+
+// AdamW on the parameters this rank owns (its shard under ZeRO >= 1).
+struct OptimizerStep {
+  double parameters = 0;
+  double bytes = 0;
+};
+
+using Instruction =
+    std::variant<LoadMicrobatch, Forward, Backward, Send, Recv, Collective, OptimizerStep>;
+
+struct Schedule {
+  int world = 0;
+  Plan plan;
+  int global_batch = 0;  // sequences per step over all replicas
+  int microbatch = 0;    // sequences per microbatch (b)
+  int seq = 0;           // tokens per sequence (s)
+  std::vector<std::vector<int>> groups;          // collective groups, ranks in ring order
+  std::vector<std::vector<Instruction>> ranks;   // ranks[r] = r's instruction stream
+  std::vector<double> static_bytes;              // per rank: weights+grads+optimizer+buffers
+};
+
+// Compiles one training step. Validates the plan against the model and batch first.
+Schedule compile(const ModelSpec& model, const Plan& plan, int global_batch, int seq);
+
+// One line per instruction: "rank R: <verb> key=value ..." (see the file comment).
+std::string to_string(const Instruction& instruction);
+std::string to_text(const Schedule& schedule, int only_rank = -1);
+const char* to_string(Purpose p);
+const char* to_string(CollectiveOp op);
+
+}  // namespace fabtrain

@@ -1,0 +1,88 @@
+// The hardware catalog: GPU types, NICs, FABRIC sites, inter-site latencies, network link classes
+// and framework overheads, loaded from platforms/data/catalog.yaml. Every number there carries
+// its source; assumptions say so. Names are FABRIC's own (GPU_RTX6000, NIC_ConnectX_6, UTAH...).
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fabtrain {
+
+struct GpuType {
+  std::string name;          // FABRIC component name, e.g. GPU_RTX6000; CPU devices too
+  std::string description;   // "NVIDIA Quadro RTX 6000"
+  double memory_bytes = 0;
+  double peak_fp32_flops = 0;
+  double peak_tf32_flops = 0;  // 0 where the GPU has no TF32
+  double peak_fp16_flops = 0;  // dense tensor-core
+  double peak_bf16_flops = 0;  // 0 where the GPU has no bf16
+  double memory_bandwidth = 0;  // bytes/s
+  int pcie_generation = 0;
+  double pcie_bandwidth = 0;    // bytes/s per direction
+  double nvlink_bandwidth = 0;  // bytes/s per direction per GPU, 0 without NVLink
+  bool is_cpu = false;          // a CPU "device" (for the CPU executor's calibration loop)
+  std::string source;
+};
+
+struct NicType {
+  std::string name;        // NIC_Basic, NIC_ConnectX_5, NIC_ConnectX_6
+  double bandwidth = 0;    // bytes/s per direction
+  std::string source;
+};
+
+struct Site {
+  std::string name;  // FABRIC site name, e.g. UTAH
+  std::string location;
+  double latitude = 0, longitude = 0;
+};
+
+struct SiteLatency {
+  std::string a, b;
+  double rtt_s = 0;
+  bool measured = false;  // false: estimated from distance (the file says how)
+  std::string source;
+};
+
+// Network behaviour of a class of link (what a TCP flow over it can do).
+struct LinkClass {
+  std::string name;            // l2bridge, l2sts, pcie, nvlink, switched
+  double latency_s = 0;        // one-way latency added per hop of this class (inside a site)
+  double tcp_window_bytes = 0; // per-flow window; 0 = not window-limited (RDMA, NVLink, PCIe)
+  int streams_per_peer = 1;    // NCCL socket transport opens several streams per peer
+  double efficiency = 1;       // achievable fraction of the line rate
+  std::string source;
+};
+
+// Per-kind compute efficiencies and overheads: fractions of peak reached by matrix products and
+// element-wise kernels, a per-kernel launch overhead, and the framework/CUDA context memory.
+struct ComputeDefaults {
+  double matmul_efficiency = 0.5;
+  double memory_efficiency = 0.7;
+  double kernel_overhead_s = 10e-6;
+  double framework_memory_bytes = 0;
+  std::string source;
+};
+
+struct Catalog {
+  std::map<std::string, GpuType> gpus;
+  std::map<std::string, NicType> nics;
+  std::map<std::string, Site> sites;
+  std::vector<SiteLatency> latencies;
+  std::map<std::string, LinkClass> link_classes;
+  ComputeDefaults compute;
+
+  const GpuType& gpu(const std::string& name) const;     // throws naming the known types
+  const NicType& nic(const std::string& name) const;
+  const Site& site(const std::string& name) const;
+  const LinkClass& link_class(const std::string& name) const;
+  // Round-trip latency between two sites: measured, or estimated from great-circle distance.
+  SiteLatency latency(const std::string& a, const std::string& b) const;
+};
+
+// Loads a catalog file; throws fabtrain::Error naming the file, the field and what is wrong.
+Catalog load_catalog(const std::string& path);
+// The built-in catalog (platforms/data/catalog.yaml), loaded once.
+const Catalog& builtin_catalog();
+
+}  // namespace fabtrain

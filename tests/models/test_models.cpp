@@ -1,0 +1,85 @@
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/error.hpp"
+#include "models/costs.hpp"
+#include "models/model_spec.hpp"
+
+using namespace fabtrain;
+
+TEST_CASE("built-in GPT-2 parameter counts are exact") {
+  CHECK(load_model("gpt2").parameters() == 124'439'808);
+  CHECK(load_model("gpt2-medium").parameters() == 354'823'168);
+  CHECK(load_model("gpt2-large").parameters() == 774'030'080);
+  CHECK(load_model("gpt2-nano").n_layer == 2);
+  CHECK(load_model("gpt2-nano").padded_vocab() == 256);
+  CHECK(load_model("gpt2").padded_vocab() == 50304);
+}
+
+TEST_CASE("block parameters add up to the model's parameters") {
+  for (const auto& m : builtin_models()) {
+    std::int64_t sum = 0;
+    for (int i = 0; i < block_count(m); ++i) sum += block_parameters(m, block_at(m, i), 1);
+    CHECK_MESSAGE(sum == m.parameters(), m.name);
+  }
+}
+
+TEST_CASE("forward FLOPs over blocks times three equal the study's formula") {
+  for (const auto& m : builtin_models()) {
+    const int b = 4, s = m.n_ctx;
+    double fwd = 0, bwd = 0;
+    for (int i = 0; i < block_count(m); ++i) {
+      fwd += forward_cost(m, block_at(m, i), b, s, 1, Precision::fp32).flops;
+      bwd += backward_cost(m, block_at(m, i), b, s, 1, Precision::fp32).flops;
+    }
+    CHECK(fwd + bwd == doctest::Approx(alpa_step_flops(m, b, s, false)).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("tensor parallel splits layer FLOPs exactly and replicates the head") {
+  const auto m = load_model("gpt2-medium");
+  const Block attn{BlockKind::attn, 3}, head{BlockKind::head, -1};
+  CHECK(forward_cost(m, attn, 8, 1024, 4, Precision::fp32).flops * 4 ==
+        doctest::Approx(forward_cost(m, attn, 8, 1024, 1, Precision::fp32).flops));
+  CHECK(forward_cost(m, head, 8, 1024, 4, Precision::fp32).flops ==
+        forward_cost(m, head, 8, 1024, 1, Precision::fp32).flops);
+}
+
+TEST_CASE("model states follow the ZeRO paper") {
+  const double P = 1e9;
+  // mixed precision: (2 + 2 + 12) P, ZeRO-1 shards the 12, ZeRO-2 also the gradients, 3 all.
+  CHECK(model_state_bytes(P, Precision::fp16, 0, 8).total() == doctest::Approx(16 * P));
+  CHECK(model_state_bytes(P, Precision::fp16, 1, 8).total() == doctest::Approx(4 * P + 12 * P / 8));
+  CHECK(model_state_bytes(P, Precision::fp16, 2, 8).total() == doctest::Approx(2 * P + 14 * P / 8));
+  CHECK(model_state_bytes(P, Precision::fp16, 3, 8).total() == doctest::Approx(16 * P / 8));
+  CHECK(model_state_bytes(P, Precision::fp32, 0, 4).total() == doctest::Approx(16 * P));
+}
+
+TEST_CASE("the study's TFLOP/s formula") {
+  const auto m = load_model("gpt2-medium");
+  const double f = 72.0 * 8 * 1024 * 1024.0 * 1024 * 24 * (1 + 1024 / (6.0 * 1024)) +
+                   6.0 * 8 * 1024 * 1024 * 50257;
+  CHECK(alpa_step_flops(m, 8, 1024, false) == doctest::Approx(f));
+  CHECK(alpa_tflops_per_gpu(m, 8, 1024, false, 2.0, 4) == doctest::Approx(f / 2 / 4 / 1e12));
+  CHECK(alpa_step_flops(m, 8, 1024, true) > alpa_step_flops(m, 8, 1024, false));
+}
+
+TEST_CASE("a Hugging Face config.json loads, bad ones are refused by name") {
+  const auto dir = std::filesystem::temp_directory_path() / "fabtrain-test-model";
+  std::filesystem::create_directories(dir);
+  const auto path = (dir / "config.json").string();
+  std::ofstream(path) << R"({"n_layer": 24, "n_embd": 1024, "n_head": 16, "n_positions": 1024,
+                            "vocab_size": 50257, "model_type": "gpt2"})";
+  CHECK(load_model(path).parameters() == 354'823'168);
+  std::ofstream(path) << R"({"n_layer": 24, "n_embd": 1000, "n_head": 16, "n_positions": 1024,
+                            "vocab_size": 50257})";
+  CHECK_THROWS_WITH_AS(load_model(path), doctest::Contains("n_head=16 does not divide"), Error);
+  std::ofstream(path) << R"({"n_layer": "24"})";
+  CHECK_THROWS_WITH_AS(load_model(path), doctest::Contains("n_layer"), Error);
+  std::ofstream(path) << "{ not json";
+  CHECK_THROWS_WITH_AS(load_model(path), doctest::Contains("not valid JSON"), Error);
+  CHECK_THROWS_WITH_AS(load_model("gpt3"), doctest::Contains("unknown model 'gpt3'"), Error);
+  std::filesystem::remove_all(dir);
+}
