@@ -59,9 +59,19 @@ struct Recv {
   double bytes = 0;
 };
 
-// Why a collective runs: tensor-parallel sums inside blocks, or gradient / parameter traffic
-// of the data-parallel group (plain all-reduce, ZeRO reduce-scatter and all-gather).
-enum class Purpose { tp_forward, tp_backward, dp_gradients, zero_gradients, zero_parameters };
+// Why a collective runs: tensor-parallel sums inside blocks; gradient / parameter traffic of
+// the data-parallel group (plain all-reduce, ZeRO reduce-scatter and all-gather); the sum of the
+// tied embedding's gradients between the first and last pipeline stage; the global gradient
+// norm for clipping (one float over all ranks).
+enum class Purpose {
+  tp_forward,
+  tp_backward,
+  dp_gradients,
+  zero_gradients,
+  zero_parameters,
+  tied_embedding,
+  grad_norm
+};
 enum class CollectiveOp { all_reduce, reduce_scatter, all_gather };
 struct Collective {
   CollectiveOp op = CollectiveOp::all_reduce;

@@ -57,7 +57,8 @@ struct Slice {
 // A built-in name or a path to a slice YAML file; validated against the catalog.
 Slice load_slice(const std::string& name_or_path, const Catalog& catalog = builtin_catalog());
 std::vector<std::string> builtin_slice_names();
-// Every inter-site latency (l2sts and switched networks) overridden, for what-if questions.
-void override_wan_latency(Slice& slice, double one_way_s);
+// Every inter-site round-trip latency (l2sts and switched networks between sites) overridden,
+// for what-if questions (--wan-latency-ms is a round trip, as FABRIC and the study quote them).
+void override_wan_latency(Slice& slice, double rtt_s);
 
 }  // namespace fabtrain
