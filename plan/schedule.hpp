@@ -7,6 +7,7 @@
 //   rank 0: fwd mb=0 blocks=0:25 flops=1.2e12
 #pragma once
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <variant>
 #include <vector>
@@ -91,6 +92,9 @@ struct OptimizerStep {
 using Instruction =
     std::variant<LoadMicrobatch, Forward, Backward, Send, Recv, Collective, OptimizerStep>;
 
+// What a collective group is for (Schedule::group_kinds, parallel to Schedule::groups).
+enum class GroupKind { tp, dp, tied_embedding, world };
+
 struct Schedule {
   int world = 0;
   Plan plan;
@@ -98,6 +102,7 @@ struct Schedule {
   int microbatch = 0;    // sequences per microbatch (b)
   int seq = 0;           // tokens per sequence (s)
   std::vector<std::vector<int>> groups;          // collective groups, ranks in ring order
+  std::vector<GroupKind> group_kinds;            // what each group is for
   std::vector<std::vector<Instruction>> ranks;   // ranks[r] = r's instruction stream
   std::vector<double> static_bytes;              // per rank: weights+grads+optimizer+buffers
 };
@@ -105,10 +110,23 @@ struct Schedule {
 // Compiles one training step. Validates the plan against the model and batch first.
 Schedule compile(const ModelSpec& model, const Plan& plan, int global_batch, int seq);
 
+// Groups (only those the step uses, in this order): a tp group per (dp, pp) when tp > 1, a dp
+// group per (tp, pp) when dp > 1, a tied-embedding group {first stage, last stage} per (dp, tp)
+// when pp > 1, and last the world group (every rank, for the gradient norm).
+
+// Parameters one rank of a stage holds in full before any ZeRO sharding: its blocks' tensor-
+// parallel shard, plus the tied wte copy (V*C) on the last stage when pp > 1.
+double stage_parameters(const ModelSpec& model, const Plan& plan, int stage);
+
 // One line per instruction: "rank R: <verb> key=value ..." (see the file comment).
 std::string to_string(const Instruction& instruction);
 std::string to_text(const Schedule& schedule, int only_rank = -1);
 const char* to_string(Purpose p);
 const char* to_string(CollectiveOp op);
+const char* to_string(GroupKind kind);
+const char* to_string(Tensor t);  // "act" | "grad"
+// Every field of the schedule; {"op": "fwd", ...} objects per instruction.
+void to_json(nlohmann::json& j, const Instruction& instruction);
+void to_json(nlohmann::json& j, const Schedule& schedule);
 
 }  // namespace fabtrain

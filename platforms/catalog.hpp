@@ -64,6 +64,18 @@ struct ComputeDefaults {
   std::string source;
 };
 
+// How Catalog::latency() estimates the round trip of a pair with no measurement:
+// 2 * distance * route_factor / (fibre_fraction_of_c * c) + switching_allowance.
+struct LatencyEstimate {
+  double fibre_fraction_of_c = 2.0 / 3.0;
+  double route_factor = 1;          // fibre path length over great-circle distance
+  double switching_allowance_s = 0; // added to the round trip
+  std::string source;
+};
+
+// Great-circle distance between two sites in metres (spherical Earth).
+double great_circle_distance_m(const Site& a, const Site& b);
+
 struct Catalog {
   std::map<std::string, GpuType> gpus;
   std::map<std::string, NicType> nics;
@@ -71,6 +83,8 @@ struct Catalog {
   std::vector<SiteLatency> latencies;
   std::map<std::string, LinkClass> link_classes;
   ComputeDefaults compute;
+  LatencyEstimate latency_estimate;
+  std::string path;  // the file it was loaded from
 
   const GpuType& gpu(const std::string& name) const;     // throws naming the known types
   const NicType& nic(const std::string& name) const;

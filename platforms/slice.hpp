@@ -41,6 +41,8 @@ struct SliceGpu {
 struct Slice {
   std::string name;
   std::string description;   // includes the assumptions the file states
+  std::vector<std::string> assumptions;  // one line each, as the file lists them
+  std::string path;          // the file it was loaded from
   std::vector<Vm> vms;
   std::vector<Network> networks;
   const Catalog* catalog = nullptr;

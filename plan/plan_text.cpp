@@ -1,0 +1,205 @@
+// A Plan's text and JSON forms and its name in the study's words. One table of keys drives the
+// parser, the printer and the JSON reader, so the three cannot drift apart. Not here: checks
+// against a model or a batch (plan.cpp's validate).
+#include <charconv>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "common/error.hpp"
+#include "plan/plan.hpp"
+
+namespace fabtrain {
+namespace {
+
+int parse_int(const std::string& key, const std::string& value) {
+  int out = 0;
+  const char* end = value.data() + value.size();
+  auto [ptr, ec] = std::from_chars(value.data(), end, out);
+  if (value.empty() || ec != std::errc() || ptr != end)
+    fail("plan key '{}': '{}' is not an integer", key, value);
+  return out;
+}
+
+int parse_at_least(const std::string& key, const std::string& value, int minimum) {
+  const int n = parse_int(key, value);
+  if (n < minimum) fail("plan key '{}': {} must be at least {}", key, n, minimum);
+  return n;
+}
+
+// "10:14" -> {10, 14}
+std::vector<int> parse_list(const std::string& key, const std::string& value) {
+  std::vector<int> out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t colon = value.find(':', start);
+    const std::string item = value.substr(start, colon - start);
+    if (item.empty()) fail("plan key '{}': '{}' has an empty entry (expected e.g. 10:14)", key, value);
+    out.push_back(parse_int(key, item));
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  return out;
+}
+
+std::string trim(const std::string& s) {
+  const auto first = s.find_first_not_of(" \t\n");
+  if (first == std::string::npos) return "";
+  return s.substr(first, s.find_last_not_of(" \t\n") - first + 1);
+}
+
+struct Key {
+  const char* name;
+  std::function<void(Plan&, const std::string&)> set;
+  std::function<std::string(const Plan&)> print;  // empty string: left out (default)
+};
+
+const std::vector<Key>& keys() {
+  static const std::vector<Key> table = {
+      {"dp", [](Plan& p, const std::string& v) { p.dp = parse_at_least("dp", v, 1); },
+       [](const Plan& p) { return std::to_string(p.dp); }},
+      {"tp", [](Plan& p, const std::string& v) { p.tp = parse_at_least("tp", v, 1); },
+       [](const Plan& p) { return std::to_string(p.tp); }},
+      {"pp", [](Plan& p, const std::string& v) { p.pp = parse_at_least("pp", v, 1); },
+       [](const Plan& p) { return std::to_string(p.pp); }},
+      {"mb", [](Plan& p, const std::string& v) { p.mb = parse_at_least("mb", v, 1); },
+       [](const Plan& p) { return std::to_string(p.mb); }},
+      {"zero",
+       [](Plan& p, const std::string& v) {
+         p.zero = parse_int("zero", v);
+         if (p.zero < 0 || p.zero > 3) fail("plan key 'zero': {} is not a ZeRO stage 0-3", p.zero);
+       },
+       [](const Plan& p) { return std::to_string(p.zero); }},
+      {"schedule",
+       [](Plan& p, const std::string& v) {
+         if (v == "1f1b") p.schedule = PipelineSchedule::one_f_one_b;
+         else if (v == "gpipe") p.schedule = PipelineSchedule::gpipe;
+         else fail("plan key 'schedule': '{}' is not a pipeline schedule (1f1b or gpipe)", v);
+       },
+       [](const Plan& p) { return std::string(to_string(p.schedule)); }},
+      {"recompute",
+       [](Plan& p, const std::string& v) {
+         if (v == "on" || v == "true") p.recompute = true;
+         else if (v == "off" || v == "false") p.recompute = false;
+         else fail("plan key 'recompute': '{}' is not on or off", v);
+       },
+       [](const Plan& p) { return std::string(p.recompute ? "on" : "off"); }},
+      {"layers", [](Plan& p, const std::string& v) { p.layers = parse_list("layers", v); },
+       [](const Plan& p) { return fmt::format("{}", fmt::join(p.layers, ":")); }},
+      {"precision",
+       [](Plan& p, const std::string& v) {
+         try {
+           p.precision = parse_precision(v);
+         } catch (const Error& e) {
+           fail("plan key 'precision': {}", e.what());
+         }
+       },
+       [](const Plan& p) { return std::string(to_string(p.precision)); }},
+      {"devices", [](Plan& p, const std::string& v) { p.devices = parse_list("devices", v); },
+       [](const Plan& p) { return fmt::format("{}", fmt::join(p.devices, ":")); }},
+  };
+  return table;
+}
+
+const Key& find_key(const std::string& name) {
+  for (const auto& k : keys())
+    if (name == k.name) return k;
+  std::vector<std::string> names;
+  for (const auto& k : keys()) names.push_back(k.name);
+  fail("unknown plan key '{}' (known: {})", name, fmt::join(names, ", "));
+}
+
+}  // namespace
+
+const char* to_string(PipelineSchedule s) {
+  return s == PipelineSchedule::gpipe ? "gpipe" : "1f1b";
+}
+
+Plan parse_plan(const std::string& text) {
+  Plan plan;
+  std::set<std::string> seen;
+  std::size_t start = 0;
+  const std::string all = trim(text);
+  if (all.empty()) return plan;
+  while (start <= all.size()) {
+    const std::size_t comma = all.find(',', start);
+    const std::string item = trim(all.substr(start, comma - start));
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos)
+      fail("plan entry '{}' is not key=value (in '{}')", item, text);
+    const std::string key = trim(item.substr(0, eq)), value = trim(item.substr(eq + 1));
+    const Key& k = find_key(key);
+    if (!seen.insert(key).second) fail("plan key '{}' given twice (in '{}')", key, text);
+    k.set(plan, value);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return plan;
+}
+
+std::string to_string(const Plan& plan) {
+  std::string out;
+  for (const auto& k : keys()) {
+    const std::string value = k.print(plan);
+    if (value.empty()) continue;  // an empty layer split or device order: the default
+    if (!out.empty()) out += ',';
+    out += fmt::format("{}={}", k.name, value);
+  }
+  return out;
+}
+
+void to_json(nlohmann::json& j, const Plan& plan) {
+  j = nlohmann::json{{"dp", plan.dp},
+                     {"tp", plan.tp},
+                     {"pp", plan.pp},
+                     {"mb", plan.mb},
+                     {"zero", plan.zero},
+                     {"schedule", to_string(plan.schedule)},
+                     {"recompute", plan.recompute},
+                     {"layers", plan.layers},
+                     {"precision", to_string(plan.precision)},
+                     {"devices", plan.devices}};
+}
+
+// Each JSON value is turned into its text form and goes through the same setter as the text
+// parser, so both forms accept and reject the same values.
+void from_json(const nlohmann::json& j, Plan& plan) {
+  if (!j.is_object()) fail("a plan in JSON must be an object, got {}", j.dump());
+  plan = Plan{};
+  for (const auto& [key, value] : j.items()) {
+    const Key& k = find_key(key);
+    std::string text;
+    if (value.is_number_integer()) {
+      text = std::to_string(value.get<long long>());
+    } else if (value.is_string()) {
+      text = value.get<std::string>();
+    } else if (value.is_boolean()) {
+      text = value.get<bool>() ? "on" : "off";
+    } else if (value.is_array()) {
+      std::vector<std::string> items;
+      for (const auto& item : value) {
+        if (!item.is_number_integer())
+          fail("plan key '{}': {} is not a list of integers", key, value.dump());
+        items.push_back(std::to_string(item.get<long long>()));
+      }
+      if (items.empty()) continue;  // empty list: the default
+      text = fmt::format("{}", fmt::join(items, ":"));
+    } else {
+      fail("plan key '{}': {} has the wrong type", key, value.dump());
+    }
+    k.set(plan, text);
+  }
+}
+
+std::string technique_name(const Plan& plan) {
+  if (plan.ranks() == 1) return "single GPU";
+  if (plan.pp > 1) return "pipeshard";
+  std::string data;
+  if (plan.dp > 1) data = plan.zero > 0 ? fmt::format("ZeRO-{}", plan.zero) : "data parallel";
+  if (plan.tp == 1) return data;
+  return data.empty() ? "shard" : data + " + shard";
+}
+
+}  // namespace fabtrain

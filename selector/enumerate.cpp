@@ -1,0 +1,149 @@
+#include "selector/enumerate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <set>
+
+#include "common/error.hpp"
+
+namespace fabtrain {
+
+std::vector<GpuSubset> gpu_subsets(const Slice& slice, bool all_subsets) {
+  const auto gpus = slice.gpus();
+  const auto sites = slice.site_names();
+  std::vector<GpuSubset> out;
+  if (!all_subsets) {
+    GpuSubset all{{}, sites};
+    for (const auto& g : gpus) all.gpus.push_back(g.index);
+    out.push_back(all);
+    return out;
+  }
+  // Every non-empty set of sites (bitmask over site order); for each, the first k GPUs of every
+  // chosen site for k = 1, 2, ... so that multi-site subsets stay balanced across sites.
+  const int n_sites = int(sites.size());
+  for (int mask = 1; mask < (1 << n_sites); ++mask) {
+    std::vector<int> members;
+    std::vector<std::string> chosen;
+    for (int s = 0; s < n_sites; ++s)
+      if (mask & (1 << s)) chosen.push_back(sites[s]);
+    for (const auto& g : gpus)
+      if (std::find(chosen.begin(), chosen.end(), slice.vms[g.vm].site) != chosen.end())
+        members.push_back(g.index);
+    std::vector<std::vector<int>> per_site(chosen.size());
+    for (int idx : members)
+      for (size_t s = 0; s < chosen.size(); ++s)
+        if (slice.vms[gpus[idx].vm].site == chosen[s]) per_site[s].push_back(idx);
+    size_t largest = 0;
+    for (const auto& v : per_site) largest = std::max(largest, v.size());
+    for (size_t take = 1; take <= largest; ++take) {
+      GpuSubset subset{{}, chosen};
+      for (const auto& v : per_site)
+        for (size_t i = 0; i < std::min(take, v.size()); ++i) subset.gpus.push_back(v[i]);
+      std::sort(subset.gpus.begin(), subset.gpus.end());
+      if (!out.empty() && out.back().gpus == subset.gpus) continue;
+      out.push_back(subset);
+    }
+  }
+  return out;
+}
+
+static double gpu_peak(const GpuType& type, Precision p) {
+  switch (p) {
+    case Precision::fp32: return type.peak_fp32_flops;
+    case Precision::fp16: return type.peak_fp16_flops;
+    case Precision::bf16: return type.peak_bf16_flops;
+  }
+  return type.peak_fp32_flops;
+}
+
+std::vector<int> balanced_layers(const ModelSpec& model, const Slice& slice,
+                                 const std::vector<int>& devices, const Plan& plan) {
+  const auto gpus = slice.gpus();
+  std::vector<double> speed(plan.pp, 0);
+  for (int rank = 0; rank < plan.ranks(); ++rank) {
+    const double peak = gpu_peak(*gpus[devices[rank]].type, plan.precision);
+    double& s = speed[rank_coord(plan, rank).pp];
+    s = s == 0 ? peak : std::min(s, peak);
+  }
+  if (std::all_of(speed.begin(), speed.end(), [&](double s) { return s == speed[0]; })) return {};
+  const double total = std::accumulate(speed.begin(), speed.end(), 0.0);
+  const int L = model.n_layer;
+  std::vector<int> layers(plan.pp, 1);  // at least one each
+  int left = L - plan.pp;
+  std::vector<std::pair<double, int>> remainders;
+  for (int s = 0; s < plan.pp; ++s) {
+    const double share = left * speed[s] / total;
+    layers[s] += int(std::floor(share));
+    remainders.push_back({share - std::floor(share), s});
+  }
+  int assigned = std::accumulate(layers.begin(), layers.end(), 0);
+  std::stable_sort(remainders.begin(), remainders.end(),
+                   [](auto& a, auto& b) { return a.first > b.first; });
+  for (size_t i = 0; assigned < L; ++i, ++assigned) ++layers[remainders[i % remainders.size()].second];
+  return layers;
+}
+
+static std::vector<int> divisors(int n) {
+  std::vector<int> d;
+  for (int i = 1; i <= n; ++i)
+    if (n % i == 0) d.push_back(i);
+  return d;
+}
+
+std::vector<Candidate> enumerate_plans(const ModelSpec& model, const Slice& slice,
+                                       const SearchSpace& space) {
+  std::vector<Candidate> out;
+  for (const auto& subset : gpu_subsets(slice, space.all_subsets)) {
+    const int n = int(subset.gpus.size());
+    const int B = space.global_batch > 0 ? space.global_batch : 8 * n;
+    for (int tp : divisors(n)) {
+      if (model.n_head % tp != 0) continue;
+      for (int pp : divisors(n / tp)) {
+        if (pp > model.n_layer) continue;
+        const int dp = n / tp / pp;
+        if (B % dp != 0) continue;
+        for (int mb : divisors(B / dp)) {
+          if (mb > space.max_microbatches) break;
+          // Without a pipeline, microbatches are gradient accumulation: slower, but how a
+          // large batch fits, so they stay in the space.
+          for (int zero = 0; zero <= (dp > 1 ? 3 : 0); ++zero) {
+            for (auto schedule : {PipelineSchedule::one_f_one_b, PipelineSchedule::gpipe}) {
+              if (pp == 1 && schedule == PipelineSchedule::gpipe) continue;
+              for (bool recompute : {false, true}) {
+                Plan plan;
+                plan.dp = dp, plan.tp = tp, plan.pp = pp, plan.mb = mb, plan.zero = zero;
+                plan.schedule = schedule;
+                plan.recompute = recompute;
+                plan.precision = space.precision;
+                plan.devices = subset.gpus;
+                Candidate c{plan, B, subset};
+                out.push_back(c);
+                if (pp > 1) {
+                  auto balanced = balanced_layers(model, slice, subset.gpus, plan);
+                  if (!balanced.empty()) {
+                    c.plan.layers = balanced;
+                    out.push_back(c);
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  std::vector<Candidate> valid;
+  valid.reserve(out.size());
+  for (auto& c : out) {
+    try {
+      validate(c.plan, model, c.global_batch);
+      valid.push_back(std::move(c));
+    } catch (const Error&) {
+      // Combinations the rules reject are not part of the space.
+    }
+  }
+  return valid;
+}
+
+}  // namespace fabtrain

@@ -1,0 +1,47 @@
+// The search space of the selector: every plan worth simulating for a model on a slice.
+// GPU subsets (per set of sites, the first n GPUs of those sites in slice order), every
+// factorisation dp*tp*pp of n, microbatch counts, ZeRO stages, pipeline schedules, recomputation
+// and layer splits (even, and balanced to the stages' GPU speeds when the stages differ).
+// Not here: memory pruning or simulation (selector.hpp).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "models/model_spec.hpp"
+#include "plan/plan.hpp"
+#include "platforms/slice.hpp"
+
+namespace fabtrain {
+
+struct SearchSpace {
+  int global_batch = 0;   // sequences per step; 0 = 8 per GPU of each plan (Alpa's default)
+  int seq = 0;            // 0 = the model's context
+  Precision precision = Precision::fp32;
+  bool all_subsets = true;       // also plans on fewer GPUs than the slice has
+  int max_microbatches = 64;
+  bool recompute_only_if_needed = true;  // recompute=on is kept only where off does not fit
+};
+
+// A subset of the slice's GPUs, in slice order, with the sites it spans.
+struct GpuSubset {
+  std::vector<int> gpus;
+  std::vector<std::string> sites;
+};
+std::vector<GpuSubset> gpu_subsets(const Slice& slice, bool all_subsets);
+
+struct Candidate {
+  Plan plan;
+  int global_batch = 0;
+  GpuSubset subset;
+};
+
+// Layers per stage proportional to each stage's slowest GPU's peak FLOP/s (largest remainder,
+// at least one layer each); empty when all stages are equally fast (the even split applies).
+std::vector<int> balanced_layers(const ModelSpec& model, const Slice& slice,
+                                 const std::vector<int>& devices, const Plan& plan);
+
+// Every valid candidate (validate() passes) of the space, in a deterministic order.
+std::vector<Candidate> enumerate_plans(const ModelSpec& model, const Slice& slice,
+                                       const SearchSpace& space);
+
+}  // namespace fabtrain
