@@ -1,0 +1,26 @@
+// A symbolic player of a Schedule: all ranks' streams played together, in stream order, with no
+// time, threads or devices. Sends are eager (buffered), receives block until the matching send
+// (same peer pair and tensor, first in first out; microbatch and bytes must agree), and a
+// collective completes when every member of its group has reached it (operation, purpose,
+// bytes, microbatch and block must agree). It catches deadlocks, unmatched sends and mismatched
+// collectives, and counts what each rank holds at its peak. Used by the plan tests, the
+// simulator's and the executor's tests. Not here: any notion of time (sim/) or real work (exec/).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "plan/schedule.hpp"
+
+namespace fabtrain {
+
+struct SymbolicRun {
+  bool ok = false;
+  std::string message;  // empty when ok; else the stuck ranks and their next instruction, or the mismatch
+  std::vector<int> instructions_done;        // per rank
+  std::vector<int> peak_in_flight;           // per rank: microbatches forwarded, not yet backwarded
+  std::vector<double> peak_activation_bytes; // per rank: Forward's activation_bytes until Backward
+};
+
+SymbolicRun symbolic_run(const Schedule& schedule);
+
+}  // namespace fabtrain
