@@ -67,6 +67,9 @@ class Gpt2Stage {
   std::span<const float> logits(int mb) const;
   // Releases microbatch mb's activations (after its backward).
   void release(int mb);
+  // Recomputation mode (default off): forward keeps only the residual streams between blocks
+  // and one shared activation slot, so every backward must pass recompute=true.
+  void set_recompute(bool on);
 
  private:
   struct Impl;

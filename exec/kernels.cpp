@@ -1,0 +1,301 @@
+// The CPU kernels of GPT-2 (see kernels.hpp): sgemm for the matrix products, OpenMP loops for
+// the rest. Reductions over rows (bias and LayerNorm weight gradients) use per-thread partial
+// sums, so results do not depend on scheduling beyond float summation order per thread count.
+#include "exec/kernels.hpp"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace fabtrain::kernels {
+
+void linear_forward(float* out, const float* in, const float* w, const float* bias, int n,
+                    int in_dim, int out_dim) {
+  float beta = 0.0f;
+  if (bias) {
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < n; ++i) std::copy(bias, bias + out_dim, out + std::int64_t(i) * out_dim);
+    beta = 1.0f;
+  }
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, out_dim, in_dim, 1.0f, in, in_dim, w,
+              in_dim, beta, out, out_dim);
+}
+
+void linear_backward(float* din, float* dw, float* dbias, const float* dout, const float* in,
+                     const float* w, int n, int in_dim, int out_dim) {
+  if (din)
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, in_dim, out_dim, 1.0f, dout, out_dim,
+                w, in_dim, 0.0f, din, in_dim);
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out_dim, in_dim, n, 1.0f, dout, out_dim, in,
+              in_dim, 1.0f, dw, in_dim);
+  if (dbias) add_column_sums(dbias, dout, n, out_dim);
+}
+
+void add_column_sums(float* dbias, const float* d, int n, int cols) {
+  constexpr int chunk = 64;  // columns per task: contiguous inner loop, rows outer
+  const int chunks = (cols + chunk - 1) / chunk;
+#pragma omp parallel for schedule(static)
+  for (int k = 0; k < chunks; ++k) {
+    const int c0 = k * chunk, c1 = std::min(cols, c0 + chunk);
+    float sum[chunk] = {};
+    for (int i = 0; i < n; ++i) {
+      const float* row = d + std::int64_t(i) * cols;
+#pragma omp simd
+      for (int c = c0; c < c1; ++c) sum[c - c0] += row[c];
+    }
+    for (int c = c0; c < c1; ++c) dbias[c] += sum[c - c0];
+  }
+}
+
+void layernorm_forward(float* out, float* mean, float* rstd, const float* x, const float* w,
+                       const float* b, int n, int c) {
+  constexpr float eps = 1e-5f;
+#pragma omp parallel for schedule(static)
+  for (int i = 0; i < n; ++i) {
+    const float* xi = x + std::int64_t(i) * c;
+    float* oi = out + std::int64_t(i) * c;
+    float m = 0.0f;
+#pragma omp simd reduction(+ : m)
+    for (int j = 0; j < c; ++j) m += xi[j];
+    m /= c;
+    float var = 0.0f;
+#pragma omp simd reduction(+ : var)
+    for (int j = 0; j < c; ++j) var += (xi[j] - m) * (xi[j] - m);
+    var /= c;
+    const float s = 1.0f / std::sqrt(var + eps);
+#pragma omp simd
+    for (int j = 0; j < c; ++j) oi[j] = (xi[j] - m) * s * w[j] + b[j];
+    mean[i] = m;
+    rstd[i] = s;
+  }
+}
+
+void layernorm_backward(float* dx, float* dw, float* db, const float* dout, const float* x,
+                        const float* w, const float* mean, const float* rstd, int n, int c) {
+#pragma omp parallel
+  {
+    std::vector<float> dw_local(c, 0.0f), db_local(c, 0.0f);
+#pragma omp for schedule(static)
+    for (int i = 0; i < n; ++i) {
+      const float* xi = x + std::int64_t(i) * c;
+      const float* gi = dout + std::int64_t(i) * c;
+      float* dxi = dx + std::int64_t(i) * c;
+      const float m = mean[i], s = rstd[i];
+      float mean_dnorm = 0.0f, mean_dnorm_norm = 0.0f;
+#pragma omp simd reduction(+ : mean_dnorm, mean_dnorm_norm)
+      for (int j = 0; j < c; ++j) {
+        const float norm = (xi[j] - m) * s;
+        const float dnorm = gi[j] * w[j];
+        mean_dnorm += dnorm;
+        mean_dnorm_norm += dnorm * norm;
+      }
+      mean_dnorm /= c;
+      mean_dnorm_norm /= c;
+#pragma omp simd
+      for (int j = 0; j < c; ++j) {
+        const float norm = (xi[j] - m) * s;
+        const float dnorm = gi[j] * w[j];
+        db_local[j] += gi[j];
+        dw_local[j] += norm * gi[j];
+        dxi[j] += s * (dnorm - mean_dnorm - norm * mean_dnorm_norm);
+      }
+    }
+#pragma omp critical
+    for (int j = 0; j < c; ++j) {
+      dw[j] += dw_local[j];
+      db[j] += db_local[j];
+    }
+  }
+}
+
+namespace {
+constexpr float gelu_k = 0.7978845608028654f;  // sqrt(2 / pi)
+constexpr float gelu_a = 0.044715f;
+}  // namespace
+
+void gelu_forward(float* out, const float* x, std::int64_t count) {
+#pragma omp parallel for simd schedule(static)
+  for (std::int64_t i = 0; i < count; ++i) {
+    const float v = x[i];
+    out[i] = 0.5f * v * (1.0f + std::tanh(gelu_k * (v + gelu_a * v * v * v)));
+  }
+}
+
+void gelu_backward(float* dx, const float* x, const float* dout, std::int64_t count) {
+#pragma omp parallel for simd schedule(static)
+  for (std::int64_t i = 0; i < count; ++i) {
+    const float v = x[i];
+    const float th = std::tanh(gelu_k * (v + gelu_a * v * v * v));
+    const float dth = (1.0f - th * th) * gelu_k * (1.0f + 3.0f * gelu_a * v * v);
+    dx[i] = (0.5f * (1.0f + th) + 0.5f * v * dth) * dout[i];
+  }
+}
+
+void attention_forward(float* y, float* att, const float* qkv, int b, int t, int nh, int hd) {
+  const int c = nh * hd, c3 = 3 * c;
+  const float scale = 1.0f / std::sqrt(float(hd));
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int bi = 0; bi < b; ++bi)
+    for (int h = 0; h < nh; ++h) {
+      const float* base = qkv + std::int64_t(bi) * t * c3;
+      float* att_bh = att + (std::int64_t(bi) * nh + h) * t * t;
+      for (int i = 0; i < t; ++i) {
+        const float* q = base + std::int64_t(i) * c3 + h * hd;
+        float* row = att_bh + std::int64_t(i) * t;
+        float maxv = -INFINITY;
+        for (int j = 0; j <= i; ++j) {
+          const float* k = base + std::int64_t(j) * c3 + c + h * hd;
+          float dot = 0.0f;
+#pragma omp simd reduction(+ : dot)
+          for (int d = 0; d < hd; ++d) dot += q[d] * k[d];
+          row[j] = dot * scale;
+          maxv = std::max(maxv, row[j]);
+        }
+        float sum = 0.0f;
+        for (int j = 0; j <= i; ++j) {
+          row[j] = std::exp(row[j] - maxv);
+          sum += row[j];
+        }
+        const float inv = 1.0f / sum;
+        for (int j = 0; j <= i; ++j) row[j] *= inv;
+        for (int j = i + 1; j < t; ++j) row[j] = 0.0f;
+        float* yi = y + (std::int64_t(bi) * t + i) * c + h * hd;
+        std::fill(yi, yi + hd, 0.0f);
+        for (int j = 0; j <= i; ++j) {
+          const float* v = base + std::int64_t(j) * c3 + 2 * c + h * hd;
+          const float a = row[j];
+#pragma omp simd
+          for (int d = 0; d < hd; ++d) yi[d] += a * v[d];
+        }
+      }
+    }
+}
+
+void attention_backward(float* dqkv, const float* dy, const float* att, const float* qkv, int b,
+                        int t, int nh, int hd) {
+  const int c = nh * hd, c3 = 3 * c;
+  const float scale = 1.0f / std::sqrt(float(hd));
+#pragma omp parallel
+  {
+    std::vector<float> datt(t), dpre(t);
+#pragma omp for collapse(2) schedule(static)
+    for (int bi = 0; bi < b; ++bi)
+      for (int h = 0; h < nh; ++h) {
+        const float* base = qkv + std::int64_t(bi) * t * c3;
+        float* dbase = dqkv + std::int64_t(bi) * t * c3;
+        // This (batch, head) owns its q, k and v columns of dqkv: zero them, then accumulate.
+        for (int i = 0; i < t; ++i)
+          for (int s = 0; s < 3; ++s)
+            std::fill_n(dbase + std::int64_t(i) * c3 + s * c + h * hd, hd, 0.0f);
+        const float* att_bh = att + (std::int64_t(bi) * nh + h) * t * t;
+        for (int i = 0; i < t; ++i) {
+          const float* row = att_bh + std::int64_t(i) * t;
+          const float* dyi = dy + (std::int64_t(bi) * t + i) * c + h * hd;
+          float weighted = 0.0f;  // sum_j att_ij * datt_ij
+          for (int j = 0; j <= i; ++j) {
+            const float* v = base + std::int64_t(j) * c3 + 2 * c + h * hd;
+            float* dv = dbase + std::int64_t(j) * c3 + 2 * c + h * hd;
+            const float a = row[j];
+            float dot = 0.0f;
+#pragma omp simd reduction(+ : dot)
+            for (int d = 0; d < hd; ++d) {
+              dot += dyi[d] * v[d];
+              dv[d] += a * dyi[d];
+            }
+            datt[j] = dot;
+            weighted += a * dot;
+          }
+          const float* q = base + std::int64_t(i) * c3 + h * hd;
+          float* dq = dbase + std::int64_t(i) * c3 + h * hd;
+          for (int j = 0; j <= i; ++j) {
+            const float g = row[j] * (datt[j] - weighted) * scale;
+            const float* k = base + std::int64_t(j) * c3 + c + h * hd;
+            float* dk = dbase + std::int64_t(j) * c3 + c + h * hd;
+#pragma omp simd
+            for (int d = 0; d < hd; ++d) {
+              dq[d] += g * k[d];
+              dk[d] += g * q[d];
+            }
+          }
+        }
+      }
+  }
+}
+
+float crossentropy_forward(float* lse, const float* logits, const int* targets, int n, int v,
+                           int vp) {
+  double total = 0.0;
+#pragma omp parallel for reduction(+ : total) schedule(static)
+  for (int i = 0; i < n; ++i) {
+    const float* row = logits + std::int64_t(i) * vp;
+    float maxv = -INFINITY;
+    for (int j = 0; j < v; ++j) maxv = std::max(maxv, row[j]);
+    float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+    for (int j = 0; j < v; ++j) sum += std::exp(row[j] - maxv);
+    lse[i] = maxv + std::log(sum);
+    total += lse[i] - row[targets[i]];
+  }
+  return float(total / n);
+}
+
+void crossentropy_backward(float* logits_to_dlogits, const float* lse, const int* targets, int n,
+                           int v, int vp) {
+  const float inv_n = 1.0f / n;
+#pragma omp parallel for schedule(static)
+  for (int i = 0; i < n; ++i) {
+    float* row = logits_to_dlogits + std::int64_t(i) * vp;
+    const float l = lse[i];
+#pragma omp simd
+    for (int j = 0; j < v; ++j) row[j] = std::exp(row[j] - l) * inv_n;
+    row[targets[i]] -= inv_n;
+    for (int j = v; j < vp; ++j) row[j] = 0.0f;
+  }
+}
+
+void embedding_forward(float* out, const int* tokens, const float* wte, const float* wpe, int n,
+                       int t, int c) {
+#pragma omp parallel for schedule(static)
+  for (int i = 0; i < n; ++i) {
+    const float* e = wte + std::int64_t(tokens[i]) * c;
+    const float* p = wpe + std::int64_t(i % t) * c;
+    float* o = out + std::int64_t(i) * c;
+#pragma omp simd
+    for (int j = 0; j < c; ++j) o[j] = e[j] + p[j];
+  }
+}
+
+void embedding_backward(float* dwte, float* dwpe, const float* dout, const int* tokens, int n, int t,
+                        int c) {
+  // Tokens repeat, so rows of dwte collide: split the work by columns instead of rows.
+  constexpr int chunk = 64;
+  const int chunks = (c + chunk - 1) / chunk;
+#pragma omp parallel for schedule(static)
+  for (int k = 0; k < chunks; ++k) {
+    const int c0 = k * chunk, c1 = std::min(c, c0 + chunk);
+    for (int i = 0; i < n; ++i) {
+      const float* g = dout + std::int64_t(i) * c;
+      float* e = dwte + std::int64_t(tokens[i]) * c;
+      float* p = dwpe + std::int64_t(i % t) * c;
+#pragma omp simd
+      for (int j = c0; j < c1; ++j) {
+        e[j] += g[j];
+        p[j] += g[j];
+      }
+    }
+  }
+}
+
+void residual_add(float* out, const float* a, const float* b, const float* bias, int n, int c) {
+#pragma omp parallel for schedule(static)
+  for (int i = 0; i < n; ++i) {
+    const std::int64_t o = std::int64_t(i) * c;
+#pragma omp simd
+    for (int j = 0; j < c; ++j) out[o + j] = a[o + j] + b[o + j] + bias[j];
+  }
+}
+
+}  // namespace fabtrain::kernels
