@@ -1,6 +1,6 @@
 // The CPU kernels of GPT-2 (see kernels.hpp): sgemm for the matrix products, OpenMP loops for
 // the rest. Reductions over rows (bias and LayerNorm weight gradients) use per-thread partial
-// sums, so results do not depend on scheduling beyond float summation order per thread count.
+// sums added in thread order, so a rerun with the same thread count gives the same bits.
 #include "exec/kernels.hpp"
 
 #include <cblas.h>
@@ -75,9 +75,13 @@ void layernorm_forward(float* out, float* mean, float* rstd, const float* x, con
 
 void layernorm_backward(float* dx, float* dw, float* db, const float* dout, const float* x,
                         const float* w, const float* mean, const float* rstd, int n, int c) {
-#pragma omp parallel
+  // Per-thread partial sums of dw and db, added in thread order so results are reproducible.
+  const int threads = omp_get_max_threads();
+  std::vector<float> partial(std::size_t(threads) * 2 * c, 0.0f);
+#pragma omp parallel num_threads(threads)
   {
-    std::vector<float> dw_local(c, 0.0f), db_local(c, 0.0f);
+    float* dw_local = partial.data() + std::size_t(omp_get_thread_num()) * 2 * c;
+    float* db_local = dw_local + c;
 #pragma omp for schedule(static)
     for (int i = 0; i < n; ++i) {
       const float* xi = x + std::int64_t(i) * c;
@@ -103,12 +107,12 @@ void layernorm_backward(float* dx, float* dw, float* db, const float* dout, cons
         dxi[j] += s * (dnorm - mean_dnorm - norm * mean_dnorm_norm);
       }
     }
-#pragma omp critical
-    for (int j = 0; j < c; ++j) {
-      dw[j] += dw_local[j];
-      db[j] += db_local[j];
-    }
   }
+  for (int k = 0; k < threads; ++k)
+    for (int j = 0; j < c; ++j) {
+      dw[j] += partial[std::size_t(k) * 2 * c + j];
+      db[j] += partial[std::size_t(k) * 2 * c + c + j];
+    }
 }
 
 namespace {
@@ -227,8 +231,8 @@ void attention_backward(float* dqkv, const float* dy, const float* att, const fl
 
 float crossentropy_forward(float* lse, const float* logits, const int* targets, int n, int v,
                            int vp) {
-  double total = 0.0;
-#pragma omp parallel for reduction(+ : total) schedule(static)
+  std::vector<float> row_loss(n);
+#pragma omp parallel for schedule(static)
   for (int i = 0; i < n; ++i) {
     const float* row = logits + std::int64_t(i) * vp;
     float maxv = -INFINITY;
@@ -237,8 +241,10 @@ float crossentropy_forward(float* lse, const float* logits, const int* targets, 
 #pragma omp simd reduction(+ : sum)
     for (int j = 0; j < v; ++j) sum += std::exp(row[j] - maxv);
     lse[i] = maxv + std::log(sum);
-    total += lse[i] - row[targets[i]];
+    row_loss[i] = lse[i] - row[targets[i]];
   }
+  double total = 0.0;  // summed in row order: the same bits on every run
+  for (int i = 0; i < n; ++i) total += row_loss[i];
   return float(total / n);
 }
 
