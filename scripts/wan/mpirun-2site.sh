@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs an MPI program with one rank per emulated site (rank 0 in siteA, rank 1 in siteB) over
+# the link that up.sh made, through OpenMPI treating each namespace as a host: a hostfile
+# (siteA, siteB, one slot each), netns-rsh.sh as the remote-shell agent, mpirun itself inside
+# siteA, TCP only on 192.0.2.0/24. The last step execs mpirun, so a `timeout` or a signal sent
+# to this script reaches mpirun itself. Contacts only the addresses of our two sites.
+#
+# Usage: scripts/wan/mpirun-2site.sh PROGRAM [ARGS...]
+# Environment: FABTRAIN_WAN_MPIRUN_ARGS (more mpirun options, split on spaces).
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$here/common.sh"
+[ $# -ge 1 ] || wan_die "usage: $0 PROGRAM [ARGS...]"
+for ns in siteA siteB wan; do
+  wan_namespace_exists "$ns" || wan_die "namespace $ns is missing: bring the link up first (scripts/wan/up.sh or run.sh)"
+done
+command -v mpirun >/dev/null || wan_die "mpirun not found (openmpi-bin)"
+mkdir -p "$WAN_STATE_DIR"
+hostfile="$WAN_STATE_DIR/hostfile"
+printf 'siteA slots=1\nsiteB slots=1\n' >"$hostfile"
+
+# shellcheck disable=SC2086  # extra options are meant to be split
+exec ip netns exec siteA unshare --uts /bin/sh -c 'hostname siteA && exec "$@"' sh \
+  mpirun --allow-run-as-root --hostfile "$hostfile" -np 2 --map-by node --bind-to none \
+  --mca plm_rsh_agent "$here/netns-rsh.sh" --mca plm_rsh_no_tree_spawn 1 \
+  --mca btl tcp,self --mca btl_tcp_if_include "$WAN_SUBNET" --mca oob_tcp_if_include "$WAN_SUBNET" \
+  ${FABTRAIN_WAN_MPIRUN_ARGS:-} "$@"
