@@ -1,0 +1,89 @@
+// What a loaded Slice answers: its GPUs in order, its sites, the network between two VMs and
+// the latency over it, and the what-if override of every inter-site round trip.
+// Loading and validating a slice file is slice_loader.cpp.
+#include <algorithm>
+
+#include "common/error.hpp"
+#include "platforms/slice.hpp"
+
+namespace fabtrain {
+namespace {
+
+const Vm& vm_named(const Slice& s, const std::string& name) {
+  for (const auto& vm : s.vms)
+    if (vm.name == name) return vm;
+  std::string known;
+  for (const auto& vm : s.vms) known += (known.empty() ? "" : ", ") + vm.name;
+  fail("slice {}: no VM named '{}' (VMs: {})", s.name, name, known);
+}
+
+bool contains(const std::vector<std::string>& list, const std::string& x) {
+  return std::find(list.begin(), list.end(), x) != list.end();
+}
+
+// The sites a network's VMs sit at, in order of first appearance.
+std::vector<std::string> network_sites(const Slice& s, const Network& n) {
+  std::vector<std::string> sites;
+  for (const auto& name : n.vms) {
+    const std::string& site = vm_named(s, name).site;
+    if (!contains(sites, site)) sites.push_back(site);
+  }
+  return sites;
+}
+
+}  // namespace
+
+std::vector<SliceGpu> Slice::gpus() const {
+  std::vector<SliceGpu> out;
+  for (int v = 0; v < int(vms.size()); ++v) {
+    const GpuType* type = catalog ? &catalog->gpu(vms[v].gpu) : nullptr;
+    for (int local = 0; local < vms[v].gpus; ++local)
+      out.push_back({int(out.size()), v, local, type});
+  }
+  return out;
+}
+
+int Slice::gpu_count() const {
+  int n = 0;
+  for (const auto& vm : vms) n += vm.gpus;
+  return n;
+}
+
+std::vector<std::string> Slice::site_names() const {
+  std::vector<std::string> out;
+  for (const auto& vm : vms)
+    if (!contains(out, vm.site)) out.push_back(vm.site);
+  return out;
+}
+
+const Network& Slice::network_between(const std::string& vm_a, const std::string& vm_b) const {
+  vm_named(*this, vm_a);
+  vm_named(*this, vm_b);
+  if (vm_a == vm_b) fail("slice {}: '{}' and '{}' are the same VM; no network joins a VM to itself", name, vm_a, vm_b);
+  for (const auto& n : networks)
+    if (contains(n.vms, vm_a) && contains(n.vms, vm_b)) return n;
+  fail("slice {}: no network joins VMs '{}' and '{}'", name, vm_a, vm_b);
+}
+
+double Slice::one_way_latency_s(const std::string& vm_a, const std::string& vm_b) const {
+  const Network& net = network_between(vm_a, vm_b);
+  if (!catalog) fail("slice {}: has no catalog to take latencies from", name);
+  const std::string& site_a = vm_named(*this, vm_a).site;
+  const std::string& site_b = vm_named(*this, vm_b).site;
+  // A round trip set on the network (file or override) is its whole wide-area part; a switched
+  // network's given latency holds even inside one site.
+  double rtt = 0;
+  if (net.rtt_s >= 0 && (site_a != site_b || net.kind == "switched"))
+    rtt = net.rtt_s;
+  else if (site_a != site_b)
+    rtt = catalog->latency(site_a, site_b).rtt_s;
+  return catalog->link_class(net.kind).latency_s + rtt / 2;
+}
+
+void override_wan_latency(Slice& slice, double rtt_s) {
+  if (!(rtt_s >= 0)) fail("wide-area round trip {} s must be zero or positive", rtt_s);
+  for (auto& n : slice.networks)
+    if (network_sites(slice, n).size() > 1) n.rtt_s = rtt_s;
+}
+
+}  // namespace fabtrain

@@ -1,0 +1,202 @@
+// Loads a slice file (a built-in name or a path) and checks it against the catalog: known GPU,
+// NIC and site names, unique VM and network names, networks that join VMs that exist in a way
+// their kind allows (l2bridge: one site; l2sts: exactly two), and every pair of VMs joined.
+// What a Slice answers once loaded is slice.cpp.
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "common/data_dir.hpp"
+#include "common/error.hpp"
+#include "platforms/slice.hpp"
+#include "platforms/yaml_fields.hpp"
+
+namespace fabtrain {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string builtin_slice_dir() { return source_dir() + "/platforms/data/slices"; }
+
+template <typename Map>
+std::string known_names(const Map& map) {
+  std::string out;
+  for (const auto& [name, value] : map) out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& list) {
+  std::string out;
+  for (const auto& s : list) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+bool contains(const std::vector<std::string>& list, const std::string& x) {
+  return std::find(list.begin(), list.end(), x) != list.end();
+}
+
+Vm read_vm(const YamlFields& f, const Catalog& cat) {
+  f.allow_only({"name", "site", "gpu", "gpus", "nic", "interconnect"});
+  Vm vm;
+  vm.name = f.text("name");
+  if (vm.name.empty()) fail("{}: must not be empty", f.field("name"));
+  vm.site = f.text("site");
+  if (!cat.sites.count(vm.site))
+    fail("{}: unknown site '{}' (known: {})", f.field("site"), vm.site, known_names(cat.sites));
+  vm.gpu = f.text("gpu");
+  if (!cat.gpus.count(vm.gpu))
+    fail("{}: unknown GPU type '{}' (known: {})", f.field("gpu"), vm.gpu, known_names(cat.gpus));
+  vm.gpus = f.integer("gpus");
+  if (vm.gpus < 1) fail("{}: {} must be at least 1", f.field("gpus"), vm.gpus);
+  vm.nic = f.text("nic");
+  if (!cat.nics.count(vm.nic))
+    fail("{}: unknown NIC type '{}' (known: {})", f.field("nic"), vm.nic, known_names(cat.nics));
+  vm.interconnect = f.text_or("interconnect", "pcie");
+  if (vm.interconnect != "pcie" && vm.interconnect != "nvlink")
+    fail("{}: '{}' is neither pcie nor nvlink", f.field("interconnect"), vm.interconnect);
+  if (vm.interconnect == "nvlink" && cat.gpus.at(vm.gpu).nvlink_bandwidth <= 0)
+    fail("{}: {} has no NVLink", f.field("interconnect"), vm.gpu);
+  return vm;
+}
+
+Network read_network(const YamlFields& f, const std::vector<Vm>& vms, const Catalog& cat) {
+  f.allow_only({"name", "kind", "vms", "sites", "rtt_ms", "bandwidth_gbit_s", "tcp_window_mib"});
+  Network n;
+  n.name = f.text("name");
+  if (n.name.empty()) fail("{}: must not be empty", f.field("name"));
+  n.kind = f.text("kind");
+  if (n.kind != "l2bridge" && n.kind != "l2sts" && n.kind != "switched")
+    fail("{}: '{}' is not a network kind (l2bridge, l2sts, switched)", f.field("kind"), n.kind);
+
+  if (!f.has("vms")) fail("{}: missing (expected a list of VM names)", f.field("vms"));
+  n.vms = f.text_list_or("vms");
+  std::vector<std::string> member_sites;  // in order of first appearance
+  for (const auto& name : n.vms) {
+    auto vm = std::find_if(vms.begin(), vms.end(), [&](const Vm& v) { return v.name == name; });
+    if (vm == vms.end()) {
+      std::vector<std::string> known;
+      for (const auto& v : vms) known.push_back(v.name);
+      fail("{}: no VM named '{}' in this slice (VMs: {})", f.field("vms"), name, joined(known));
+    }
+    if (std::count(n.vms.begin(), n.vms.end(), name) > 1)
+      fail("{}: VM '{}' is listed twice", f.field("vms"), name);
+    if (!contains(member_sites, vm->site)) member_sites.push_back(vm->site);
+  }
+  if (n.vms.size() < 2) fail("{}: a network joins at least two VMs, found {}", f.field("vms"), n.vms.size());
+
+  if (f.has("sites") && n.kind != "l2sts")
+    fail("{}: only an l2sts network names its sites; a {} network's sites follow from its VMs",
+         f.field("sites"), n.kind);
+  if (n.kind == "l2sts") {
+    std::vector<std::string> named = f.has("sites") ? f.text_list_or("sites") : member_sites;
+    for (const auto& s : named)
+      if (!cat.sites.count(s))
+        fail("{}: unknown site '{}' (known: {})", f.field("sites"), s, known_names(cat.sites));
+    const std::set<std::string> distinct(named.begin(), named.end());
+    if (named.size() != 2 || distinct.size() != 2)
+      fail("{}: an l2sts network joins exactly two sites, found [{}]", f.field("sites"), joined(named));
+    for (const auto& s : member_sites)
+      if (!distinct.count(s))
+        fail("{}: has a VM at {}, which is not one of its sites [{}]", f.field("vms"), s, joined(named));
+    for (const auto& s : named)
+      if (!contains(member_sites, s))
+        fail("{}: no VM at site {}, so the network does not join two sites", f.field("vms"), s);
+    n.sites = named;
+  } else {
+    if (n.kind == "l2bridge" && member_sites.size() != 1)
+      fail("{}: an l2bridge network stays inside one site, its VMs are at [{}] (use l2sts)",
+           f.field("vms"), joined(member_sites));
+    n.sites = member_sites;
+  }
+
+  if (f.has("rtt_ms")) {
+    if (n.kind == "l2bridge")
+      fail("{}: an l2bridge network's latency is its link class's; rtt_ms applies to l2sts and switched",
+           f.field("rtt_ms"));
+    const double ms = f.number("rtt_ms");
+    if (ms < 0) fail("{}: latency {} ms is negative", f.field("rtt_ms"), ms);
+    n.rtt_s = ms * 1e-3;
+  } else if (n.kind == "switched" && member_sites.size() == 1) {
+    fail("{}: missing: a switched network inside one site must give its round-trip latency",
+         f.field("rtt_ms"));
+  }
+  const double gbit = f.number_or("bandwidth_gbit_s", 0);
+  if (gbit < 0) fail("{}: bandwidth {} is negative", f.field("bandwidth_gbit_s"), gbit);
+  n.bandwidth = gbit * 1e9 / 8;
+  if (f.has("tcp_window_mib")) {
+    const double mib = f.number("tcp_window_mib");
+    if (mib < 0) fail("{}: window {} MiB is negative", f.field("tcp_window_mib"), mib);
+    n.tcp_window_bytes = mib * 1024 * 1024;
+  }
+  return n;
+}
+
+std::string resolve_slice_path(const std::string& name_or_path) {
+  if (fs::is_regular_file(name_or_path)) return name_or_path;
+  const bool looks_like_path = name_or_path.find('/') != std::string::npos ||
+                               fs::path(name_or_path).extension() == ".yaml" ||
+                               fs::path(name_or_path).extension() == ".yml";
+  if (looks_like_path) fail("slice file not found: {}", name_or_path);
+  const std::string builtin = builtin_slice_dir() + "/" + name_or_path + ".yaml";
+  if (!fs::is_regular_file(builtin))
+    fail("unknown slice '{}': neither a built-in slice ({}) nor a file", name_or_path,
+         joined(builtin_slice_names()));
+  return builtin;
+}
+
+}  // namespace
+
+Slice load_slice(const std::string& name_or_path, const Catalog& catalog) {
+  const std::string path = resolve_slice_path(name_or_path);
+  const YAML::Node root = load_yaml_file(path, "slice");
+  const YamlFields top(path, "", root);
+  top.allow_only({"name", "description", "assumptions", "vms", "networks"});
+  Slice s;
+  s.path = path;
+  s.catalog = &catalog;
+  s.name = top.text_or("name", fs::path(path).stem().string());
+  s.description = top.text_or("description", "");
+  s.assumptions = top.text_list_or("assumptions");
+
+  if (!top.has("vms")) fail("{}: missing (expected a list of VMs)", top.field("vms"));
+  const YAML::Node vms = top.sequence_or_empty("vms");
+  if (vms.size() == 0) fail("{}: a slice needs at least one VM", top.field("vms"));
+  for (std::size_t i = 0; i < vms.size(); ++i) {
+    Vm vm = read_vm(YamlFields(path, fmt::format("vms[{}]", i), vms[i]), catalog);
+    for (const auto& other : s.vms)
+      if (other.name == vm.name) fail("{}: vms[{}].name: duplicate VM name '{}'", path, i, vm.name);
+    s.vms.push_back(vm);
+  }
+
+  const YAML::Node nets = top.sequence_or_empty("networks");
+  for (std::size_t i = 0; i < nets.size(); ++i) {
+    Network n = read_network(YamlFields(path, fmt::format("networks[{}]", i), nets[i]), s.vms, catalog);
+    for (const auto& other : s.networks)
+      if (other.name == n.name) fail("{}: networks[{}].name: duplicate network name '{}'", path, i, n.name);
+    s.networks.push_back(n);
+  }
+
+  // Every two VMs must share a network, or no collective could span them.
+  for (std::size_t i = 0; i < s.vms.size(); ++i)
+    for (std::size_t j = i + 1; j < s.vms.size(); ++j) {
+      const bool joined_by_one = std::any_of(s.networks.begin(), s.networks.end(), [&](const Network& n) {
+        return contains(n.vms, s.vms[i].name) && contains(n.vms, s.vms[j].name);
+      });
+      if (!joined_by_one)
+        fail("{}: networks: no network joins VM '{}' ({}) and VM '{}' ({})", path, s.vms[i].name,
+             s.vms[i].site, s.vms[j].name, s.vms[j].site);
+    }
+  return s;
+}
+
+std::vector<std::string> builtin_slice_names() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(builtin_slice_dir(), ec))
+    if (entry.is_regular_file() && entry.path().extension() == ".yaml")
+      names.push_back(entry.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace fabtrain

@@ -1,0 +1,216 @@
+// The built-in catalog's contents, the latency estimate, and the catalog loader's rejections.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include "common/error.hpp"
+#include "platforms/catalog.hpp"
+#include "temp_yaml.hpp"
+
+using namespace fabtrain;
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+std::string error_of(const std::string& path) {
+  try {
+    load_catalog(path);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// A small valid catalog; tests break one thing at a time.
+const std::string kMinimalCatalog = R"(gpus:
+  GPU_X:
+    description: test GPU
+    memory_gib: 16
+    peak_fp32_tflops: 10
+    peak_tf32_tflops: 0
+    peak_fp16_tflops: 40
+    peak_bf16_tflops: 0
+    memory_bandwidth_gb_s: 300
+    pcie_generation: 3
+    pcie_bandwidth_gb_s: 15.75
+    nvlink_bandwidth_gb_s: 0
+    source: test
+nics:
+  NIC_Basic: {bandwidth_gbit_s: 100, source: test}
+sites:
+  UTAH: {location: Salt Lake City, latitude: 40.76, longitude: -111.85}
+  AMST: {location: Amsterdam, latitude: 52.37, longitude: 4.90}
+latencies:
+  - {a: UTAH, b: AMST, rtt_ms: 103, measured: true, source: test}
+latency_estimate: {fibre_fraction_of_c: 0.667, route_factor: 1.25, switching_allowance_ms: 2, source: estimated}
+link_classes:
+  pcie: {latency_us: 1, tcp_window_mib: 0, streams_per_peer: 1, efficiency: 0.8, source: test}
+  nvlink: {latency_us: 1, tcp_window_mib: 0, streams_per_peer: 1, efficiency: 0.8, source: test}
+  l2bridge: {latency_us: 50, tcp_window_mib: 4, streams_per_peer: 4, efficiency: 0.9, source: test}
+  l2sts: {latency_us: 50, tcp_window_mib: 4, streams_per_peer: 4, efficiency: 0.9, source: test}
+  switched: {latency_us: 5, tcp_window_mib: 4, streams_per_peer: 4, efficiency: 0.9, source: test}
+compute: {matmul_efficiency: 0.5, memory_efficiency: 0.7, kernel_overhead_us: 10, framework_memory_gib: 1, source: test}
+)";
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  REQUIRE_MESSAGE(at != std::string::npos, from);
+  return text.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("the built-in catalog has the FABRIC GPUs and NICs, each with a source") {
+  const Catalog& cat = builtin_catalog();
+  for (const char* name : {"GPU_RTX6000", "GPU_TeslaT4", "GPU_A30", "GPU_A40", "GPU_V100",
+                           "GPU_A100_40GB", "GPU_A100_80GB", "GPU_H100", "GPU_H200", "GPU_L40S",
+                           "CPU_HOST"}) {
+    CAPTURE(name);
+    const GpuType& g = cat.gpu(name);
+    CHECK(g.memory_bytes > 0);
+    CHECK(g.peak_fp32_flops > 0);
+    CHECK(g.memory_bandwidth > 0);
+    CHECK_FALSE(g.source.empty());
+  }
+  CHECK(cat.gpu("GPU_RTX6000").memory_bytes == 24 * kGiB);
+  CHECK(cat.gpu("GPU_TeslaT4").memory_bytes == 16 * kGiB);
+  CHECK(cat.gpu("GPU_A40").memory_bytes == 48 * kGiB);
+  // Turing has neither TF32 nor bf16; Ampere has both.
+  CHECK(cat.gpu("GPU_RTX6000").peak_bf16_flops == 0);
+  CHECK(cat.gpu("GPU_A30").peak_bf16_flops > cat.gpu("GPU_A30").peak_fp32_flops);
+  CHECK(cat.gpu("GPU_A100_80GB").nvlink_bandwidth > 0);
+  CHECK(cat.gpu("GPU_TeslaT4").nvlink_bandwidth == 0);
+  CHECK(cat.gpu("CPU_HOST").is_cpu);
+  CHECK_FALSE(cat.gpu("GPU_A30").is_cpu);
+  CHECK(cat.gpu("CPU_HOST").source.find("assumption") != std::string::npos);
+  for (const char* nic : {"NIC_Basic", "NIC_ConnectX_5", "NIC_ConnectX_6"}) {
+    CAPTURE(nic);
+    CHECK(cat.nic(nic).bandwidth > 0);
+    CHECK_FALSE(cat.nic(nic).source.empty());
+  }
+  CHECK(cat.nic("NIC_ConnectX_6").bandwidth == doctest::Approx(100e9 / 8));
+  CHECK(cat.compute.framework_memory_bytes == doctest::Approx(1 * kGiB));
+}
+
+TEST_CASE("the built-in catalog has the FABRIC sites and all five link classes") {
+  const Catalog& cat = builtin_catalog();
+  for (const char* s : {"TACC", "UTAH", "MASS", "GPN", "AMST", "STAR", "NCSA", "WASH", "MICH", "SALT",
+                        "DALL", "CLEM", "UCSD", "FIU", "MAX", "KANS", "LOSA", "SEAT", "ATLA", "NEWY",
+                        "CERN", "PSC", "BRIST", "TOKY", "HAWI"}) {
+    CAPTURE(s);
+    CHECK_FALSE(cat.site(s).location.empty());
+  }
+  CHECK(cat.site("AMST").longitude > 0);  // east of Greenwich
+  CHECK(cat.site("UTAH").longitude < -100);
+  CHECK(cat.link_class("pcie").tcp_window_bytes == 0);
+  CHECK(cat.link_class("nvlink").tcp_window_bytes == 0);
+  for (const char* c : {"l2bridge", "l2sts", "switched"}) {
+    CAPTURE(c);
+    CHECK(cat.link_class(c).tcp_window_bytes == 4.0 * 1024 * 1024);
+    CHECK(cat.link_class(c).streams_per_peer > 1);
+  }
+}
+
+TEST_CASE("unknown names are errors that list the known ones") {
+  const Catalog& cat = builtin_catalog();
+  CHECK_THROWS_WITH_AS(cat.gpu("GPU_NOPE"), doctest::Contains("GPU_RTX6000"), Error);
+  CHECK_THROWS_WITH_AS(cat.nic("NIC_NOPE"), doctest::Contains("NIC_ConnectX_5"), Error);
+  CHECK_THROWS_WITH_AS(cat.site("NOWHERE"), doctest::Contains("UTAH"), Error);
+  CHECK_THROWS_WITH_AS(cat.latency("UTAH", "NOWHERE"), doctest::Contains("NOWHERE"), Error);
+  CHECK_THROWS_WITH_AS(cat.link_class("carrier-pigeon"), doctest::Contains("l2sts"), Error);
+}
+
+TEST_CASE("UTAH-AMST is the study's measured 103 ms, in both directions") {
+  const Catalog& cat = builtin_catalog();
+  for (const auto& l : {cat.latency("UTAH", "AMST"), cat.latency("AMST", "UTAH")}) {
+    CHECK(l.rtt_s == doctest::Approx(0.103));
+    CHECK(l.measured);
+  }
+  CHECK(cat.latency("UTAH", "UTAH").rtt_s == 0);
+}
+
+TEST_CASE("unmeasured pairs are estimated from distance and say so") {
+  const Catalog& cat = builtin_catalog();
+  const SiteLatency tacc = cat.latency("UTAH", "TACC");
+  CHECK_FALSE(tacc.measured);
+  CHECK(tacc.source.find("estimated") != std::string::npos);
+  CHECK(tacc.rtt_s > 0.015);
+  CHECK(tacc.rtt_s < 0.060);
+  // Same city: little more than the switching allowance. Farther is slower.
+  CHECK(cat.latency("UTAH", "SALT").rtt_s < 0.004);
+  CHECK(cat.latency("UTAH", "GPN").rtt_s < cat.latency("UTAH", "MASS").rtt_s);
+  CHECK(cat.latency("UTAH", "MASS").rtt_s < cat.latency("UTAH", "CERN").rtt_s);
+  CHECK(cat.latency("MASS", "TACC").rtt_s == doctest::Approx(cat.latency("TACC", "MASS").rtt_s));
+}
+
+TEST_CASE("the estimate, applied to the measured pair, lands near the measurement") {
+  Catalog cat = builtin_catalog();
+  cat.latencies.clear();
+  const SiteLatency est = cat.latency("UTAH", "AMST");
+  CHECK_FALSE(est.measured);
+  CHECK(est.rtt_s == doctest::Approx(0.103).epsilon(0.10));
+}
+
+TEST_CASE("great-circle distance: zero to itself, a quarter meridian from equator to pole") {
+  const Site equator{"E", "", 0, 0}, pole{"P", "", 90, 0}, antipode{"A", "", 0, 180};
+  CHECK(great_circle_distance_m(equator, equator) == 0);
+  CHECK(great_circle_distance_m(equator, pole) == doctest::Approx(M_PI / 2 * 6371e3));
+  CHECK(great_circle_distance_m(equator, antipode) == doctest::Approx(M_PI * 6371e3));
+}
+
+TEST_CASE("a minimal catalog file loads and converts units") {
+  test::TempYaml tmp;
+  const Catalog cat = load_catalog(tmp.write("catalog.yaml", kMinimalCatalog));
+  CHECK(cat.gpu("GPU_X").memory_bytes == 16 * kGiB);
+  CHECK(cat.gpu("GPU_X").peak_fp16_flops == doctest::Approx(40e12));
+  CHECK(cat.gpu("GPU_X").memory_bandwidth == doctest::Approx(300e9));
+  CHECK(cat.link_class("l2sts").latency_s == doctest::Approx(50e-6));
+  CHECK(cat.compute.kernel_overhead_s == doctest::Approx(10e-6));
+  CHECK(cat.latency_estimate.switching_allowance_s == doctest::Approx(2e-3));
+}
+
+TEST_CASE("bad catalog files are rejected with the file, the field and the rule") {
+  test::TempYaml tmp;
+  struct Case {
+    std::string what;
+    std::string text;
+    std::vector<std::string> expected;
+  };
+  const std::vector<Case> cases = {
+      {"unknown key", replaced(kMinimalCatalog, "    memory_gib: 16", "    memory_gb: 16"),
+       {"gpus.GPU_X.memory_gb", "unknown key"}},
+      {"wrong type", replaced(kMinimalCatalog, "memory_gib: 16", "memory_gib: lots"),
+       {"gpus.GPU_X.memory_gib", "expected a number", "lots"}},
+      {"negative latency", replaced(kMinimalCatalog, "rtt_ms: 103", "rtt_ms: -5"),
+       {"latencies[0].rtt_ms", "zero or positive"}},
+      {"missing latency", replaced(kMinimalCatalog, "rtt_ms: 103, ", ""),
+       {"latencies[0].rtt_ms", "missing"}},
+      {"latency naming an unknown site", replaced(kMinimalCatalog, "b: AMST", "b: MARS"),
+       {"latencies[0].b", "MARS"}},
+      {"missing source", replaced(kMinimalCatalog, "NIC_Basic: {bandwidth_gbit_s: 100, source: test}",
+                                  "NIC_Basic: {bandwidth_gbit_s: 100}"),
+       {"nics.NIC_Basic.source", "missing"}},
+      {"missing link class", replaced(kMinimalCatalog,
+                                      "  switched: {latency_us: 5, tcp_window_mib: 4, streams_per_peer: 4, efficiency: 0.9, source: test}\n", ""),
+       {"link_classes", "switched"}},
+      {"efficiency above one", replaced(kMinimalCatalog, "efficiency: 0.8, source: test}\n  nvlink",
+                                        "efficiency: 1.5, source: test}\n  nvlink"),
+       {"link_classes.pcie.efficiency", "above 1"}},
+      {"gpus not a mapping", "gpus: [1, 2]\n", {"gpus", "expected a mapping", "a list"}},
+      {"not YAML", "gpus: [unclosed", {"not valid YAML"}},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.what);
+    const std::string path = tmp.write("bad.yaml", c.text);
+    const std::string message = error_of(path);
+    CHECK(message.find(path) != std::string::npos);
+    for (const auto& part : c.expected) {
+      CAPTURE(message);
+      CHECK(message.find(part) != std::string::npos);
+    }
+  }
+  CHECK_THROWS_WITH_AS(load_catalog(tmp.write("none.yaml", "") + ".missing"),
+                       doctest::Contains("not found"), Error);
+}
