@@ -1,0 +1,31 @@
+// The study's selection procedure as the paper describes it (../shared/reference/
+// fabric-and-paper.md), so users can see where the search agrees and where it finds better:
+//   one site and the model fits      -> data parallel or shard, whichever is faster;
+//   across sites                     -> pipeshard (one pipeline stage per site, shard inside);
+//   short on memory (heterogeneous)  -> ZeRO-2;
+//   then prefer fewer GPUs (one site's) when they reach similar throughput (within tolerance).
+// The paper gives no thresholds; the tolerance is ours and a parameter.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "selector/search.hpp"
+
+namespace fabtrain {
+
+struct RuleDecision {
+  Evaluated chosen;                 // chosen.candidate.plan is the rule's plan
+  std::string technique;            // the study's technique name
+  std::vector<std::string> steps;   // the reasoning, one line per rule applied
+  bool found = false;
+};
+
+// The study's four techniques on a set of GPUs: dp=n; dp=n,zero=2; tp=n (when the heads allow);
+// pipeshard with one stage per site (or two stages on one site), shard inside, 1F1B.
+std::vector<Candidate> study_techniques(const ModelSpec& model, const Slice& slice,
+                                        const GpuSubset& subset, const SearchSpace& space);
+
+RuleDecision study_rule(const ModelSpec& model, const Slice& slice, const SearchOptions& options,
+                        double fewer_gpus_tolerance = 0.10);
+
+}  // namespace fabtrain

@@ -1,0 +1,129 @@
+#include <doctest/doctest.h>
+
+#include "common/data_dir.hpp"
+#include "selector/recommend.hpp"
+#include "selector/search.hpp"
+#include "selector/study_rule.hpp"
+
+using namespace fabtrain;
+
+namespace {
+
+SearchResult run_search(const std::string& model, Slice slice, int batch = 0) {
+  SearchOptions o;
+  o.space.global_batch = batch;
+  return search(load_model(model), slice, o);
+}
+
+std::string test_slice(const std::string& name) {
+  return source_dir() + "/tests/selector/slices/" + name + ".yaml";
+}
+
+}  // namespace
+
+TEST_CASE("the search is exhaustive: a two-GPU slice has the hand-counted plans") {
+  // gpt2-nano (4 heads, 2 layers), batch 4:
+  //   1 GPU : mb in {1,2,4} x recompute {off,on}                               =  6
+  //   2 GPUs: dp=2: mb {1,2} x zero 0-3 x recompute 2                          = 16
+  //           pp=2: mb {1,2,4} x {1f1b,gpipe} x recompute 2                    = 12
+  //           tp=2: mb {1,2,4} x recompute 2                                   =  6
+  const Slice slice = load_slice(test_slice("one-vm-2gpu"));
+  const auto plans = enumerate_plans(load_model("gpt2-nano"), slice, {.global_batch = 4});
+  CHECK(plans.size() == 40);
+  // every one is valid and simulates
+  SearchOptions o;
+  o.space.global_batch = 4;
+  o.space.recompute_only_if_needed = false;
+  const auto r = evaluate(load_model("gpt2-nano"), slice, plans, o);
+  CHECK(r.failed.empty());
+  CHECK(r.ranked.size() + r.out_of_memory.size() == 40);
+  for (const auto& e : r.ranked) CHECK(e.step_time_s > 0);
+}
+
+TEST_CASE("across two sites at 10 ms or more the best plan pipelines across the sites") {
+  for (double rtt_ms : {10.0, 103.0}) {
+    Slice slice = load_slice("utah-amst");
+    override_wan_latency(slice, rtt_ms / 1000);
+    const auto r = run_search("gpt2-medium", slice);
+    REQUIRE(!r.ranked.empty());
+    const auto& best = r.ranked.front();
+    CAPTURE(to_string(best.candidate.plan));
+    // A plan on both sites that pipelines; or a plan on a single site (fewer GPUs), which also
+    // keeps gradient traffic off the WAN. What must not win: data parallel across the WAN.
+    if (best.candidate.subset.sites.size() > 1) CHECK(best.candidate.plan.pp > 1);
+  }
+}
+
+TEST_CASE("at 103 ms data parallel across sites is several times slower than the best pipeshard") {
+  const Slice slice = load_slice("utah-amst");
+  const auto r = run_search("gpt2-medium", slice);
+  double dp = 0, pipeshard = 0;
+  for (const auto& e : r.ranked) {
+    if (e.candidate.subset.sites.size() < 2) continue;
+    const auto& p = e.candidate.plan;
+    if (p.pp == 1 && p.tp == 1 && p.zero == 0 && p.mb == 1 && dp == 0) dp = e.tokens_per_s;
+    if (p.pp > 1 && pipeshard == 0) pipeshard = e.tokens_per_s;
+  }
+  REQUIRE(dp > 0);
+  REQUIRE(pipeshard > 0);
+  CHECK(pipeshard / dp >= 3);
+}
+
+TEST_CASE("on one site where the model fits, data parallel or shard wins") {
+  const auto r = run_search("gpt2-medium", load_slice("tacc"));
+  REQUIRE(!r.ranked.empty());
+  CAPTURE(to_string(r.ranked.front().candidate.plan));
+  CHECK(r.ranked.front().candidate.plan.pp == 1);
+}
+
+TEST_CASE("the study's rule: pipeshard across sites, data parallel or shard on one site") {
+  SearchOptions o;
+  const RuleDecision two_sites = study_rule(load_model("gpt2-medium"), load_slice("utah-amst"), o);
+  REQUIRE(two_sites.found);
+  CHECK(!two_sites.steps.empty());
+  const RuleDecision one_site = study_rule(load_model("gpt2-medium"), load_slice("tacc"), o);
+  REQUIRE(one_site.found);
+  CHECK(one_site.chosen.candidate.plan.pp == 1);
+}
+
+TEST_CASE("a model that fits nowhere leaves nothing ranked and says what is short") {
+  const auto r = run_search("gpt2-xl", load_slice(test_slice("one-vm-2gpu")), 256);
+  CHECK(r.ranked.empty());
+  REQUIRE(!r.out_of_memory.empty());
+  CHECK(r.out_of_memory.front().reason.find("GiB") != std::string::npos);
+}
+
+TEST_CASE("recommend picks the fewest GPUs within the tolerance") {
+  const Slice slice = load_slice("utah-amst");
+  const auto r = run_search("gpt2-medium", slice);
+  const auto rec = recommend(r, slice, 1e9, 0.10);
+  REQUIRE(rec.chosen >= 0);
+  const double best = std::max_element(rec.choices.begin(), rec.choices.end(), [](auto& a, auto& b) {
+                        return a.best.tokens_per_s < b.best.tokens_per_s;
+                      })->best.tokens_per_s;
+  const auto& chosen = rec.choices[rec.chosen];
+  CHECK(chosen.best.tokens_per_s >= 0.9 * best);
+  for (const auto& c : rec.choices)
+    if (c.gpus < chosen.gpus) CHECK(c.best.tokens_per_s < 0.9 * best);
+  CHECK(!rec.why.empty());
+  // with no tolerance the fastest is chosen
+  const auto strict = recommend(r, slice, 1e9, 0.0);
+  CHECK(strict.choices[strict.chosen].best.tokens_per_s == doctest::Approx(best));
+}
+
+TEST_CASE("where data parallel runs out of memory on a heterogeneous slice, ZeRO-2 fits") {
+  const Slice slice = load_slice("utah-gpn");  // RTX 6000 (24 GB) + Tesla T4 (16 GB)
+  const auto r = run_search("gpt2-large", slice);
+  auto full_dp = [&](const Evaluated& e, int zero) {
+    const auto& p = e.candidate.plan;
+    return p.ranks() == slice.gpu_count() && p.dp == p.ranks() && p.zero == zero && !p.recompute;
+  };
+  bool found = false;
+  for (const auto& oom : r.out_of_memory) {
+    if (!full_dp(oom, 0)) continue;
+    CHECK(oom.reason.find("GPU_TeslaT4") != std::string::npos);
+    for (const auto& ok : r.ranked)
+      if (full_dp(ok, 2) && ok.candidate.plan.mb == oom.candidate.plan.mb) found = true;
+  }
+  CHECK(found);
+}
