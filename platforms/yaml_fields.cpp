@@ -1,6 +1,7 @@
 // Strict field reading for the platform YAML files (see yaml_fields.hpp).
 #include "platforms/yaml_fields.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "common/error.hpp"
@@ -25,6 +26,17 @@ YamlFields::YamlFields(std::string file, std::string where, const YAML::Node& no
   if (!node_.IsMap())
     fail("{}: {}: expected a mapping of keys to values, found {}", file_,
          where_.empty() ? "top level" : where_, kind_name(node_));
+  // yaml-cpp keeps both entries of a repeated key and lookups see only the first: refuse them.
+  std::vector<std::string> seen;
+  for (const auto& kv : node_) {
+    if (!kv.first.IsScalar())
+      fail("{}: {}: a key must be a plain name, found {}", file_, where_.empty() ? "top level" : where_,
+           kind_name(kv.first));
+    const std::string key = kv.first.Scalar();
+    if (std::find(seen.begin(), seen.end(), key) != seen.end())
+      fail("{}: duplicate key (it appears twice)", field(key));
+    seen.push_back(key);
+  }
 }
 
 std::string YamlFields::field(const std::string& key) const {

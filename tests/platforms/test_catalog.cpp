@@ -199,6 +199,7 @@ TEST_CASE("bad catalog files are rejected with the file, the field and the rule"
                                         "efficiency: 1.5, source: test}\n  nvlink"),
        {"link_classes.pcie.efficiency", "above 1"}},
       {"gpus not a mapping", "gpus: [1, 2]\n", {"gpus", "expected a mapping", "a list"}},
+      {"a GPU given twice", replaced(kMinimalCatalog, "nics:", "  GPU_X: {}\nnics:"), {"gpus.GPU_X", "duplicate"}},
       {"not YAML", "gpus: [unclosed", {"not valid YAML"}},
   };
   for (const auto& c : cases) {

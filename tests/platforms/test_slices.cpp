@@ -140,7 +140,7 @@ TEST_CASE("override_wan_latency changes every inter-site round trip, not intra-s
   CHECK_THROWS_AS(override_wan_latency(amst, -0.001), Error);
 }
 
-TEST_CASE("a switched network carries its given latency; an l2sts may set its own") {
+TEST_CASE("a switched network carries its given latency and an l2sts may set its own") {
   test::TempYaml tmp;
   const Slice s = load_slice(tmp.write("sw.yaml", R"(vms:
   - {name: a, site: UTAH, gpu: GPU_A30, gpus: 1, nic: NIC_Basic}
@@ -213,6 +213,7 @@ TEST_CASE("bad slice files are rejected with the file, the field and the rule") 
       {"unknown network kind", replaced(kTwoSites, "kind: l2sts", "kind: smoke-signals"),
        {"networks[0].kind", "smoke-signals"}},
       {"no VMs", "vms: []\n", {"vms", "at least one VM"}},
+      {"a key given twice", replaced(kTwoSites, "{name: b,", "{name: b, name: c,"), {"vms[1].name", "duplicate key"}},
   };
   for (const auto& c : cases) {
     CAPTURE(c.what);
