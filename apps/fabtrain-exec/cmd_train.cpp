@@ -1,0 +1,72 @@
+// fabtrain-exec train: train GPT-2 under a plan, one process per rank (mpirun -np N, or alone as
+// one rank). Options come from one table (CLI11) so the help cannot drift from the parser. An
+// error on any rank ends the whole job with the message (MPI_Abort), never a hang.
+#include <memory>
+
+#include "command.hpp"
+#include "common/error.hpp"
+#include "exec/mpi_communicator.hpp"
+#include "exec/trainer.hpp"
+
+namespace fabtrain {
+namespace {
+
+void run(const TrainConfig& config) {
+  MpiCommunicator comm(nullptr, nullptr);
+  try {
+    train(config, comm);
+  } catch (const std::exception& e) {
+    if (comm.size() > 1) comm.abort(e.what());  // takes the other ranks down
+    throw;                                        // one rank: main prints it and exits 1
+  }
+}
+
+Registration reg(10, [](CLI::App& app) {
+  auto* cmd = app.add_subcommand("train", "Train GPT-2 with a plan's schedule (CPU, MPI)");
+  auto c = std::make_shared<TrainConfig>();
+  cmd->add_option("--model", c->model, "Built-in model name or a Hugging Face config.json")
+      ->capture_default_str();
+  cmd->add_option("--plan", c->plan, "Plan, e.g. dp=2,tp=1,pp=2,mb=4,zero=1,schedule=1f1b")
+      ->capture_default_str();
+  cmd->add_option("--data", c->data, "Training files: llm.c token .bin or plain text; lists, globs")
+      ->required();
+  cmd->add_option("--val-data", c->val_data, "Validation files (same forms as --data)");
+  cmd->add_option("--batch", c->batch, "Global batch in sequences (the same for every plan)")
+      ->capture_default_str();
+  cmd->add_option("--seq", c->seq, "Tokens per sequence")->capture_default_str();
+  cmd->add_option("--steps", c->steps, "Total training steps")->capture_default_str();
+  cmd->add_option("--lr", c->lr, "Peak learning rate")->capture_default_str();
+  cmd->add_option("--warmup", c->warmup, "Linear warm-up steps")->capture_default_str();
+  cmd->add_option("--lr-min-fraction", c->lr_min_fraction, "Cosine decays to this fraction of --lr")
+      ->capture_default_str();
+  cmd->add_option("--weight-decay", c->weight_decay, "AdamW weight decay (2-D weights)")
+      ->capture_default_str();
+  cmd->add_option("--grad-clip", c->grad_clip, "Clip the global gradient norm to this (0: off)")
+      ->capture_default_str();
+  cmd->add_option("--seed", c->seed, "Seed of the initialisation and the data order")
+      ->capture_default_str();
+  cmd->add_option("--init-from", c->init_from, "Start from an llm.c model checkpoint");
+  cmd->add_option("--checkpoint-dir", c->checkpoint_dir, "Write checkpoints here");
+  cmd->add_option("--checkpoint-every", c->checkpoint_every,
+                  "Checkpoint every N steps (0: only at the end)")
+      ->capture_default_str();
+  cmd->add_flag("--resume", c->resume, "Continue from the latest checkpoint in --checkpoint-dir");
+  cmd->add_option("--record", c->record, "Write the run record (JSON lines) here");
+  cmd->add_option("--trace", c->trace, "Write the measured timeline (Chrome trace JSON) here");
+  cmd->add_option("--val-every", c->val_every, "Validate every N steps (0: only at the end)")
+      ->capture_default_str();
+  cmd->add_option("--val-batches", c->val_batches, "Global batches per validation")
+      ->capture_default_str();
+  cmd->add_option("--device", c->device, "cpu (cuda: a later backend)")->capture_default_str();
+  cmd->add_option("--timeout-s", c->timeout_s,
+                  "End the job when one instruction blocks longer than this (0: never)")
+      ->capture_default_str();
+  cmd->add_option("--threads", c->threads, "OpenMP threads per rank (0: cores / ranks per host)")
+      ->capture_default_str();
+  cmd->add_option("--print-every", c->print_every, "Plain progress line every N steps (no terminal)")
+      ->capture_default_str();
+  cmd->callback([c] { run(*c); });
+});
+
+}  // namespace
+}  // namespace fabtrain

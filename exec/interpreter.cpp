@@ -1,0 +1,339 @@
+// Plays a rank's instruction stream (see interpreter.hpp for the scaling and ZeRO layout).
+#include "exec/interpreter.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <type_traits>
+
+#include "common/error.hpp"
+#include "exec/kernels_layout.hpp"
+#include "exec/mpi_communicator.hpp"
+
+namespace fabtrain {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+// Tensors whose rows or columns are split over tensor-parallel ranks (the rest is replicated).
+bool split_over_tp(int tensor) {
+  return tensor == t_qkvw || tensor == t_qkvb || tensor == t_attprojw || tensor == t_fcw ||
+         tensor == t_fcb || tensor == t_fcprojw;
+}
+
+// Calls f(local_begin, count, offset) for the pieces of region positions [pos, pos+count).
+template <typename Segments, typename F>
+void walk(const Segments& segments, std::int64_t pos, std::int64_t count, F&& f) {
+  std::int64_t seen = 0, done = 0;
+  for (const auto& [local, n] : segments) {
+    if (done == count) return;
+    const std::int64_t seg_end = seen + n;
+    if (seg_end > pos + done) {
+      const std::int64_t from = pos + done - seen;
+      const std::int64_t take = std::min(n - from, count - done);
+      f(local + from, take, done);
+      done += take;
+    }
+    seen = seg_end;
+  }
+}
+
+}  // namespace
+
+Interpreter::Interpreter(const ModelSpec& model, const Schedule& schedule, int rank,
+                         Gpt2Stage& stage, Communicator& comm, AdamW adamw, float grad_clip,
+                         Watchdog* watchdog)
+    : schedule_(schedule), stream_(schedule.ranks.at(rank)), rank_(rank), stage_(stage),
+      comm_(comm), adamw_(adamw), grad_clip_(grad_clip), watchdog_(watchdog) {
+  const Plan& plan = schedule.plan;
+  coord_ = rank_coord(plan, rank);
+  const BlockRange range = stage_blocks(model, plan).at(coord_.pp);
+  holds_embed_ = range.begin == 0;
+  holds_head_ = range.end == block_count(model);
+  tokens_per_mb_ = schedule.microbatch * schedule.seq;
+  blocks_end_ = block_count(model);
+  wte_size_ = full_layout(model).size[t_wte];
+  tokens_.resize(tokens_per_mb_);
+  targets_.resize(tokens_per_mb_);
+  for (const Instruction& in : stream_) names_.push_back(to_string(in));
+
+  dp_ = plan.dp;
+  sharded_ = plan.zero >= 1 && plan.dp > 1;
+  if (sharded_) {
+    const std::vector<int> group = dp_group(plan, rank);
+    for (std::size_t g = 0; g < schedule.groups.size(); ++g)
+      if (schedule.groups[g] == group) dp_group_index_ = int(g);
+    if (dp_group_index_ < 0) fail("rank {}: the schedule has no group for its dp replicas", rank);
+    dp_position_ = int(std::find(group.begin(), group.end(), rank) - group.begin());
+  }
+  build_zero_layout();
+  build_masks(model);
+  const std::size_t owned = sharded_ ? std::size_t(chunk_a_ + chunk_b_) : stage_.params().size();
+  m_.assign(owned, 0.0f);
+  v_.assign(owned, 0.0f);
+  parameters_changed();
+}
+
+void Interpreter::build_zero_layout() {
+  std::vector<std::pair<std::int64_t, std::pair<std::int64_t, std::int64_t>>> wte;  // full, seg
+  std::vector<std::pair<std::int64_t, std::int64_t>> rest;
+  for (const ParamRun& run : stage_.param_runs()) {
+    const std::int64_t in_wte = std::clamp<std::int64_t>(wte_size_ - run.full_offset, 0, run.count);
+    if (in_wte > 0) wte.push_back({run.full_offset, {run.local_offset, in_wte}});
+    if (run.count > in_wte) rest.push_back({run.local_offset + in_wte, run.count - in_wte});
+  }
+  std::sort(wte.begin(), wte.end());
+  std::sort(rest.begin(), rest.end());
+  wte_region_ = {};
+  rest_region_ = {};
+  for (const auto& [full, seg] : wte) {
+    wte_region_.segments.push_back(seg);
+    wte_region_.total += seg.second;
+  }
+  for (const auto& seg : rest) {
+    rest_region_.segments.push_back(seg);
+    rest_region_.total += seg.second;
+  }
+  const int parts = sharded_ ? dp_ : 1;
+  chunk_a_ = (wte_region_.total + parts - 1) / parts;
+  chunk_b_ = (rest_region_.total + parts - 1) / parts;
+  if (sharded_) {
+    shard_params_.assign(std::size_t(chunk_a_ + chunk_b_), 0.0f);
+    shard_grads_.assign(shard_params_.size(), 0.0f);
+    chunk_tmp_.assign(shard_params_.size(), 0.0f);
+    flat_.assign(shard_params_.size() * std::size_t(dp_), 0.0f);
+  }
+  wte_buffer_.assign(std::size_t(wte_region_.total), 0.0f);
+}
+
+template <typename T>
+void Interpreter::pack_chunk(std::span<const T> local, int d, std::span<T> chunk) const {
+  std::fill(chunk.begin(), chunk.end(), T{});
+  const std::int64_t a_begin = d * chunk_a_, b_begin = d * chunk_b_;
+  walk(wte_region_.segments, a_begin, std::clamp<std::int64_t>(wte_region_.total - a_begin, 0, chunk_a_),
+       [&](std::int64_t at, std::int64_t n, std::int64_t off) {
+         std::copy_n(local.begin() + at, n, chunk.begin() + off);
+       });
+  walk(rest_region_.segments, b_begin, std::clamp<std::int64_t>(rest_region_.total - b_begin, 0, chunk_b_),
+       [&](std::int64_t at, std::int64_t n, std::int64_t off) {
+         std::copy_n(local.begin() + at, n, chunk.begin() + chunk_a_ + off);
+       });
+}
+
+template <typename T>
+void Interpreter::unpack_chunk(std::span<const T> chunk, int d, std::span<T> local) const {
+  const std::int64_t a_begin = d * chunk_a_, b_begin = d * chunk_b_;
+  walk(wte_region_.segments, a_begin, std::clamp<std::int64_t>(wte_region_.total - a_begin, 0, chunk_a_),
+       [&](std::int64_t at, std::int64_t n, std::int64_t off) {
+         std::copy_n(chunk.begin() + off, n, local.begin() + at);
+       });
+  walk(rest_region_.segments, b_begin, std::clamp<std::int64_t>(rest_region_.total - b_begin, 0, chunk_b_),
+       [&](std::int64_t at, std::int64_t n, std::int64_t off) {
+         std::copy_n(chunk.begin() + chunk_a_ + off, n, local.begin() + at);
+       });
+}
+
+void Interpreter::build_masks(const ModelSpec& model) {
+  const FullLayout layout = full_layout(model);
+  const std::size_t n = stage_.params().size();
+  decay_local_.assign(n, 0);
+  counted_local_.assign(n, 0);
+  for (const ParamRun& run : stage_.param_runs()) {
+    std::fill_n(decay_local_.begin() + run.local_offset, run.count, run.decay ? 1 : 0);
+    for (int t = 0; t < t_count; ++t) {
+      const std::int64_t begin = std::max(run.full_offset, layout.offset[t]);
+      const std::int64_t end =
+          std::min(run.full_offset + run.count, layout.offset[t] + layout.size[t]);
+      if (begin >= end) continue;
+      // Counted once in a global sum: tp-replicated tensors on tp rank 0 only, the tied wte on
+      // the first stage only (the dp dimension is handled by the caller).
+      bool counted = coord_.tp == 0 || split_over_tp(t);
+      if (t == t_wte && !holds_embed_) counted = false;
+      std::fill_n(counted_local_.begin() + run.local_offset + (begin - run.full_offset),
+                  end - begin, counted ? 1 : 0);
+    }
+  }
+  if (sharded_) {
+    decay_shard_.assign(shard_params_.size(), 0);
+    counted_shard_.assign(shard_params_.size(), 0);
+    pack_chunk<unsigned char>(decay_local_, dp_position_, decay_shard_);
+    pack_chunk<unsigned char>(counted_local_, dp_position_, counted_shard_);
+  }
+}
+
+void Interpreter::parameters_changed() {
+  if (sharded_) pack_chunk<float>(stage_.params(), dp_position_, shard_params_);
+}
+
+StepOutcome Interpreter::play_step(int step, float lr, const MicrobatchFeed& feed) {
+  stage_.zero_grads();
+  if (sharded_) std::fill(shard_grads_.begin(), shard_grads_.end(), 0.0f);
+  scattered_ = false;
+  scaled_ = false;
+  clip_scale_ = 1.0f;
+  grad_norm_ = 0;
+  loss_sum_ = 0;
+  StepOutcome outcome;
+  outcome.timings.resize(stream_.size());
+  const Clock::time_point step_start = Clock::now();
+  for (std::size_t i = 0; i < stream_.size(); ++i) {
+    if (watchdog_) watchdog_->begin(fmt::format("rank {} step {} instruction {}: {}", rank_,
+                                                step + 1, i, names_[i]));
+    const Clock::time_point start = Clock::now();
+    run(stream_[i], step, lr, feed, false);
+    const Clock::time_point end = Clock::now();
+    if (watchdog_) watchdog_->end();
+    outcome.timings[i] = {seconds_between(step_start, start), seconds_between(start, end)};
+  }
+  for (int mb = 0; mb < schedule_.plan.mb; ++mb) stage_.release(mb);
+  outcome.loss_sum = loss_sum_;
+  outcome.grad_norm = grad_norm_;
+  return outcome;
+}
+
+double Interpreter::evaluate(const MicrobatchFeed& feed) {
+  loss_sum_ = 0;
+  for (std::size_t i = 0; i < stream_.size(); ++i) {
+    const Instruction& in = stream_[i];
+    bool keep = std::holds_alternative<LoadMicrobatch>(in) || std::holds_alternative<Forward>(in);
+    if (const auto* s = std::get_if<Send>(&in)) keep = s->what == Tensor::activation;
+    if (const auto* r = std::get_if<Recv>(&in)) keep = r->what == Tensor::activation;
+    if (const auto* c = std::get_if<Collective>(&in))
+      keep = c->purpose == Purpose::tp_forward || c->purpose == Purpose::zero_parameters;
+    if (!keep) continue;
+    if (watchdog_) watchdog_->begin(fmt::format("rank {} validation: {}", rank_, names_[i]));
+    run(in, -1, 0.0f, feed, true);
+    if (watchdog_) watchdog_->end();
+  }
+  for (int mb = 0; mb < schedule_.plan.mb; ++mb) stage_.release(mb);
+  return loss_sum_;
+}
+
+void Interpreter::run(const Instruction& instruction, int step, float lr,
+                      const MicrobatchFeed& feed, bool forward_only) {
+  std::visit(
+      [&](const auto& in) {
+        using T = std::decay_t<decltype(in)>;
+        if constexpr (std::is_same_v<T, LoadMicrobatch>) {
+          feed(in.mb, tokens_, targets_);
+          if (holds_embed_) stage_.set_tokens(in.mb, tokens_);
+          if (holds_head_) stage_.set_targets(in.mb, targets_);
+        } else if constexpr (std::is_same_v<T, Forward>) {
+          for (int b = in.begin; b < in.end; ++b) stage_.forward(b, in.mb);
+          if (holds_head_ && in.end == blocks_end_ && coord_.tp == 0)
+            loss_sum_ += stage_.loss(in.mb);
+        } else if constexpr (std::is_same_v<T, Backward>) {
+          for (int b = in.end - 1; b >= in.begin; --b) stage_.backward(b, in.mb, in.recompute);
+          dirty_since_scatter_ = true;
+        } else if constexpr (std::is_same_v<T, Send>) {
+          const auto data = in.what == Tensor::activation ? stage_.output(in.mb) : stage_.input_grad(in.mb);
+          comm_.send(in.peer, data, tag(in.mb, in.what));
+        } else if constexpr (std::is_same_v<T, Recv>) {
+          const auto data = in.what == Tensor::activation ? stage_.input(in.mb) : stage_.output_grad(in.mb);
+          comm_.recv(in.peer, data, tag(in.mb, in.what));
+        } else if constexpr (std::is_same_v<T, Collective>) {
+          switch (in.purpose) {
+            case Purpose::tp_forward:
+              comm_.all_reduce(in.group, stage_.tp_partial(in.block, in.mb));
+              stage_.finish_forward(in.block, in.mb);
+              break;
+            case Purpose::tp_backward:
+              comm_.all_reduce(in.group, stage_.tp_partial(in.block, in.mb));
+              stage_.finish_backward(in.block, in.mb);
+              break;
+            case Purpose::dp_gradients:
+              if (in.block >= 0) fail("dp_gradients per block ({}) is not supported", in.block);
+              comm_.all_reduce(in.group, stage_.grads());
+              break;
+            case Purpose::zero_gradients: reduce_scatter_gradients(in.group); break;
+            case Purpose::zero_parameters: all_gather_parameters(in.group); break;
+            case Purpose::tied_embedding: tied_embedding(in.group); break;
+            case Purpose::grad_norm: gradient_norm(in.group); break;
+          }
+        } else {
+          static_assert(std::is_same_v<T, OptimizerStep>);
+          if (!forward_only) optimizer_step(step, lr);
+        }
+      },
+      instruction);
+}
+
+void Interpreter::ensure_scaled() {
+  if (scaled_) return;
+  scaled_ = true;
+  const float scale = 1.0f / float(schedule_.plan.mb * schedule_.plan.dp);
+  std::span<float> g = sharded_ ? std::span<float>(shard_grads_) : stage_.grads();
+  for (float& x : g) x *= scale;
+}
+
+void Interpreter::reduce_scatter_gradients(int group) {
+  if (!sharded_) return;  // one data-parallel rank: its gradients are already whole
+  const std::size_t chunk = shard_grads_.size();
+  for (int d = 0; d < dp_; ++d)
+    pack_chunk<float>(stage_.grads(), d, std::span<float>(flat_).subspan(d * chunk, chunk));
+  comm_.reduce_scatter(group, flat_, chunk_tmp_);
+  for (std::size_t i = 0; i < chunk; ++i) shard_grads_[i] += chunk_tmp_[i];
+  stage_.zero_grads();
+  scattered_ = true;
+  dirty_since_scatter_ = false;
+}
+
+void Interpreter::all_gather_parameters(int group) {
+  if (!sharded_) return;
+  const std::size_t chunk = shard_params_.size();
+  comm_.all_gather(group, shard_params_, flat_);
+  for (int d = 0; d < dp_; ++d)
+    unpack_chunk<float>(std::span<const float>(flat_).subspan(d * chunk, chunk), d, stage_.params());
+}
+
+void Interpreter::tied_embedding(int group) {
+  // Gradients still in the stage: sum the wte copies (in full-offset order on both stages).
+  if (!scattered_ || dirty_since_scatter_) {
+    auto grads = stage_.grads();
+    walk(wte_region_.segments, 0, wte_region_.total, [&](std::int64_t at, std::int64_t n, std::int64_t off) {
+      std::copy_n(grads.begin() + at, n, wte_buffer_.begin() + off);
+    });
+    comm_.all_reduce(group, wte_buffer_);
+    walk(wte_region_.segments, 0, wte_region_.total, [&](std::int64_t at, std::int64_t n, std::int64_t off) {
+      std::copy_n(wte_buffer_.begin() + off, n, grads.begin() + at);
+    });
+  }
+  // Gradients already reduce-scattered: both stages' shards start with the same wte slice.
+  if (scattered_) comm_.all_reduce(group, std::span<float>(shard_grads_).first(chunk_a_));
+}
+
+void Interpreter::gradient_norm(int group) {
+  ensure_scaled();
+  double sum = 0;
+  if (sharded_) {
+    for (std::size_t i = 0; i < shard_grads_.size(); ++i)
+      if (counted_shard_[i]) sum += double(shard_grads_[i]) * shard_grads_[i];
+  } else if (coord_.dp == 0) {  // dp replicas hold the same reduced gradients: count once
+    const auto g = stage_.grads();
+    for (std::size_t i = 0; i < g.size(); ++i)
+      if (counted_local_[i]) sum += double(g[i]) * g[i];
+  }
+  float total = float(sum);
+  comm_.all_reduce(group, std::span<float>(&total, 1));
+  grad_norm_ = std::sqrt(total);
+  clip_scale_ = (grad_clip_ > 0 && grad_norm_ > grad_clip_) ? grad_clip_ / grad_norm_ : 1.0f;
+}
+
+void Interpreter::optimizer_step(int step, float lr) {
+  ensure_scaled();
+  std::span<float> params = sharded_ ? std::span<float>(shard_params_) : stage_.params();
+  std::span<float> grads = sharded_ ? std::span<float>(shard_grads_) : stage_.grads();
+  if (clip_scale_ != 1.0f)
+    for (float& g : grads) g *= clip_scale_;
+  adamw_.update(params, grads, m_, v_, sharded_ ? decay_shard_ : decay_local_, lr, step + 1);
+}
+
+void Interpreter::gather_parameters() {
+  if (!sharded_) return;
+  all_gather_parameters(dp_group_index_);
+}
+
+}  // namespace fabtrain

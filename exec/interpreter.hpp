@@ -1,0 +1,121 @@
+// The interpreter: plays one rank's instruction stream of the Schedule on a Gpt2Stage and a
+// Communicator, exactly in order, one std::visit per instruction, timing each one. It owns what
+// the schedule's collectives act on besides the stage: the ZeRO shard of gradients, parameters
+// and AdamW state, and the gradient scaling and clipping.
+//
+// Gradient scaling: each microbatch's backward gives the gradient of that microbatch's MEAN loss;
+// the step's loss is the mean over the global batch, so the summed gradients are multiplied by
+// 1/(mb*dp) once per step, just before the gradient norm (after the data-parallel reduction).
+//
+// ZeRO layout: the rank's local parameters are split into the tied embedding wte (region A) and
+// everything else (region B); each region is padded to a multiple of dp, and dp rank d owns
+// chunk d = (its slice of A, its slice of B). Keeping wte apart lets the first and last pipeline
+// stage sum their tied-embedding gradients shard against shard.
+// Not here: where the tokens come from (a MicrobatchFeed), checkpoints, progress.
+#pragma once
+#include <chrono>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "exec/communicator.hpp"
+#include "exec/gpt2_stage.hpp"
+#include "exec/run_record.hpp"
+#include "plan/schedule.hpp"
+
+namespace fabtrain {
+
+class Watchdog;
+
+// Fills microbatch mb's tokens and targets (b*s each) for this rank's data-parallel replica.
+using MicrobatchFeed = std::function<void(int mb, std::span<int> tokens, std::span<int> targets)>;
+
+struct StepOutcome {
+  double loss_sum = 0;      // sum of microbatch losses, on the last stage's tp rank 0, else 0
+  float grad_norm = 0;      // global, before clipping
+  std::vector<InstructionTiming> timings;
+};
+
+class Interpreter {
+ public:
+  Interpreter(const ModelSpec& model, const Schedule& schedule, int rank, Gpt2Stage& stage,
+              Communicator& comm, AdamW adamw, float grad_clip, Watchdog* watchdog = nullptr);
+
+  // One training step; step counts from 0 (AdamW's t = step + 1).
+  StepOutcome play_step(int step, float lr, const MicrobatchFeed& feed);
+  // Forward only over the same stream (loads, forwards, activation transfers, tensor-parallel
+  // and ZeRO-3 parameter collectives); returns the loss sum like play_step.
+  double evaluate(const MicrobatchFeed& feed);
+
+  // AdamW state over the parameters this rank updates (all local ones, or its ZeRO shard).
+  std::vector<float>& adam_m() { return m_; }
+  std::vector<float>& adam_v() { return v_; }
+  // After the stage's parameters were replaced (initialisation, checkpoint): refresh the shard.
+  void parameters_changed();
+  // Counts of the rank's parameter elements that are uniquely its own for a global sum
+  // (tp replicas, the tied wte copy and dp replicas counted once).
+  const std::vector<unsigned char>& counted_mask() const { return counted_local_; }
+  bool is_last_stage() const { return holds_head_; }
+  // Under ZeRO: all-gathers the shards into the stage's parameters (every rank of the dp group
+  // calls it), so a checkpoint sees the updated weights; no-op otherwise.
+  void gather_parameters();
+
+ private:
+  struct Region {
+    std::vector<std::pair<std::int64_t, std::int64_t>> segments;  // (local begin, count)
+    std::int64_t total = 0;
+  };
+  template <typename T>
+  void pack_chunk(std::span<const T> local, int d, std::span<T> chunk) const;
+  template <typename T>
+  void unpack_chunk(std::span<const T> chunk, int d, std::span<T> local) const;
+  void build_zero_layout();
+  void build_masks(const ModelSpec& model);
+  void run(const Instruction& instruction, int step, float lr, const MicrobatchFeed& feed,
+           bool forward_only);
+  void ensure_scaled();
+  void reduce_scatter_gradients(int group);
+  void all_gather_parameters(int group);
+  void tied_embedding(int group);
+  void gradient_norm(int group);
+  void optimizer_step(int step, float lr);
+  static int tag(int mb, Tensor what) { return mb * 2 + (what == Tensor::gradient ? 1 : 0); }
+
+  const Schedule& schedule_;
+  const std::vector<Instruction>& stream_;
+  std::vector<std::string> names_;
+  int rank_;
+  Gpt2Stage& stage_;
+  Communicator& comm_;
+  AdamW adamw_;
+  float grad_clip_;
+  Watchdog* watchdog_;
+  RankCoord coord_;
+  bool holds_embed_ = false, holds_head_ = false;
+  int tokens_per_mb_ = 0;
+  int blocks_end_ = 0;             // block_count(model): a Forward ending here ran the head
+  std::int64_t wte_size_ = 0;      // Vp*C
+  std::vector<int> tokens_, targets_;
+
+  // ZeRO
+  bool sharded_ = false;
+  int dp_ = 1, dp_position_ = 0, dp_group_index_ = -1;
+  Region wte_region_, rest_region_;
+  std::int64_t chunk_a_ = 0, chunk_b_ = 0;
+  std::vector<float> shard_params_, shard_grads_, flat_, chunk_tmp_;
+  bool scattered_ = false;              // a reduce-scatter ran this step
+  bool dirty_since_scatter_ = false;    // a backward ran after the last reduce-scatter
+
+  // per step
+  bool scaled_ = false;
+  float clip_scale_ = 1.0f;
+  float grad_norm_ = 0;
+  double loss_sum_ = 0;
+
+  std::vector<unsigned char> decay_local_, counted_local_, decay_shard_, counted_shard_;
+  std::vector<float> m_, v_;
+  std::vector<float> wte_buffer_;
+};
+
+}  // namespace fabtrain

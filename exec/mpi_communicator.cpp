@@ -1,0 +1,234 @@
+// The MPI backend of the Communicator and the instruction watchdog (see mpi_communicator.hpp).
+#include "exec/mpi_communicator.hpp"
+
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <limits>
+
+#include "exec/mpi_check.hpp"
+
+namespace fabtrain {
+namespace {
+
+int checked_count(std::size_t n, const char* what) {
+  if (n > std::size_t(std::numeric_limits<int>::max()))
+    fail("{} of {} floats exceeds MPI's int count limit", what, n);
+  return int(n);
+}
+
+}  // namespace
+
+MpiCommunicator::MpiCommunicator(int* argc, char*** argv) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    // The watchdog thread may call MPI_Abort while the main thread is inside MPI.
+    int provided = 0;
+    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+    owns_mpi_ = true;
+  }
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
+  MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size_));
+  char name[MPI_MAX_PROCESSOR_NAME] = {0};
+  int length = 0;
+  MPI_CHECK(MPI_Get_processor_name(name, &length));
+  host_.assign(name, length);
+  MPI_Comm local;
+  MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local));
+  MPI_CHECK(MPI_Comm_rank(local, &local_rank_));
+  MPI_CHECK(MPI_Comm_size(local, &local_size_));
+  MPI_Comm_free(&local);
+}
+
+MpiCommunicator::~MpiCommunicator() {
+  finish_completed_sends(true);
+  for (auto& g : groups_)
+    if (g.comm != MPI_COMM_NULL) MPI_Comm_free(&g.comm);
+  if (owns_mpi_) {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Finalize();
+  }
+}
+
+std::string MpiCommunicator::library_version() const {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
+  int length = 0;
+  MPI_Get_library_version(text, &length);
+  std::string s(text, length);
+  if (auto cut = s.find_first_of(",\n"); cut != std::string::npos) s.resize(cut);
+  return s;
+}
+
+void MpiCommunicator::set_groups(const std::vector<std::vector<int>>& groups) {
+  for (auto& g : groups_)
+    if (g.comm != MPI_COMM_NULL) MPI_Comm_free(&g.comm);
+  groups_.clear();
+  MPI_Group world_group;
+  MPI_CHECK(MPI_Comm_group(MPI_COMM_WORLD, &world_group));
+  // Every rank walks the groups in the same order and joins those it belongs to, so the
+  // collective creations of overlapping groups cannot wait on each other in a cycle.
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    Group g;
+    g.ranks = groups[i];
+    for (std::size_t k = 0; k < g.ranks.size(); ++k) {
+      if (g.ranks[k] < 0 || g.ranks[k] >= size_)
+        fail("group {} names rank {}, but the job has {} ranks", i, g.ranks[k], size_);
+      if (g.ranks[k] == rank_) g.position = int(k);
+    }
+    if (g.position >= 0) {
+      MPI_Group sub;
+      MPI_CHECK(MPI_Group_incl(world_group, int(g.ranks.size()), g.ranks.data(), &sub));
+      MPI_CHECK(MPI_Comm_create_group(MPI_COMM_WORLD, sub, int(i), &g.comm));
+      MPI_Group_free(&sub);
+      MPI_Comm_set_errhandler(g.comm, MPI_ERRORS_RETURN);
+    }
+    groups_.push_back(std::move(g));
+  }
+  MPI_Group_free(&world_group);
+}
+
+MPI_Comm MpiCommunicator::comm_of(int group) const {
+  if (group < 0 || group >= int(groups_.size()))
+    fail("collective on group {}, but {} groups are registered", group, groups_.size());
+  if (groups_[group].comm == MPI_COMM_NULL)
+    fail("rank {} is not a member of group {}", rank_, group);
+  return groups_[group].comm;
+}
+
+int MpiCommunicator::position_in(int group) const {
+  if (group < 0 || group >= int(groups_.size())) return -1;
+  return groups_[group].position;
+}
+
+int MpiCommunicator::group_size(int group) const {
+  if (group < 0 || group >= int(groups_.size())) return 0;
+  return int(groups_[group].ranks.size());
+}
+
+void MpiCommunicator::all_reduce(int group, std::span<float> data) {
+  MPI_Comm comm = comm_of(group);
+  MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data.data(), checked_count(data.size(), "all-reduce"),
+                          MPI_FLOAT, MPI_SUM, comm));
+}
+
+void MpiCommunicator::reduce_scatter(int group, std::span<const float> in, std::span<float> out) {
+  MPI_Comm comm = comm_of(group);
+  const std::size_t n = groups_[group].ranks.size();
+  if (in.size() != out.size() * n)
+    fail("reduce-scatter over {} ranks: input of {} floats is not {} chunks of {}", n, in.size(),
+         n, out.size());
+  MPI_CHECK(MPI_Reduce_scatter_block(in.data(), out.data(),
+                                     checked_count(out.size(), "reduce-scatter chunk"), MPI_FLOAT,
+                                     MPI_SUM, comm));
+}
+
+void MpiCommunicator::all_gather(int group, std::span<const float> in, std::span<float> out) {
+  MPI_Comm comm = comm_of(group);
+  const std::size_t n = groups_[group].ranks.size();
+  if (out.size() != in.size() * n)
+    fail("all-gather over {} ranks: output of {} floats is not {} chunks of {}", n, out.size(), n,
+         in.size());
+  MPI_CHECK(MPI_Allgather(in.data(), checked_count(in.size(), "all-gather chunk"), MPI_FLOAT,
+                          out.data(), int(in.size()), MPI_FLOAT, comm));
+}
+
+void MpiCommunicator::finish_completed_sends(bool wait_all) {
+  while (!pending_sends_.empty()) {
+    int done = 0;
+    if (wait_all) {
+      MPI_CHECK(MPI_Wait(&pending_sends_.front().request, MPI_STATUS_IGNORE));
+      done = 1;
+    } else {
+      MPI_CHECK(MPI_Test(&pending_sends_.front().request, &done, MPI_STATUS_IGNORE));
+    }
+    if (!done) return;
+    pending_sends_.pop_front();
+  }
+}
+
+void MpiCommunicator::send(int peer, std::span<const float> data, int tag) {
+  if (peer < 0 || peer >= size_) fail("send to rank {}, but the job has {} ranks", peer, size_);
+  finish_completed_sends(false);
+  PendingSend& s = pending_sends_.emplace_back();
+  s.data.assign(data.begin(), data.end());
+  MPI_CHECK(MPI_Isend(s.data.data(), checked_count(s.data.size(), "send"), MPI_FLOAT, peer, tag,
+                      MPI_COMM_WORLD, &s.request));
+}
+
+void MpiCommunicator::recv(int peer, std::span<float> data, int tag) {
+  if (peer < 0 || peer >= size_) fail("receive from rank {}, but the job has {} ranks", peer, size_);
+  MPI_Status status;
+  MPI_CHECK(MPI_Recv(data.data(), checked_count(data.size(), "receive"), MPI_FLOAT, peer, tag,
+                     MPI_COMM_WORLD, &status));
+  int count = 0;
+  MPI_Get_count(&status, MPI_FLOAT, &count);
+  if (std::size_t(count) != data.size())
+    fail("rank {} received {} floats from rank {} (tag {}), expected {}", rank_, count, peer, tag,
+         data.size());
+  finish_completed_sends(false);
+}
+
+void MpiCommunicator::barrier() {
+  finish_completed_sends(true);
+  MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+}
+
+void MpiCommunicator::abort(const std::string& message) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "error: rank %d (%s): %s\n", rank_, host_.c_str(), message.c_str());
+  std::fflush(stderr);
+  // If MPI_Abort itself cannot finish (a broken transport), the alarm ends this process.
+  alarm(20);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  std::_Exit(1);
+}
+
+Watchdog::Watchdog(Communicator& comm, double timeout_s) : comm_(comm), timeout_s_(timeout_s) {
+  if (timeout_s_ > 0) thread_ = std::thread([this] { watch(); });
+}
+
+Watchdog::~Watchdog() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Watchdog::begin(const std::string& what) {
+  std::lock_guard lock(mutex_);
+  active_ = true;
+  what_ = what;
+  since_ = std::chrono::steady_clock::now();
+}
+
+void Watchdog::end() {
+  std::lock_guard lock(mutex_);
+  active_ = false;
+}
+
+void Watchdog::watch() {
+  std::unique_lock lock(mutex_);
+  const auto poll = std::chrono::milliseconds(timeout_s_ < 5 ? 100 : 1000);
+  while (!stop_) {
+    wake_.wait_for(lock, poll);
+    if (stop_ || !active_) continue;
+    const double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - since_).count();
+    if (waited > timeout_s_) {
+      const std::string message = fmt::format(
+          "'{}' has been blocked for {:.0f} s (over --timeout-s {}): a peer rank probably died "
+          "or is stuck; ending the job",
+          what_, waited, timeout_s_);
+      lock.unlock();
+      comm_.abort(message);
+    }
+  }
+}
+
+}  // namespace fabtrain

@@ -1,0 +1,348 @@
+// One rank's training run (see trainer.hpp).
+#include "exec/trainer.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "common/error.hpp"
+#include "exec/checkpoint.hpp"
+#include "exec/data_loader.hpp"
+#include "exec/gpt2_stage.hpp"
+#include "exec/interpreter.hpp"
+#include "exec/kernels_layout.hpp"
+#include "exec/lr_schedule.hpp"
+#include "exec/progress.hpp"
+#include "exec/run_record.hpp"
+#include "models/model_spec.hpp"
+#include "plan/schedule.hpp"
+
+namespace fabtrain {
+namespace {
+
+constexpr const char* kFabtrainVersion = "0.1.0";
+
+using Clock = std::chrono::steady_clock;
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(colon + 2);
+    }
+  return "unknown CPU";
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : ",") + s;
+  return out;
+}
+
+// Everything one rank needs during the run.
+struct Run {
+  Run(const TrainConfig& c, MpiCommunicator& m) : config(c), comm(m) {}
+  const TrainConfig& config;
+  MpiCommunicator& comm;
+  ModelSpec model;
+  Plan plan;
+  Schedule schedule;
+  RankCoord coord;
+  int world_group = -1;  // ours, appended after the schedule's groups
+  std::unique_ptr<Gpt2Stage> stage;
+  std::unique_ptr<Interpreter> interpreter;
+  std::unique_ptr<DataLoader> train_data, val_data;
+
+  bool is_root() const { return comm.rank() == 0; }
+
+  // The global sequence index of microbatch mb of this rank's replica in global batch `batch`.
+  std::int64_t first_sequence(std::int64_t batch, int mb) const {
+    const int per_replica = schedule.global_batch / plan.dp;
+    return batch * schedule.global_batch + std::int64_t(coord.dp) * per_replica +
+           std::int64_t(mb) * schedule.microbatch;
+  }
+
+  MicrobatchFeed feed(const DataLoader* loader, std::int64_t batch) const {
+    return [this, loader, batch](int mb, std::span<int> tokens, std::span<int> targets) {
+      if (!loader) fail("rank {} was asked for data but holds neither embedding nor head", comm.rank());
+      loader->sequences(first_sequence(batch, mb), schedule.microbatch, tokens, targets);
+    };
+  }
+
+  float world_sum(float value) {
+    comm.all_reduce(world_group, std::span<float>(&value, 1));
+    return value;
+  }
+
+  // The mean loss over the global batch from each replica's last-stage loss sums.
+  float mean_loss(double loss_sum) {
+    return world_sum(float(loss_sum / double(plan.mb * plan.dp)));
+  }
+
+  float validate() {
+    double sum = 0;
+    for (int vb = 0; vb < config.val_batches; ++vb)
+      sum += interpreter->evaluate(feed(val_data.get(), vb));
+    return world_sum(float(sum / double(plan.mb * plan.dp))) / float(config.val_batches);
+  }
+
+  // The full llm.c parameter vector on every rank: each element contributed by exactly one rank.
+  std::vector<float> gather_full_parameters() {
+    interpreter->gather_parameters();
+    std::vector<float> full(std::size_t(full_layout(model).total), 0.0f);
+    if (coord.dp == 0) {
+      const auto params = stage->params();
+      const auto& counted = interpreter->counted_mask();
+      for (const ParamRun& run : stage->param_runs())
+        for (std::int64_t k = 0; k < run.count; ++k)
+          if (counted[run.local_offset + k])
+            full[run.full_offset + k] = params[run.local_offset + k];
+    }
+    comm.all_reduce(world_group, full);
+    return full;
+  }
+
+  void save_checkpoint(std::int64_t steps_done) {
+    const std::vector<float> full = gather_full_parameters();
+    const std::string& dir = config.checkpoint_dir;
+    if (is_root()) write_model_checkpoint(model_checkpoint_path(dir, steps_done), model, full);
+    RankState state;
+    state.step = steps_done;
+    state.data_position = steps_done * schedule.global_batch;
+    state.seed = config.seed;
+    state.world = comm.size();
+    state.rank = comm.rank();
+    state.plan = to_string(plan);
+    state.adam_m = interpreter->adam_m();
+    state.adam_v = interpreter->adam_v();
+    write_rank_state(rank_state_path(dir, steps_done, comm.rank()), state);
+    comm.barrier();  // every rank's files are complete before "latest" names them
+    if (is_root()) write_latest_step(dir, steps_done);
+  }
+
+  // Returns the number of steps already done.
+  int resume() {
+    const auto latest = read_latest_step(config.checkpoint_dir);
+    if (!latest) {
+      if (is_root())
+        fmt::print("resume: no checkpoint in {} yet, starting from step 0\n", config.checkpoint_dir);
+      return 0;
+    }
+    const std::int64_t step = *latest;
+    stage->load_full(read_model_checkpoint(model_checkpoint_path(config.checkpoint_dir, step), model));
+    const std::string state_path = rank_state_path(config.checkpoint_dir, step, comm.rank());
+    RankState state = read_rank_state(state_path);
+    if (state.world != comm.size() || state.rank != comm.rank())
+      fail("state file {}: written by rank {} of {}, this is rank {} of {}", state_path, state.rank,
+           state.world, comm.rank(), comm.size());
+    if (state.plan != to_string(plan))
+      fail("state file {}: written under plan {}, this run uses {}", state_path, state.plan,
+           to_string(plan));
+    if (state.seed != config.seed)
+      fail("state file {}: seed {}, this run uses --seed {}", state_path, state.seed, config.seed);
+    if (state.step != step || state.data_position != step * schedule.global_batch)
+      fail("state file {}: step {} and data position {} do not match step {} at batch {}",
+           state_path, state.step, state.data_position, step, schedule.global_batch);
+    if (state.adam_m.size() != interpreter->adam_m().size() ||
+        state.adam_v.size() != interpreter->adam_v().size())
+      fail("state file {}: optimizer state of {} values, this rank updates {}", state_path,
+           state.adam_m.size(), interpreter->adam_m().size());
+    interpreter->adam_m() = std::move(state.adam_m);
+    interpreter->adam_v() = std::move(state.adam_v);
+    interpreter->parameters_changed();
+    if (is_root()) fmt::print("resumed from {} at step {}\n", config.checkpoint_dir, step);
+    return int(step);
+  }
+
+  // Every rank's instruction timings on rank 0 (floats: microseconds from the step start).
+  StepTimings gather_timings(const std::vector<InstructionTiming>& mine) {
+    std::size_t longest = 0;
+    for (const auto& s : schedule.ranks) longest = std::max(longest, s.size());
+    std::vector<float> send(2 * longest, 0.0f), all(2 * longest * comm.size(), 0.0f);
+    for (std::size_t i = 0; i < mine.size(); ++i) {
+      send[2 * i] = float(mine[i].start_s * 1e6);
+      send[2 * i + 1] = float(mine[i].duration_s * 1e6);
+    }
+    comm.all_gather(world_group, send, all);
+    StepTimings timings(comm.size());
+    for (int r = 0; r < comm.size(); ++r)
+      for (std::size_t i = 0; i < schedule.ranks[r].size(); ++i)
+        timings[r].push_back({all[2 * (r * longest + i)] * 1e-6, all[2 * (r * longest + i) + 1] * 1e-6});
+    return timings;
+  }
+};
+
+int choose_threads(const TrainConfig& config, const MpiCommunicator& comm) {
+  if (config.threads > 0) return config.threads;
+  if (std::getenv("OMP_NUM_THREADS")) return omp_get_max_threads();
+  const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  return std::max(1, cores / std::max(1, comm.local_size()));
+}
+
+}  // namespace
+
+TrainResult train(const TrainConfig& config, MpiCommunicator& comm) {
+  if (config.device != "cpu")
+    fail("--device {}: only the cpu backend is built here (the CUDA backend is a later issue)",
+         config.device);
+  Run run{config, comm};
+  run.model = load_model(config.model);
+  run.plan = parse_plan(config.plan);
+  if (run.plan.ranks() != comm.size())
+    fail("plan {} needs dp*tp*pp = {}*{}*{} = {} ranks, but the job has {} (start it with "
+         "mpirun -np {})",
+         to_string(run.plan), run.plan.dp, run.plan.tp, run.plan.pp, run.plan.ranks(), comm.size(),
+         run.plan.ranks());
+  if (config.steps < 1) fail("--steps {} must be at least 1", config.steps);
+  if (config.checkpoint_every < 0) fail("--checkpoint-every {} must not be negative", config.checkpoint_every);
+  if (config.resume && config.checkpoint_dir.empty()) fail("--resume needs --checkpoint-dir");
+  if (config.val_batches < 1) fail("--val-batches {} must be at least 1", config.val_batches);
+  run.schedule = compile(run.model, run.plan, config.batch, config.seq);
+  run.coord = rank_coord(run.plan, comm.rank());
+  const int threads = choose_threads(config, comm);
+  omp_set_num_threads(threads);
+
+  if (run.is_root()) {
+    fmt::print("fabtrain-exec train\n");
+    fmt::print("  model    {} (L={} C={} NH={} maxT={} V={}, {} parameters)\n", run.model.name,
+               run.model.n_layer, run.model.n_embd, run.model.n_head, run.model.n_ctx,
+               run.model.vocab_size, run.model.parameters());
+    fmt::print("  plan     {} ({}), {} ranks, microbatch {} x {} tokens\n", to_string(run.plan),
+               technique_name(run.plan), comm.size(), run.schedule.microbatch, config.seq);
+    fmt::print("  batch    {} sequences x {} tokens = {} tokens per step, {} steps\n", config.batch,
+               config.seq, config.batch * config.seq, config.steps);
+    fmt::print("  optim    AdamW lr {} (warm-up {}, cosine to {}x) weight decay {} clip {} seed {}\n",
+               config.lr, config.warmup, config.lr_min_fraction, config.weight_decay,
+               config.grad_clip, config.seed);
+    fmt::print("  data     {}\n", join(config.data));
+    if (!config.val_data.empty())
+      fmt::print("  val      {} ({} batches every {} steps)\n", join(config.val_data),
+                 config.val_batches, config.val_every > 0 ? config.val_every : config.steps);
+    fmt::print("  device   cpu, {} OpenMP threads per rank, {} ({})\n", threads, comm.host(), cpu_model());
+    if (!config.init_from.empty()) fmt::print("  init     {}\n", config.init_from);
+    if (!config.checkpoint_dir.empty())
+      fmt::print("  ckpt     {} every {} steps{}\n", config.checkpoint_dir,
+                 config.checkpoint_every > 0 ? config.checkpoint_every : config.steps,
+                 config.resume ? ", resuming" : "");
+    std::fflush(stdout);
+  }
+
+  // Groups: the schedule's, then one of all ranks for our own bookkeeping (loss, records).
+  std::vector<std::vector<int>> groups = run.schedule.groups;
+  std::vector<int> everyone(comm.size());
+  for (int r = 0; r < comm.size(); ++r) everyone[r] = r;
+  run.world_group = int(groups.size());
+  groups.push_back(everyone);
+  comm.set_groups(groups);
+
+  const BlockRange blocks = stage_blocks(run.model, run.plan).at(run.coord.pp);
+  run.stage = std::make_unique<Gpt2Stage>(run.model, blocks, run.plan.tp, run.coord.tp,
+                                          run.schedule.microbatch, config.seq, run.plan.mb);
+  run.stage->set_recompute(run.plan.recompute);
+  run.stage->load_full(config.init_from.empty()
+                           ? init_full_parameters(run.model, config.seed)
+                           : read_model_checkpoint(config.init_from, run.model));
+
+  const bool needs_data = blocks.begin == 0 || blocks.end == block_count(run.model);
+  if (needs_data) {
+    run.train_data = std::make_unique<DataLoader>(expand_data_paths(config.data), config.seq,
+                                                  run.model.vocab_size, config.seed, true);
+    if (!config.val_data.empty())
+      run.val_data = std::make_unique<DataLoader>(expand_data_paths(config.val_data), config.seq,
+                                                  run.model.vocab_size, config.seed, false);
+  }
+  if (config.data.empty()) fail("--data: no training files given");
+  const bool validating = !config.val_data.empty();
+
+  Watchdog watchdog(comm, config.timeout_s);
+  AdamW adamw;
+  adamw.weight_decay = config.weight_decay;
+  run.interpreter = std::make_unique<Interpreter>(run.model, run.schedule, comm.rank(), *run.stage,
+                                                  comm, adamw, config.grad_clip, &watchdog);
+
+  if (!config.checkpoint_dir.empty() && run.is_root()) {
+    std::error_code ec;
+    std::filesystem::create_directories(config.checkpoint_dir, ec);
+    if (ec) fail("--checkpoint-dir {}: cannot create it: {}", config.checkpoint_dir, ec.message());
+  }
+  int start_step = 0;
+  if (config.resume) {
+    comm.barrier();
+    start_step = run.resume();
+  }
+
+  std::unique_ptr<RunRecord> record;
+  std::unique_ptr<ChromeTrace> trace;
+  const bool timing = !config.record.empty() || !config.trace.empty();
+  if (run.is_root() && !config.record.empty()) {
+    record = std::make_unique<RunRecord>(config.record);
+    record->header({{"model", {{"name", run.model.name}, {"layers", run.model.n_layer},
+                               {"hidden", run.model.n_embd}, {"heads", run.model.n_head},
+                               {"context", run.model.n_ctx}, {"vocab", run.model.vocab_size}}},
+                    {"plan", to_string(run.plan)},
+                    {"technique", technique_name(run.plan)},
+                    {"world", comm.size()},
+                    {"host", {{"name", comm.host()}, {"cpu", cpu_model()},
+                              {"cores", std::thread::hardware_concurrency()},
+                              {"ranks_on_host", comm.local_size()}}},
+                    {"device", config.device},
+                    {"threads", threads},
+                    {"batch", config.batch},
+                    {"seq", config.seq},
+                    {"microbatch", run.schedule.microbatch},
+                    {"steps", config.steps},
+                    {"start_step", start_step},
+                    {"lr", config.lr},
+                    {"seed", config.seed},
+                    {"versions", {{"fabtrain", kFabtrainVersion}, {"mpi", comm.library_version()},
+                                  {"compiler", __VERSION__}}}});
+  }
+  if (run.is_root() && !config.trace.empty()) trace = std::make_unique<ChromeTrace>(comm.size());
+
+  LrSchedule lr{config.lr, config.warmup, config.steps, config.lr_min_fraction};
+  std::unique_ptr<Progress> progress;
+  if (run.is_root()) progress = std::make_unique<Progress>(config.steps, config.print_every);
+  TrainResult result;
+  double trace_offset_s = 0;
+  const double tokens_per_step = double(config.batch) * config.seq;
+  for (int step = start_step; step < config.steps; ++step) {
+    if (timing) comm.barrier();  // one time origin for every rank's instruction timings
+    const Clock::time_point start = Clock::now();
+    StepOutcome outcome = run.interpreter->play_step(step, lr.at(step), run.feed(run.train_data.get(), step));
+    const float loss = run.mean_loss(outcome.loss_sum);
+    const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+    result.losses.push_back(loss);
+    StepSummary summary{step, wall_s, loss, lr.at(step), outcome.grad_norm, tokens_per_step / wall_s};
+    const bool last = step + 1 == config.steps;
+    if (validating && (last || (config.val_every > 0 && (step + 1) % config.val_every == 0))) {
+      summary.val_loss = run.validate();
+      result.final_val_loss = summary.val_loss;
+    }
+    StepTimings timings;
+    if (timing) timings = run.gather_timings(outcome.timings);
+    if (run.is_root()) {
+      progress->step(step, loss, summary.tokens_per_s, wall_s, summary.lr, summary.grad_norm);
+      if (summary.val_loss >= 0) progress->validation(step, summary.val_loss);
+      if (record) record->step(summary, run.schedule, timings);
+      if (trace) trace->add_step(step, trace_offset_s, run.schedule, timings);
+    }
+    trace_offset_s += wall_s;
+    if (!config.checkpoint_dir.empty() &&
+        (last || (config.checkpoint_every > 0 && (step + 1) % config.checkpoint_every == 0)))
+      run.save_checkpoint(step + 1);
+  }
+  if (trace) trace->write(config.trace);
+  progress.reset();
+  comm.barrier();
+  return result;
+}
+
+}  // namespace fabtrain
