@@ -5,7 +5,7 @@ packages=(
   g++ cmake make pkg-config git
   libsimgrid-dev libopenmpi-dev openmpi-bin libopenblas-dev
   libfmt-dev doctest-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libboost-dev
-  python3 iproute2 ethtool
+  python3 iproute2 ethtool iputils-ping
 )
 missing=()
 for p in "${packages[@]}"; do
