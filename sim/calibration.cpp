@@ -1,0 +1,113 @@
+// Loading a calibration file and merging it over the catalog's compute defaults.
+#include "sim/calibration.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <set>
+
+#include "common/error.hpp"
+
+namespace fabtrain {
+
+const char* to_string(WorkKind kind) {
+  switch (kind) {
+    case WorkKind::forward: return "forward";
+    case WorkKind::backward: return "backward";
+    case WorkKind::optimizer: return "optimizer";
+  }
+  return "?";
+}
+
+namespace {
+
+void reject_unknown(const YAML::Node& node, const std::set<std::string>& known,
+                    const std::string& where, const std::string& file) {
+  if (!node.IsMap()) fail("{}: {} must be a mapping", file, where);
+  for (const auto& kv : node) {
+    const auto key = kv.first.as<std::string>();
+    if (!known.count(key)) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      fail("{}: unknown key '{}' in {} (known: {})", file, key, where, list);
+    }
+  }
+}
+
+std::optional<double> number(const YAML::Node& node, const std::string& key, double min,
+                             double max, const std::string& where, const std::string& file) {
+  if (!node[key]) return std::nullopt;
+  double v = 0;
+  try {
+    v = node[key].as<double>();
+  } catch (const YAML::Exception&) {
+    fail("{}: {}.{} is not a number", file, where, key);
+  }
+  if (!(v >= min && v <= max)) fail("{}: {}.{}={} out of range [{}, {}]", file, where, key, v, min, max);
+  return v;
+}
+
+}  // namespace
+
+Calibration load_calibration(const std::string& path) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    fail("calibration file '{}' cannot be read", path);
+  } catch (const YAML::Exception& e) {
+    fail("calibration file '{}': {}", path, e.what());
+  }
+  Calibration cal;
+  cal.source = path;
+  if (root.IsNull()) return cal;
+  reject_unknown(root, {"compute", "links"}, "the top level", path);
+  if (const auto compute = root["compute"]) {
+    if (!compute.IsMap()) fail("{}: compute must map GPU type names to kinds", path);
+    for (const auto& gpu : compute) {
+      const auto name = gpu.first.as<std::string>();
+      reject_unknown(gpu.second, {"forward", "backward", "optimizer"}, "compute." + name, path);
+      for (WorkKind kind : {WorkKind::forward, WorkKind::backward, WorkKind::optimizer}) {
+        const auto node = gpu.second[to_string(kind)];
+        if (!node) continue;
+        const std::string where = "compute." + name + "." + to_string(kind);
+        reject_unknown(node, {"matmul_efficiency", "memory_efficiency", "kernel_overhead_s"},
+                       where, path);
+        ComputeCalibration c;
+        c.matmul_efficiency = number(node, "matmul_efficiency", 1e-6, 1, where, path);
+        c.memory_efficiency = number(node, "memory_efficiency", 1e-6, 1, where, path);
+        c.kernel_overhead_s = number(node, "kernel_overhead_s", 0, 1, where, path);
+        cal.compute[name][kind] = c;
+      }
+    }
+  }
+  if (const auto links = root["links"]) {
+    if (!links.IsMap()) fail("{}: links must map link class names to parameters", path);
+    for (const auto& link : links) {
+      const auto name = link.first.as<std::string>();
+      const std::string where = "links." + name;
+      reject_unknown(link.second, {"latency_s", "bandwidth", "tcp_window_bytes"}, where, path);
+      LinkCalibration l;
+      l.latency_s = number(link.second, "latency_s", 0, 10, where, path);
+      l.bandwidth = number(link.second, "bandwidth", 1, 1e15, where, path);
+      l.tcp_window_bytes = number(link.second, "tcp_window_bytes", 0, 1e12, where, path);
+      cal.links[name] = l;
+    }
+  }
+  return cal;
+}
+
+ComputeParameters compute_parameters(const ComputeDefaults& defaults, const Calibration& cal,
+                                     const std::string& gpu, WorkKind kind) {
+  ComputeParameters p{defaults.matmul_efficiency, defaults.memory_efficiency,
+                      defaults.kernel_overhead_s};
+  const auto g = cal.compute.find(gpu);
+  if (g == cal.compute.end()) return p;
+  const auto k = g->second.find(kind);
+  if (k == g->second.end()) return p;
+  if (k->second.matmul_efficiency) p.matmul_efficiency = *k->second.matmul_efficiency;
+  if (k->second.memory_efficiency) p.memory_efficiency = *k->second.memory_efficiency;
+  if (k->second.kernel_overhead_s) p.kernel_overhead_s = *k->second.kernel_overhead_s;
+  return p;
+}
+
+}  // namespace fabtrain

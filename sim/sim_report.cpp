@@ -1,0 +1,142 @@
+// JSON, Chrome trace and terminal text of a simulation result.
+#include "sim/sim_report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+#include "common/error.hpp"
+
+namespace fabtrain {
+
+namespace {
+
+constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
+
+nlohmann::json breakdown_json(const Breakdown& b) {
+  return {{"compute_s", b.compute_s}, {"exposed_comm_s", b.exposed_comm_s}, {"bubble_s", b.bubble_s}};
+}
+
+const char* lane_name(int lane) {
+  switch (lane) {
+    case 0: return "compute";
+    case 1: return "communication";
+    default: return "sends in flight";
+  }
+}
+
+}  // namespace
+
+double time_to_train_s(const SimResult& result, double tokens) {
+  if (!(tokens > 0)) fail("tokens to train {} must be positive", tokens);
+  if (!(result.tokens_per_s > 0)) fail("the simulated step has no throughput");
+  return tokens / result.tokens_per_s;
+}
+
+nlohmann::json result_json(const SimResult& result, const Schedule& schedule,
+                           const ModelSpec& model, const Slice& slice,
+                           std::optional<double> train_tokens) {
+  nlohmann::json j;
+  j["step_time_s"] = result.step_time_s;
+  j["tokens_per_s"] = result.tokens_per_s;
+  j["tflops_per_gpu"] = result.tflops_per_gpu;
+  j["mfu"] = result.mfu;
+  j["breakdown"] = breakdown_json(result.breakdown);
+  j["critical_rank"] = result.critical_rank;
+  auto ranks = nlohmann::json::array();
+  for (size_t r = 0; r < result.ranks.size(); ++r) {
+    const auto& rr = result.ranks[r];
+    const auto& m = result.memory.ranks[r];
+    ranks.push_back({{"rank", rr.rank},
+                     {"gpu", rr.gpu},
+                     {"site", rr.site},
+                     {"finish_s", rr.finish_s},
+                     {"breakdown", breakdown_json(rr.breakdown)},
+                     {"peak_memory_bytes", rr.peak_memory_bytes},
+                     {"memory_capacity_bytes", rr.memory_capacity_bytes},
+                     {"memory", {{"static_bytes", m.static_bytes},
+                                 {"activation_bytes", m.activation_bytes},
+                                 {"buffer_bytes", m.buffer_bytes},
+                                 {"framework_bytes", m.framework_bytes}}}});
+  }
+  j["ranks"] = ranks;
+  j["oom"] = result.oom;
+  if (result.oom) {
+    j["oom_rank"] = result.memory.worst_rank;
+    j["oom_excess_bytes"] = result.memory.worst_excess;
+  }
+  j["plan"] = to_string(schedule.plan);
+  j["model"] = model.name;
+  j["slice"] = slice.name;
+  j["batch"] = schedule.global_batch;
+  j["seq"] = schedule.seq;
+  if (train_tokens) {
+    j["train_tokens"] = *train_tokens;
+    j["time_to_train_s"] = time_to_train_s(result, *train_tokens);
+  }
+  return j;
+}
+
+nlohmann::json chrome_trace_json(const SimResult& result, const Schedule& schedule) {
+  auto events = nlohmann::json::array();
+  for (const auto& rr : result.ranks) {
+    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", rr.rank},
+                      {"args", {{"name", fmt::format("rank {} ({} at {})", rr.rank, rr.gpu, rr.site)}}}});
+    for (int lane = 0; lane < 3; ++lane)
+      events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", rr.rank}, {"tid", lane},
+                        {"args", {{"name", lane_name(lane)}}}});
+  }
+  auto spans = result.trace;
+  std::sort(spans.begin(), spans.end(), [](const TraceEvent& a, const TraceEvent& b) {
+    return std::tie(a.rank, a.lane, a.start_s, a.instruction) <
+           std::tie(b.rank, b.lane, b.start_s, b.instruction);
+  });
+  for (const auto& e : spans) {
+    const auto& instruction = schedule.ranks[e.rank][e.instruction];
+    events.push_back({{"ph", "X"},
+                      {"name", to_string(instruction)},
+                      {"pid", e.rank},
+                      {"tid", e.lane},
+                      {"ts", e.start_s * 1e6},
+                      {"dur", (e.end_s - e.start_s) * 1e6}});
+  }
+  return {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
+}
+
+std::string human_summary(const SimResult& result, const Schedule& schedule,
+                          std::optional<double> train_tokens) {
+  std::string out;
+  const auto& b = result.breakdown;
+  const double step = result.step_time_s;
+  auto share = [&](double x) { return step > 0 ? 100 * x / step : 0.0; };
+  out += fmt::format("step time        {:.4f} s\n", step);
+  out += fmt::format("throughput       {:.0f} tokens/s\n", result.tokens_per_s);
+  out += fmt::format("TFLOP/s per GPU  {:.2f} (Alpa's formula{})\n", result.tflops_per_gpu,
+                     schedule.plan.recompute ? ", with recomputation" : "");
+  out += fmt::format("MFU              {:.1f} %\n", 100 * result.mfu);
+  out += fmt::format("breakdown (rank {}): compute {:.4f} s ({:.0f}%), exposed communication {:.4f} s "
+                     "({:.0f}%), pipeline bubble {:.4f} s ({:.0f}%)\n",
+                     result.critical_rank, b.compute_s, share(b.compute_s), b.exposed_comm_s,
+                     share(b.exposed_comm_s), b.bubble_s, share(b.bubble_s));
+  if (train_tokens)
+    out += fmt::format("time to train    {:.1f} min for {:.4g} tokens\n",
+                       time_to_train_s(result, *train_tokens) / 60, *train_tokens);
+  out += "peak memory per GPU:\n";
+  for (const auto& rr : result.ranks)
+    out += fmt::format("  rank {:>4} {:<14} {:<10} {:7.2f} GiB of {:6.2f} GiB{}\n", rr.rank, rr.gpu,
+                       rr.site, rr.peak_memory_bytes / GiB, rr.memory_capacity_bytes / GiB,
+                       rr.peak_memory_bytes > rr.memory_capacity_bytes ? "  <- over" : "");
+  if (result.oom) {
+    const auto& w = result.ranks[result.memory.worst_rank];
+    out += fmt::format("OUT OF MEMORY: rank {} ({} at {}) needs {:.2f} GiB of {:.2f} GiB ({:.2f} GiB over)\n",
+                       w.rank, w.gpu, w.site, w.peak_memory_bytes / GiB,
+                       w.memory_capacity_bytes / GiB, result.memory.worst_excess / GiB);
+  } else {
+    out += "memory: fits on every GPU\n";
+  }
+  return out;
+}
+
+}  // namespace fabtrain

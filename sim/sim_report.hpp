@@ -1,0 +1,32 @@
+// What a simulation tells people and programs: the JSON result (deterministic: same inputs give
+// byte-identical text), the Chrome trace (one process per rank, lanes for compute, awaited
+// communication and sends in flight, each span named by to_string(Instruction)), the human
+// summary, and the time to train a number of tokens.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "models/model_spec.hpp"
+#include "plan/schedule.hpp"
+#include "platforms/slice.hpp"
+#include "sim/simulator.hpp"
+
+namespace fabtrain {
+
+// Seconds to train tokens at the simulated throughput.
+double time_to_train_s(const SimResult& result, double tokens);
+
+nlohmann::json result_json(const SimResult& result, const Schedule& schedule,
+                           const ModelSpec& model, const Slice& slice,
+                           std::optional<double> train_tokens = std::nullopt);
+
+// Needs a result simulated with SimOptions::trace.
+nlohmann::json chrome_trace_json(const SimResult& result, const Schedule& schedule);
+
+// A few lines for the terminal: step, tokens/s, TFLOP/s per GPU, MFU, breakdown, memory per
+// GPU against capacity and the OUT OF MEMORY verdict.
+std::string human_summary(const SimResult& result, const Schedule& schedule,
+                          std::optional<double> train_tokens = std::nullopt);
+
+}  // namespace fabtrain

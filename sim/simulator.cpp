@@ -1,0 +1,341 @@
+// Playing a schedule: per-rank actors, compute as timed sleeps, communication as SimGrid flows.
+#include "sim/simulator.hpp"
+
+#include <simgrid/s4u.hpp>
+
+#include <algorithm>
+#include <deque>
+
+#include "common/error.hpp"
+#include "sim/engine.hpp"
+#include "sim/slice_devices.hpp"
+#include "sim/slice_platform.hpp"
+
+namespace fabtrain {
+
+namespace sg4 = simgrid::s4u;
+
+double peak_flops(const GpuType& gpu, Precision precision) {
+  double peak = 0;
+  switch (precision) {
+    case Precision::fp32: peak = gpu.peak_fp32_flops; break;
+    case Precision::fp16: peak = gpu.peak_fp16_flops; break;
+    case Precision::bf16: peak = gpu.peak_bf16_flops; break;
+  }
+  if (!(peak > 0))
+    fail("GPU type {} has no {} peak in the catalog (it may not support {})", gpu.name,
+         to_string(precision), to_string(precision));
+  return peak;
+}
+
+namespace {
+
+const Calibration& no_calibration() {
+  static const Calibration empty;
+  return empty;
+}
+
+double roofline(double flops, double bytes, int kernels, double peak, const GpuType& gpu,
+                const ComputeParameters& p) {
+  const double math = flops > 0 ? flops / (peak * p.matmul_efficiency) : 0;
+  const double memory = bytes > 0 ? bytes / (gpu.memory_bandwidth * p.memory_efficiency) : 0;
+  return std::max(math, memory) + p.kernel_overhead_s * kernels;
+}
+
+}  // namespace
+
+double compute_seconds(const Instruction& instruction, const GpuType& gpu, Precision precision,
+                       const ComputeDefaults& defaults, const Calibration& calibration) {
+  if (const auto* f = std::get_if<Forward>(&instruction))
+    return roofline(f->flops, f->bytes, std::max(1, f->end - f->begin), peak_flops(gpu, precision),
+                    gpu, compute_parameters(defaults, calibration, gpu.name, WorkKind::forward));
+  if (const auto* b = std::get_if<Backward>(&instruction))
+    return roofline(b->flops, b->bytes, std::max(1, b->end - b->begin), peak_flops(gpu, precision),
+                    gpu, compute_parameters(defaults, calibration, gpu.name, WorkKind::backward));
+  if (const auto* o = std::get_if<OptimizerStep>(&instruction))
+    return roofline(0, o->bytes, 1, peak_flops(gpu, precision), gpu,
+                    compute_parameters(defaults, calibration, gpu.name, WorkKind::optimizer));
+  return 0;
+}
+
+namespace {
+
+struct Message {
+  double posted_s = 0;  // when the sender posted it (absolute simulated clock)
+};
+
+// What a rank needs to play one collective, resolved before the run.
+struct CollectivePlay {
+  sg4::Mailbox* inbox = nullptr;  // from the previous rank of the ring, for this group
+  sg4::Mailbox* outbox = nullptr; // to the next rank
+  double rate_cap = 0;            // to the next rank
+  double inbound_cap = 0;         // from the previous rank
+  double latency = 0;             // one-way, to the next rank
+  int steps = 0;                  // 0: group of one, nothing to do
+  double chunk_bytes = 0;
+  bool fast = false;
+  sg4::Barrier* barrier = nullptr;
+};
+
+struct P2pPlay {
+  sg4::Mailbox* mailbox = nullptr;
+  double rate_cap = 0;
+};
+
+struct RankPlay {
+  int rank = 0;
+  const std::vector<Instruction>* stream = nullptr;
+  std::vector<double> seconds;           // compute time per instruction
+  std::vector<P2pPlay> p2p;              // per instruction (Send/Recv)
+  std::vector<CollectivePlay> collective;  // per instruction (Collective)
+  std::vector<Message> sent;             // payloads, stable addresses
+  std::vector<Message*> received;
+  std::vector<sg4::CommPtr> posted_receives;
+  Breakdown breakdown;
+  double finish_s = 0;
+  bool done = false;
+  bool trace = false;
+  std::vector<TraceEvent> events;
+};
+
+uint64_t flow_bytes(double bytes) { return bytes > 0 ? uint64_t(bytes + 0.5) : 0; }
+
+// The cap is set on both ends: whichever side posts first creates the transfer SimGrid keeps.
+sg4::CommPtr post_receive(sg4::Mailbox* from, Message** into, double cap) {
+  auto comm = from->get_init()->set_dst_data(reinterpret_cast<void**>(into), sizeof(void*));
+  if (cap > 0) comm->set_rate(cap);
+  comm->start();
+  return comm;
+}
+
+void receive(sg4::Mailbox* from, double cap) {
+  Message* ignored = nullptr;
+  post_receive(from, &ignored, cap)->wait();
+}
+
+sg4::CommPtr start_flow(sg4::Mailbox* to, Message* payload, double bytes, double cap) {
+  auto comm = to->put_init(payload, flow_bytes(bytes));
+  if (cap > 0) comm->set_rate(cap);
+  comm->start();
+  return comm;
+}
+
+void play_collective(const CollectivePlay& c) {
+  if (c.steps == 0) return;
+  static Message token;  // collectives carry no payload the players read
+  if (c.fast) {
+    auto out = start_flow(c.outbox, &token, c.chunk_bytes * c.steps, c.rate_cap);
+    receive(c.inbox, c.inbound_cap);
+    out->wait();
+    if (c.steps > 1) sg4::this_actor::sleep_for((c.steps - 1) * c.latency);
+    c.barrier->wait();
+    return;
+  }
+  for (int step = 0; step < c.steps; ++step) {
+    auto out = start_flow(c.outbox, &token, c.chunk_bytes, c.rate_cap);
+    receive(c.inbox, c.inbound_cap);
+    out->wait();
+  }
+}
+
+void play_rank(RankPlay& r, double t0) {
+  const auto& stream = *r.stream;
+  const int n = int(stream.size());
+  r.received.assign(n, nullptr);
+  r.posted_receives.assign(n, nullptr);
+  // Receives are posted ahead so a transfer starts as soon as its sender posts it.
+  for (int k = 0; k < n; ++k)
+    if (std::holds_alternative<Recv>(stream[k]))
+      r.posted_receives[k] = post_receive(r.p2p[k].mailbox, &r.received[k], r.p2p[k].rate_cap);
+  std::vector<std::pair<int, sg4::CommPtr>> sends;
+  auto now = [] { return sg4::Engine::get_clock(); };
+  auto record = [&](int lane, int k, double start, double end) {
+    if (r.trace) r.events.push_back({r.rank, lane, k, start - t0, end - t0});
+  };
+  for (int k = 0; k < n; ++k) {
+    const auto& instruction = stream[k];
+    if (r.seconds[k] > 0) {
+      const double start = now();
+      sg4::this_actor::sleep_for(r.seconds[k]);
+      r.breakdown.compute_s += r.seconds[k];
+      record(0, k, start, now());
+    } else if (std::holds_alternative<Send>(instruction)) {
+      Message* m = &r.sent[k];
+      m->posted_s = now();
+      sends.emplace_back(k, start_flow(r.p2p[k].mailbox, m, std::get<Send>(instruction).bytes,
+                                       r.p2p[k].rate_cap));
+    } else if (std::holds_alternative<Recv>(instruction)) {
+      const double start = now();
+      r.posted_receives[k]->wait();
+      const double end = now();
+      const double posted = r.received[k]->posted_s;
+      // Waiting for the peer to even send is pipeline idle; waiting for bytes in flight is
+      // exposed communication.
+      const double idle = std::max(0.0, std::min(posted, end) - start);
+      r.breakdown.bubble_s += idle;
+      r.breakdown.exposed_comm_s += (end - start) - idle;
+      record(1, k, start, end);
+    } else if (std::holds_alternative<Collective>(instruction)) {
+      const double start = now();
+      play_collective(r.collective[k]);
+      r.breakdown.exposed_comm_s += now() - start;
+      record(1, k, start, now());
+    }
+  }
+  const double drain = now();
+  for (auto& [k, comm] : sends) {
+    comm->wait();
+    if (r.trace) r.events.push_back({r.rank, 2, k, r.sent[k].posted_s - t0, comm->get_finish_time() - t0});
+  }
+  r.breakdown.exposed_comm_s += now() - drain;
+  r.finish_s = now() - t0;
+  r.done = true;
+}
+
+bool use_fast(const SimOptions& o, int group_size, int world) {
+  switch (o.collectives) {
+    case CollectiveMode::ring: return false;
+    case CollectiveMode::fast: return true;
+    case CollectiveMode::automatic: return group_size > o.fast_group_size || world > o.fast_world_size;
+  }
+  return false;
+}
+
+}  // namespace
+
+Simulator::Simulator(const Slice& slice) : slice_(slice) {
+  if (!slice_.catalog) fail("slice '{}' has no catalog", slice_.name);
+  SlicePlatform::of(slice_);  // build the platform now, so the first run is not slower
+}
+
+SimResult Simulator::run(const ModelSpec& model, const Schedule& schedule, const SimOptions& options) {
+  const Calibration& calibration = options.calibration ? *options.calibration : no_calibration();
+  const Catalog& catalog = *slice_.catalog;
+  const auto devices = slice_devices(slice_, schedule);
+  auto& engine = simulation_engine();
+  auto& platform = SlicePlatform::of(slice_);
+  platform.configure(slice_, calibration);
+  const Precision precision = schedule.plan.precision;
+  const int world = schedule.world;
+
+  // Resolve everything the actors need before the run: errors are thrown here, not inside it.
+  std::vector<sg4::BarrierPtr> barriers(schedule.groups.size());
+  std::vector<RankPlay> plays(world);
+  for (int r = 0; r < world; ++r) {
+    RankPlay& p = plays[r];
+    p.rank = r;
+    p.trace = options.trace;
+    p.stream = &schedule.ranks[r];
+    const int n = int(p.stream->size());
+    p.seconds.assign(n, 0);
+    p.p2p.assign(n, {});
+    p.collective.assign(n, {});
+    p.sent.assign(n, {});
+    const int gpu = devices[r].gpu;
+    const std::string& host = platform.host(gpu)->get_name();
+    for (int k = 0; k < n; ++k) {
+      const auto& instruction = (*p.stream)[k];
+      p.seconds[k] = compute_seconds(instruction, *devices[r].type, precision, catalog.compute, calibration);
+      auto peer_gpu = [&](int peer) {
+        if (peer < 0 || peer >= world || peer == r)
+          fail("rank {} instruction {} ({}): peer {} is not another rank of {}", r, k,
+               to_string(instruction), peer, world);
+        return devices[peer].gpu;
+      };
+      if (const auto* s = std::get_if<Send>(&instruction)) {
+        const int to = peer_gpu(s->peer);
+        p.p2p[k].mailbox = sg4::Mailbox::by_name(host + ">" + platform.host(to)->get_name() +
+                                                 (s->what == Tensor::activation ? "/act" : "/grad"));
+        p.p2p[k].rate_cap = platform.rate_cap(gpu, to);
+      } else if (const auto* v = std::get_if<Recv>(&instruction)) {
+        const int from = peer_gpu(v->peer);
+        p.p2p[k].mailbox = sg4::Mailbox::by_name(platform.host(from)->get_name() + ">" + host +
+                                                 (v->what == Tensor::activation ? "/act" : "/grad"));
+        p.p2p[k].rate_cap = platform.rate_cap(from, gpu);
+      } else if (const auto* c = std::get_if<Collective>(&instruction)) {
+        if (c->group < 0 || c->group >= int(schedule.groups.size()))
+          fail("rank {} instruction {} ({}): group {} does not exist ({} groups)", r, k,
+               to_string(instruction), c->group, schedule.groups.size());
+        const auto& members = schedule.groups[c->group];
+        const auto at = std::find(members.begin(), members.end(), r);
+        if (at == members.end())
+          fail("rank {} instruction {} ({}): rank is not a member of group {}", r, k,
+               to_string(instruction), c->group);
+        const int size = int(members.size());
+        auto& play = p.collective[k];
+        if (size == 1) continue;
+        const int next = members[(at - members.begin() + 1) % size];
+        const int prev = members[(at - members.begin() + size - 1) % size];
+        play.inbound_cap = platform.rate_cap(peer_gpu(prev), gpu);
+        const int next_gpu = peer_gpu(next);
+        const std::string group = "/c" + std::to_string(c->group);
+        play.inbox = sg4::Mailbox::by_name(host + group);
+        play.outbox = sg4::Mailbox::by_name(platform.host(next_gpu)->get_name() + group);
+        play.rate_cap = platform.rate_cap(gpu, next_gpu);
+        play.latency = platform.route_latency(gpu, next_gpu);
+        play.steps = c->op == CollectiveOp::all_reduce ? 2 * (size - 1) : size - 1;
+        play.chunk_bytes = c->bytes / size;
+        play.fast = use_fast(options, size, world);
+        if (play.fast) {
+          if (!barriers[c->group]) barriers[c->group] = sg4::Barrier::create(size);
+          play.barrier = barriers[c->group].get();
+        }
+      }
+    }
+  }
+
+  mark_simulation_started();
+  const double t0 = engine.get_clock();
+  for (int r = 0; r < world; ++r)
+    sg4::Actor::create("rank" + std::to_string(r), platform.host(devices[r].gpu),
+                       [&p = plays[r], t0] { play_rank(p, t0); });
+  engine.run();
+  for (const auto& p : plays)
+    if (!p.done) {
+      // Killed by SimGrid's deadlock detection: leave no stale message behind for the next run.
+      for (const auto& q : plays)
+        for (const auto& pp : q.p2p)
+          if (pp.mailbox) pp.mailbox->clear();
+      for (const auto& q : plays)
+        for (const auto& c : q.collective)
+          if (c.inbox) c.inbox->clear();
+      fail("schedule deadlocked in simulation: rank {} never finished its {} instructions",
+           p.rank, p.stream->size());
+    }
+
+  SimResult result;
+  result.memory = estimate_memory(schedule, slice_);
+  result.oom = result.memory.oom;
+  double peak_sum = 0;
+  for (int r = 0; r < world; ++r) {
+    const auto& p = plays[r];
+    RankResult rr;
+    rr.rank = r;
+    rr.gpu = devices[r].type->name;
+    rr.site = devices[r].site;
+    rr.finish_s = p.finish_s;
+    rr.breakdown = p.breakdown;
+    rr.peak_memory_bytes = result.memory.ranks[r].peak_bytes();
+    rr.memory_capacity_bytes = result.memory.ranks[r].capacity_bytes;
+    result.ranks.push_back(rr);
+    if (p.finish_s > result.step_time_s) {
+      result.step_time_s = p.finish_s;
+      result.critical_rank = r;
+    }
+    peak_sum += peak_flops(*devices[r].type, precision);
+  }
+  result.breakdown = plays[result.critical_rank].breakdown;
+  if (result.step_time_s > 0) {
+    result.tokens_per_s = double(schedule.global_batch) * schedule.seq / result.step_time_s;
+    result.tflops_per_gpu = alpa_tflops_per_gpu(model, schedule.global_batch, schedule.seq,
+                                                schedule.plan.recompute, result.step_time_s, world);
+    result.mfu = alpa_step_flops(model, schedule.global_batch, schedule.seq, false) /
+                 result.step_time_s / peak_sum;
+  }
+  if (options.trace) {
+    for (auto& p : plays) result.trace.insert(result.trace.end(), p.events.begin(), p.events.end());
+  }
+  return result;
+}
+
+}  // namespace fabtrain

@@ -1,0 +1,111 @@
+// The simulator: plays a Schedule on the SimGrid platform of a slice and predicts the step time,
+// throughput, the split into compute / exposed communication / pipeline bubble, and memory.
+//
+// How each instruction is played, one SimGrid actor per rank walking its stream in order:
+//   Forward/Backward/OptimizerStep  a roofline on the rank's GPU:
+//       max(flops / (peak * matmul_eff), bytes / (mem_bw * mem_eff)) + kernel_overhead * blocks
+//       (peak by the plan's precision: fp32 -> FP32 peak, fp16 -> FP16 tensor, bf16 -> BF16),
+//       efficiencies and overhead from the catalog's ComputeDefaults or the calibration.
+//   LoadMicrobatch                  free (the data loader runs ahead of the GPU).
+//   Send                            an asynchronous flow to the peer (awaited at the end of the step).
+//   Recv                            posted at the start of the step, awaited here.
+//   Collective                      a ring as NCCL plays it: all-reduce 2(n-1) steps, reduce-scatter
+//       and all-gather n-1, each step a flow of bytes/n to the ring neighbour. In fast mode (groups
+//       above fast_group_size ranks, or worlds above fast_world_size) each rank sends one flow of
+//       its whole ring volume to its neighbour, then waits the remaining (steps-1) latencies and a
+//       barrier of the group: O(n) flows, same alpha-beta time, contention still emerges.
+// Every flow between two VMs is capped at tcp_window * streams / RTT of its link class.
+//
+// Breakdown of the critical rank (the one that finishes last): compute_s is its busy compute
+// time; bubble_s is the time it waited in a Recv before the peer had even sent (pipeline idle);
+// exposed_comm_s the rest of its waiting (bytes in flight, collectives, sends draining at the
+// end). They add up to the step time. With zero-cost communication and uniform stages the
+// bubble is step * (p-1) / (m+p-1).
+//
+// A Simulator lives long: one per slice, reused for many schedules (the Engine and the slice's
+// platform are built once per process; see engine.hpp and slice_platform.hpp). Simulations run
+// one at a time (SimGrid's Engine is a process singleton).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "models/model_spec.hpp"
+#include "plan/schedule.hpp"
+#include "platforms/slice.hpp"
+#include "sim/calibration.hpp"
+#include "sim/memory.hpp"
+
+namespace fabtrain {
+
+enum class CollectiveMode { automatic, ring, fast };
+
+struct SimOptions {
+  const Calibration* calibration = nullptr;  // none: the catalog's defaults
+  CollectiveMode collectives = CollectiveMode::automatic;
+  int fast_group_size = 8;   // automatic: fast for groups larger than this...
+  int fast_world_size = 64;  // ...or for schedules with more ranks than this
+  bool trace = false;        // record a timeline (SimResult::trace)
+};
+
+struct Breakdown {
+  double compute_s = 0;
+  double exposed_comm_s = 0;
+  double bubble_s = 0;
+};
+
+// One span of the timeline. lane: 0 compute, 1 communication the rank waits for, 2 sends in flight.
+struct TraceEvent {
+  int rank = 0;
+  int lane = 0;
+  int instruction = 0;  // index in the rank's stream
+  double start_s = 0;   // from the start of the step
+  double end_s = 0;
+};
+
+struct RankResult {
+  int rank = 0;
+  std::string gpu;   // GpuType name
+  std::string site;
+  double finish_s = 0;
+  Breakdown breakdown;
+  double peak_memory_bytes = 0;
+  double memory_capacity_bytes = 0;
+};
+
+struct SimResult {
+  double step_time_s = 0;
+  double tokens_per_s = 0;
+  double tflops_per_gpu = 0;  // the study's (Alpa's) formula, recompute counted when on
+  double mfu = 0;             // model FLOPs (no recompute) / step / sum of the ranks' peaks
+  Breakdown breakdown;        // of the critical rank
+  int critical_rank = 0;
+  std::vector<RankResult> ranks;
+  MemoryEstimate memory;
+  bool oom = false;
+  std::vector<TraceEvent> trace;  // when SimOptions::trace
+};
+
+class Simulator {
+ public:
+  explicit Simulator(const Slice& slice);
+
+  // The slice as simulated; change its latencies or bandwidths (e.g. override_wan_latency)
+  // between runs for what-if questions, not its VMs or networks.
+  Slice& slice() { return slice_; }
+  const Slice& slice() const { return slice_; }
+
+  // Plays one step. Throws fabtrain::Error when the plan does not fit the slice, the schedule
+  // refers to a group or peer that does not exist, or the streams deadlock.
+  SimResult run(const ModelSpec& model, const Schedule& schedule, const SimOptions& options = {});
+
+ private:
+  Slice slice_;
+};
+
+// Seconds one compute instruction takes on a GPU type (the roofline above); 0 for others.
+double compute_seconds(const Instruction& instruction, const GpuType& gpu, Precision precision,
+                       const ComputeDefaults& defaults, const Calibration& calibration);
+// Peak FLOP/s of a GPU type at a precision; throws when the GPU lacks it (bf16 before Ampere).
+double peak_flops(const GpuType& gpu, Precision precision);
+
+}  // namespace fabtrain

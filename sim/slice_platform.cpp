@@ -1,0 +1,237 @@
+// Building a slice's zones, hosts, links and routes, and setting link parameters between runs.
+#include "sim/slice_platform.hpp"
+
+#include <simgrid/s4u.hpp>
+
+#include <algorithm>
+#include <map>
+
+#include "common/error.hpp"
+#include "sim/engine.hpp"
+
+namespace fabtrain {
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+
+constexpr double unlimited_bandwidth = 1e15;  // bytes/s: "limited elsewhere on the path"
+
+const LinkClass* find_class(const Catalog& catalog, const std::string& name) {
+  const auto it = catalog.link_classes.find(name);
+  return it == catalog.link_classes.end() ? nullptr : &it->second;
+}
+
+const LinkCalibration* find_calibration(const Calibration& cal, const std::string& name) {
+  const auto it = cal.links.find(name);
+  return it == cal.links.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> sites_of(const Slice& slice, const Network& network) {
+  std::vector<std::string> sites;
+  for (const auto& vm_name : network.vms)
+    for (const auto& vm : slice.vms)
+      if (vm.name == vm_name && std::find(sites.begin(), sites.end(), vm.site) == sites.end())
+        sites.push_back(vm.site);
+  return sites;
+}
+
+}  // namespace
+
+std::string SlicePlatform::shape_key(const Slice& slice) {
+  std::string key = slice.name + "|";
+  for (const auto& vm : slice.vms)
+    key += vm.name + "@" + vm.site + ":" + vm.gpu + "x" + std::to_string(vm.gpus) + ":" + vm.nic +
+           ":" + vm.interconnect + ";";
+  key += "|";
+  for (const auto& n : slice.networks) {
+    key += n.name + "=" + n.kind + "(";
+    for (const auto& vm : n.vms) key += vm + ",";
+    key += ");";
+  }
+  return key;
+}
+
+SlicePlatform& SlicePlatform::of(const Slice& slice) {
+  static std::map<std::string, std::unique_ptr<SlicePlatform>> platforms;
+  const auto key = shape_key(slice);
+  static int built = 0;  // zone names must stay unique, also after a failed build
+  auto it = platforms.find(key);
+  if (it == platforms.end())
+    it = platforms.emplace(key, std::unique_ptr<SlicePlatform>(new SlicePlatform(slice, built++))).first;
+  return *it->second;
+}
+
+SlicePlatform::SlicePlatform(const Slice& slice, int id) : key_(shape_key(slice)) {
+  if (!slice.catalog) fail("slice '{}' has no catalog", slice.name);
+  if (slice.vms.empty()) fail("slice '{}' has no VMs", slice.name);
+  if (simulation_started())
+    fail("slice '{}': SimGrid 3.32 seals the platform at the first simulation, so every slice a "
+         "process simulates must be loaded (a Simulator constructed) before the first run; "
+         "construct all Simulators first, or use one process per slice",
+         slice.name);
+  const std::string prefix = slice.name + "#" + std::to_string(id);
+  auto* root = simulation_root_zone();  // creates the Engine first: zones need it
+  zone_ = sg4::create_full_zone(prefix);
+  zone_->set_parent(root);
+  auto* slice_zone = zone_;
+
+  std::map<std::string, std::pair<sg4::NetZone*, simgrid::kernel::routing::NetPoint*>> sites;
+  int gpu = 0;
+  for (const auto& site : slice.site_names()) {
+    auto* site_zone = sg4::create_full_zone(prefix + "/" + site);
+    site_zone->set_parent(slice_zone);
+    // The site's gateway sits in a zone of its own: full zones route zone to zone only.
+    auto* gw_zone = sg4::create_full_zone(prefix + "/" + site + "/gw");
+    gw_zone->set_parent(site_zone);
+    auto* site_gw = gw_zone->create_router(prefix + "/" + site + "/gw/router");
+    gw_zone->seal();
+    // A shared (not split-duplex) switch that VM-to-VM and VM-to-WAN traffic crosses once.
+    auto* sw = site_zone->create_link(prefix + "/" + site + "/switch", unlimited_bandwidth);
+    sw->seal();
+    std::vector<std::pair<simgrid::kernel::routing::NetPoint*, simgrid::kernel::routing::NetPoint*>> members;    links_.push_back({sw, "l2bridge", 0, false, site, site, -1});
+    links_.back().line_rate = 0;  // the switch backplane is not the bottleneck; NICs are
+    for (int v = 0; v < int(slice.vms.size()); ++v) {
+      const Vm& vm = slice.vms[v];
+      if (vm.site != site) continue;
+      if (vm.gpus < 1) fail("slice '{}': VM '{}' has gpus={} (must be at least 1)", slice.name, vm.name, vm.gpus);
+      const GpuType& type = slice.catalog->gpu(vm.gpu);
+      const NicType& nic_type = slice.catalog->nic(vm.nic);
+      auto* vm_zone = sg4::create_full_zone(prefix + "/" + vm.name);
+      vm_zone->set_parent(site_zone);
+      auto* vm_gw = vm_zone->create_router(prefix + "/" + vm.name + "/gw");
+      auto* nic = vm_zone->create_split_duplex_link(prefix + "/" + vm.name + "/nic", nic_type.bandwidth);
+      nic->seal();
+      links_.push_back({nic->get_link_up(), "l2bridge", nic_type.bandwidth, false, site, site, -1});
+      links_.push_back({nic->get_link_down(), "l2bridge", nic_type.bandwidth, false, site, site, -1});
+      std::vector<std::pair<sg4::Host*, sg4::SplitDuplexLink*>> vm_hosts;
+      const bool nvlink = vm.interconnect == "nvlink";
+      if (!nvlink && vm.interconnect != "pcie")
+        fail("slice '{}': VM '{}' interconnect '{}' (expected pcie or nvlink)", slice.name, vm.name, vm.interconnect);
+      const double path_rate = nvlink ? type.nvlink_bandwidth : type.pcie_bandwidth;
+      if (!(path_rate > 0))
+        fail("catalog: GPU type {} has no {} bandwidth (needed by VM '{}' of slice '{}')", type.name,
+             vm.interconnect, vm.name, slice.name);
+      for (int local = 0; local < vm.gpus; ++local, ++gpu) {
+        const std::string name = prefix + "/gpu" + std::to_string(gpu);
+        auto* host = vm_zone->create_host(name, 1e12);
+        auto* path = vm_zone->create_split_duplex_link(name + "/" + vm.interconnect, path_rate);
+        path->seal();
+        links_.push_back({path->get_link_up(), vm.interconnect, path_rate, false, site, site, -1});
+        links_.push_back({path->get_link_down(), vm.interconnect, path_rate, false, site, site, -1});
+        vm_hosts.emplace_back(host, path);
+        hosts_.push_back(host);
+        gpu_vm_.push_back(v);
+      }
+      // Full routes inside the VM: GPU to GPU over both paths, GPU to the gateway over its path
+      // and the NIC (UP = egress of the GPU's path and of the NIC).
+      using Dir = sg4::LinkInRoute::Direction;
+      for (size_t i = 0; i < vm_hosts.size(); ++i) {
+        vm_zone->add_route(vm_hosts[i].first->get_netpoint(), vm_gw, nullptr, nullptr,
+                           {sg4::LinkInRoute(vm_hosts[i].second, Dir::UP), sg4::LinkInRoute(nic, Dir::UP)}, true);
+        for (size_t j = i + 1; j < vm_hosts.size(); ++j)
+          vm_zone->add_route(vm_hosts[i].first->get_netpoint(), vm_hosts[j].first->get_netpoint(), nullptr, nullptr,
+                             {sg4::LinkInRoute(vm_hosts[i].second, Dir::UP), sg4::LinkInRoute(vm_hosts[j].second, Dir::DOWN)}, true);
+      }
+      vm_zone->seal();
+      members.emplace_back(vm_zone->get_netpoint(), vm_gw);
+    }
+    for (size_t i = 0; i < members.size(); ++i) {
+      site_zone->add_route(members[i].first, gw_zone->get_netpoint(), members[i].second, site_gw,
+                           {sg4::LinkInRoute(sw)}, true);
+      for (size_t j = i + 1; j < members.size(); ++j)
+        site_zone->add_route(members[i].first, members[j].first, members[i].second, members[j].second,
+                             {sg4::LinkInRoute(sw)}, true);
+    }
+    site_zone->seal();
+    sites[site] = {site_zone, site_gw};
+  }
+  // One wide-area link per pair of sites joined by a network (the first network that joins them).
+  std::map<std::pair<std::string, std::string>, bool> joined;
+  for (int n = 0; n < int(slice.networks.size()); ++n) {
+    const Network& network = slice.networks[n];
+    const auto net_sites = sites_of(slice, network);
+    for (size_t i = 0; i < net_sites.size(); ++i)
+      for (size_t j = i + 1; j < net_sites.size(); ++j) {
+        auto a = net_sites[i], b = net_sites[j];
+        if (a > b) std::swap(a, b);
+        if (joined[{a, b}]) continue;
+        joined[{a, b}] = true;
+        auto* wan = slice_zone->create_split_duplex_link(prefix + "/" + network.name + "/" + a + "-" + b,
+                                                         unlimited_bandwidth);
+        wan->seal();
+        links_.push_back({wan->get_link_up(), network.kind, network.bandwidth, true, a, b, n});
+        links_.push_back({wan->get_link_down(), network.kind, network.bandwidth, true, a, b, n});
+        slice_zone->add_route(sites[a].first->get_netpoint(), sites[b].first->get_netpoint(),
+                              sites[a].second, sites[b].second,
+                              {sg4::LinkInRoute(wan, sg4::LinkInRoute::Direction::UP)}, true);
+      }
+  }
+  slice_zone->seal();
+  configure(slice, Calibration{});
+}
+
+void SlicePlatform::configure(const Slice& slice, const Calibration& calibration) {
+  if (shape_key(slice) != key_)
+    fail("slice '{}' does not have the shape of the platform it was given to", slice.name);
+  const Catalog& catalog = *slice.catalog;
+  for (auto& l : links_) {
+    const LinkClass* cls = find_class(catalog, l.link_class);
+    const LinkCalibration* cal = find_calibration(calibration, l.link_class);
+    double latency = cls ? cls->latency_s : 0;
+    if (cal && cal->latency_s) latency = *cal->latency_s;
+    if (l.wide_area) {
+      const Network& network = slice.networks[l.network];
+      const double rtt = network.rtt_s >= 0 ? network.rtt_s : catalog.latency(l.site_a, l.site_b).rtt_s;
+      latency += rtt / 2;
+    } else if (l.link_class == "l2bridge" && l.line_rate > 0) {
+      latency = 0;  // NICs: the per-hop latency of the class sits on the site switch
+    }
+    // Wide-area links take the network's bandwidth as the slice states it now (what-ifs).
+    const double rate = l.wide_area ? slice.networks[l.network].bandwidth : l.line_rate;
+    double bandwidth = rate > 0 ? rate * (cls ? cls->efficiency : 1.0) : unlimited_bandwidth;
+    if (cal && cal->bandwidth && (l.line_rate > 0 || l.wide_area)) bandwidth = *cal->bandwidth;
+    l.link->set_latency(latency);
+    l.link->set_bandwidth(bandwidth);
+  }
+  slice_ = slice;
+  calibration_ = calibration;
+  pairs_.clear();
+}
+
+const SlicePlatform::PairInfo& SlicePlatform::pair(int a, int b) {
+  const long long key = (long long)a * (long long)hosts_.size() + b;
+  const auto it = pairs_.find(key);
+  if (it != pairs_.end()) return it->second;
+  PairInfo info;
+  if (a != b) {
+    // network_between throws a clear error when no network joins the two VMs, before SimGrid
+    // would be asked for a route that does not exist.
+    const Network* network = nullptr;
+    if (gpu_vm_[a] != gpu_vm_[b])
+      network = &slice_.network_between(slice_.vms[gpu_vm_[a]].name, slice_.vms[gpu_vm_[b]].name);
+    std::vector<sg4::Link*> route;
+    try {
+      hosts_[a]->route_to(hosts_[b], route, &info.latency);
+    } catch (const std::exception& e) {
+      fail("slice '{}': SimGrid has no route from {} to {}: {}", slice_.name, hosts_[a]->get_name(),
+           hosts_[b]->get_name(), e.what());
+    }
+    if (network) {
+      const LinkClass* cls = find_class(*slice_.catalog, network->kind);
+      const LinkCalibration* cal = find_calibration(calibration_, network->kind);
+      double window = network->tcp_window_bytes >= 0 ? network->tcp_window_bytes
+                                                    : (cls ? cls->tcp_window_bytes : 0);
+      if (cal && cal->tcp_window_bytes) window = *cal->tcp_window_bytes;
+      const int streams = cls ? std::max(1, cls->streams_per_peer) : 1;
+      const double rtt = 2 * info.latency;
+      if (window > 0 && rtt > 0) info.cap = window * streams / rtt;
+    }
+  }
+  return pairs_.emplace(key, info).first->second;
+}
+
+double SlicePlatform::route_latency(int a, int b) { return pair(a, b).latency; }
+double SlicePlatform::rate_cap(int a, int b) { return pair(a, b).cap; }
+
+}  // namespace fabtrain
