@@ -1,0 +1,58 @@
+// fabtrain-exec bench: measure this machine (or these machines, under mpirun) for calibration:
+// matrix products of a model's shapes, element-wise memory bandwidth, point-to-point latency and
+// bandwidth per pair of ranks, and collective bus bandwidths; rank 0 writes one JSON file for
+// `fabtrain calibrate --bench`. Options come from one table (CLI11).
+#include <fmt/format.h>
+
+#include <fstream>
+#include <memory>
+
+#include "command.hpp"
+#include "common/error.hpp"
+#include "exec/bench_run.hpp"
+
+namespace fabtrain {
+namespace {
+
+void run(const BenchConfig& config) {
+  MpiCommunicator comm(nullptr, nullptr);
+  try {
+    const nlohmann::json doc = run_bench(config, comm);
+    if (comm.rank() == 0) {
+      std::ofstream out(config.output, std::ios::trunc);
+      if (!out) fail("-o {}: cannot write the file", config.output);
+      out << doc.dump(2) << '\n';
+      if (!out) fail("-o {}: write error", config.output);
+      fmt::print("  wrote {}\n", config.output);
+    }
+  } catch (const std::exception& e) {
+    if (comm.size() > 1) comm.abort(e.what());
+    throw;
+  }
+}
+
+Registration reg(20, [](CLI::App& app) {
+  auto* cmd = app.add_subcommand("bench", "Measure compute, memory and network for calibration");
+  auto c = std::make_shared<BenchConfig>();
+  cmd->add_option("--device", c->device, "cpu (cuda: with the CUDA backend)")->capture_default_str();
+  cmd->add_option("--model", c->model, "Model whose matrix shapes are measured (name or config.json)")
+      ->capture_default_str();
+  cmd->add_option("--batch", c->batch, "Sequences per microbatch on one rank (B)")->capture_default_str();
+  cmd->add_option("--seq", c->seq, "Tokens per sequence (T)")->capture_default_str();
+  cmd->add_option("--threads", c->threads, "OpenMP threads per rank (0: cores / ranks per host)")
+      ->capture_default_str();
+  cmd->add_option("--budget-s", c->budget_s, "Time budget per measurement, seconds")->capture_default_str();
+  cmd->add_option("--memory-mib", c->memory_mib, "Array size of the memory kernels, MiB")->capture_default_str();
+  cmd->add_option("--latency-bytes", c->latency_bytes, "Message size of the latency ping-pong")
+      ->capture_default_str();
+  cmd->add_option("--p2p-mib", c->p2p_mib, "Message size of the bandwidth stream, MiB")->capture_default_str();
+  cmd->add_option("--p2p-messages", c->p2p_messages, "Messages per bandwidth stream")->capture_default_str();
+  cmd->add_option("--collective-mib", c->collective_mib, "Collective buffer sizes, MiB")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("-o,--output", c->output, "The bench file to write (JSON)")->capture_default_str();
+  cmd->callback([c] { run(*c); });
+});
+
+}  // namespace
+}  // namespace fabtrain

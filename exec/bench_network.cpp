@@ -1,0 +1,138 @@
+// Point-to-point and collective measurements (see bench_network.hpp).
+#include "exec/bench_network.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/error.hpp"
+
+namespace fabtrain::bench {
+namespace {
+
+constexpr int kTagPing = 9100, kTagStream = 9101, kTagAck = 9102, kTagCount = 9103;
+
+std::size_t floats_for(double bytes) {
+  return std::max<std::size_t>(1, std::size_t(std::ceil(bytes / sizeof(float))));
+}
+
+// Rank 0 decides a count (from its own warm-up timing) and every rank gets the same one.
+int agree(Communicator& comm, int count_on_rank0) {
+  std::vector<float> v{comm.rank() == 0 ? float(count_on_rank0) : 0.0f};
+  comm.all_reduce(0, v);
+  return std::max(1, int(v[0]));
+}
+
+int reps_within(double one_s, double budget_s, int wanted) {
+  if (one_s <= 0) return wanted;
+  return std::clamp(int(budget_s / one_s), 1, wanted);
+}
+
+}  // namespace
+
+double bus_factor(const std::string& op, int n) {
+  if (n < 1) fail("bench: a collective over {} ranks", n);
+  return op == "all_reduce" ? 2.0 * (n - 1) / n : double(n - 1) / n;
+}
+
+std::vector<PairResult> measure_pairs(Communicator& comm, const NetworkOptions& o) {
+  std::vector<PairResult> results;
+  const int n = comm.size(), me = comm.rank();
+  std::vector<float> small(floats_for(o.latency_bytes), 1.0f);
+  std::vector<float> large(floats_for(o.message_bytes), 1.0f);
+  std::vector<float> count(1);
+  for (int a = 0; a < n; ++a)
+    for (int b = a + 1; b < n; ++b) {
+      comm.barrier();
+      PairResult r{a, b};
+      r.message_bytes = double(large.size() * sizeof(float));
+      r.messages = o.messages;
+      if (me == a || me == b) {
+        auto ping = [&] {  // a -> b -> a
+          if (me == a) {
+            comm.send(b, small, kTagPing);
+            comm.recv(b, small, kTagPing);
+          } else {
+            comm.recv(a, small, kTagPing);
+            comm.send(a, small, kTagPing);
+          }
+        };
+        auto stream = [&] {  // a sends the messages back to back, b acknowledges the last
+          if (me == a) {
+            for (int m = 0; m < o.messages; ++m) comm.send(b, large, kTagStream);
+            comm.recv(b, small, kTagAck);
+          } else {
+            for (int m = 0; m < o.messages; ++m) comm.recv(a, large, kTagStream);
+            comm.send(a, small, kTagAck);
+          }
+        };
+        // a times a warm-up of each and tells b how many repetitions fit the budget.
+        ping();  // connection set-up, untimed
+        const double ping_once = seconds_of(ping);
+        const double stream_once = seconds_of(stream);
+        count[0] = me == a ? float(reps_within(ping_once, o.budget_s, o.latency_reps)) : 0.0f;
+        if (me == a) comm.send(b, count, kTagCount); else comm.recv(a, count, kTagCount);
+        std::vector<double> rtts;
+        for (int i = 0; i < int(count[0]); ++i) rtts.push_back(seconds_of(ping));
+        count[0] = me == a ? float(reps_within(stream_once, o.budget_s, o.stream_reps)) : 0.0f;
+        if (me == a) comm.send(b, count, kTagCount); else comm.recv(a, count, kTagCount);
+        std::vector<double> streams;
+        for (int i = 0; i < int(count[0]); ++i) streams.push_back(seconds_of(stream));
+        r.rtt_s = median(rtts);
+        r.latency_s = r.rtt_s / 2;
+        r.stream_s = median(streams);
+        const double transfer_s = std::max(r.stream_s - r.rtt_s, 1e-9);
+        r.bandwidth = r.messages * r.message_bytes / transfer_s;
+      }
+      // Rank 0 learns the pair's numbers from a (unless it is a).
+      if (a != 0) {
+        std::vector<float> packed{float(r.rtt_s), float(r.stream_s), float(r.bandwidth)};
+        if (me == a) comm.send(0, packed, kTagCount + 1);
+        if (me == 0) {
+          comm.recv(a, packed, kTagCount + 1);
+          r.rtt_s = packed[0];
+          r.latency_s = r.rtt_s / 2;
+          r.stream_s = packed[1];
+          r.bandwidth = packed[2];
+        }
+      }
+      results.push_back(r);
+    }
+  comm.barrier();
+  return results;
+}
+
+std::vector<CollectiveResult> measure_collectives(Communicator& comm,
+                                                  const std::vector<double>& sizes_bytes,
+                                                  const NetworkOptions& o) {
+  std::vector<CollectiveResult> results;
+  const int n = comm.size();
+  if (n < 2) return results;
+  for (const double size : sizes_bytes) {
+    // A multiple of n floats, so reduce-scatter and all-gather chunks are equal.
+    const std::size_t total = (floats_for(size) + n - 1) / n * n;
+    std::vector<float> full(total, 1.0f), chunk(total / n, 1.0f);
+    for (const std::string op : {"all_reduce", "reduce_scatter", "all_gather"}) {
+      auto run = [&] {
+        if (op == "all_reduce") comm.all_reduce(0, full);
+        else if (op == "reduce_scatter") comm.reduce_scatter(0, full, chunk);
+        else comm.all_gather(0, chunk, full);
+      };
+      comm.barrier();
+      run();  // connection set-up and first-touch, untimed
+      const double once = seconds_of(run);
+      const int reps = agree(comm, reps_within(once, o.budget_s, 5));
+      std::vector<double> times;
+      for (int i = 0; i < reps; ++i) {
+        comm.barrier();
+        times.push_back(seconds_of(run));
+      }
+      CollectiveResult r{op, double(total * sizeof(float)), n, median(times)};
+      r.algbw = r.seconds > 0 ? r.bytes / r.seconds : 0;
+      r.busbw = r.algbw * bus_factor(op, n);
+      results.push_back(r);
+    }
+  }
+  return results;
+}
+
+}  // namespace fabtrain::bench

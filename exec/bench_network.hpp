@@ -1,0 +1,55 @@
+// Network measurements of `fabtrain-exec bench`, through the executor's own communicator (the
+// path training takes): for each pair of ranks the point-to-point latency (small-message
+// ping-pong) and bandwidth (a stream of large messages), and all-reduce / reduce-scatter /
+// all-gather over all ranks with nccl-tests' algorithm and bus bandwidths. Every rank must call
+// each function, in the same order; results are complete on rank 0.
+// Not here: compute (exec/bench_compute.hpp).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "exec/bench_timing.hpp"
+#include "exec/communicator.hpp"
+
+namespace fabtrain::bench {
+
+struct PairResult {
+  int a = 0, b = 0;           // ranks, a < b
+  double rtt_s = 0;           // median round trip of a small message
+  double latency_s = 0;       // rtt / 2
+  double message_bytes = 0;   // size of each large message
+  int messages = 0;           // messages per timed stream
+  double stream_s = 0;        // median time from the first send to the acknowledgement
+  double bandwidth = 0;       // bytes/s: messages * bytes / (stream_s - rtt)
+};
+
+struct NetworkOptions {
+  double latency_bytes = 8;
+  int latency_reps = 30;
+  double message_bytes = 4 << 20;
+  int messages = 4;
+  int stream_reps = 3;
+  double budget_s = 3;  // per measurement: repetitions are cut to fit (at least one)
+};
+
+// Requires the communicator's group 0 to be the world (set_groups({all ranks})).
+std::vector<PairResult> measure_pairs(Communicator& comm, const NetworkOptions& options);
+
+struct CollectiveResult {
+  std::string op;       // all_reduce, reduce_scatter, all_gather
+  double bytes = 0;     // the full buffer (all-reduce data, reduce-scatter input, all-gather output)
+  int ranks = 0;
+  double seconds = 0;   // median
+  double algbw = 0;     // bytes / seconds
+  double busbw = 0;     // algbw * 2(n-1)/n (all-reduce) or (n-1)/n (the others)
+};
+
+// nccl-tests' bus-bandwidth factor for a collective over n ranks.
+double bus_factor(const std::string& op, int ranks);
+
+// Over group 0 (the world) at each size; empty with one rank.
+std::vector<CollectiveResult> measure_collectives(Communicator& comm,
+                                                  const std::vector<double>& sizes_bytes,
+                                                  const NetworkOptions& options);
+
+}  // namespace fabtrain::bench

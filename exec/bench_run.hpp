@@ -1,0 +1,35 @@
+// `fabtrain-exec bench` from start to end on one rank: resolve the model's shapes, measure the
+// matrix products and memory kernels on every rank at once (as training would load the
+// machine), then the network pair by pair and the collectives over all ranks, and gather it
+// all into one JSON document on rank 0 (the bench file `fabtrain calibrate --bench` reads).
+// Not here: the command line (apps/fabtrain-exec/cmd_bench.cpp) or any fitting (calibrate/).
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "exec/mpi_communicator.hpp"
+
+namespace fabtrain {
+
+struct BenchConfig {
+  std::string device = "cpu";
+  std::string model = "gpt2-nano";
+  int batch = 4;                 // sequences per microbatch on one rank (B)
+  int seq = 64;                  // tokens per sequence (T)
+  int threads = 0;               // OpenMP threads per rank; 0: cores / ranks per host
+  double budget_s = 1.0;         // per measurement
+  double memory_mib = 32;        // per array of the memory kernels
+  double latency_bytes = 8;
+  double p2p_mib = 4;            // per message of the bandwidth stream
+  int p2p_messages = 4;
+  std::vector<double> collective_mib = {1, 8};
+  std::string output = "bench.json";
+};
+
+inline constexpr int kBenchFormatVersion = 1;
+
+// Every rank calls it; the document is complete on rank 0 (other ranks get an empty one).
+nlohmann::json run_bench(const BenchConfig& config, MpiCommunicator& comm);
+
+}  // namespace fabtrain
