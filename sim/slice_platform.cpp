@@ -16,6 +16,7 @@ namespace sg4 = simgrid::s4u;
 namespace {
 
 constexpr double unlimited_bandwidth = 1e15;  // bytes/s: "limited elsewhere on the path"
+using Dir = simgrid::s4u::LinkInRoute::Direction;
 
 const LinkClass* find_class(const Catalog& catalog, const std::string& name) {
   const auto it = catalog.link_classes.find(name);
@@ -86,11 +87,15 @@ SlicePlatform::SlicePlatform(const Slice& slice, int id) : key_(shape_key(slice)
     gw_zone->set_parent(site_zone);
     auto* site_gw = gw_zone->create_router(prefix + "/" + site + "/gw/router");
     gw_zone->seal();
-    // A shared (not split-duplex) switch that VM-to-VM and VM-to-WAN traffic crosses once.
-    auto* sw = site_zone->create_link(prefix + "/" + site + "/switch", unlimited_bandwidth);
-    sw->seal();
-    std::vector<std::pair<simgrid::kernel::routing::NetPoint*, simgrid::kernel::routing::NetPoint*>> members;    links_.push_back({sw, "l2bridge", 0, false, site, site, -1});
-    links_.back().line_rate = 0;  // the switch backplane is not the bottleneck; NICs are
+    // No switch link: an unlimited shared link would still couple every flow of the site into
+    // one sharing problem (quadratic at 1,000 GPUs). The switch's per-hop latency sits on the
+    // NICs instead, half on each direction, so VM-to-VM crosses it exactly once.
+    struct Member {
+      simgrid::kernel::routing::NetPoint* zone;
+      simgrid::kernel::routing::NetPoint* gateway;
+      sg4::SplitDuplexLink* nic;
+    };
+    std::vector<Member> members;
     for (int v = 0; v < int(slice.vms.size()); ++v) {
       const Vm& vm = slice.vms[v];
       if (vm.site != site) continue;
@@ -100,7 +105,7 @@ SlicePlatform::SlicePlatform(const Slice& slice, int id) : key_(shape_key(slice)
       auto* vm_zone = sg4::create_full_zone(prefix + "/" + vm.name);
       vm_zone->set_parent(site_zone);
       auto* vm_gw = vm_zone->create_router(prefix + "/" + vm.name + "/gw");
-      auto* nic = vm_zone->create_split_duplex_link(prefix + "/" + vm.name + "/nic", nic_type.bandwidth);
+      auto* nic = site_zone->create_split_duplex_link(prefix + "/" + vm.name + "/nic", nic_type.bandwidth);
       nic->seal();
       links_.push_back({nic->get_link_up(), "l2bridge", nic_type.bandwidth, false, site, site, -1});
       links_.push_back({nic->get_link_down(), "l2bridge", nic_type.bandwidth, false, site, site, -1});
@@ -124,24 +129,23 @@ SlicePlatform::SlicePlatform(const Slice& slice, int id) : key_(shape_key(slice)
         gpu_vm_.push_back(v);
       }
       // Full routes inside the VM: GPU to GPU over both paths, GPU to the gateway over its path
-      // and the NIC (UP = egress of the GPU's path and of the NIC).
-      using Dir = sg4::LinkInRoute::Direction;
+      // (UP = egress). The NIC is on the site level's routes.
       for (size_t i = 0; i < vm_hosts.size(); ++i) {
         vm_zone->add_route(vm_hosts[i].first->get_netpoint(), vm_gw, nullptr, nullptr,
-                           {sg4::LinkInRoute(vm_hosts[i].second, Dir::UP), sg4::LinkInRoute(nic, Dir::UP)}, true);
+                           {sg4::LinkInRoute(vm_hosts[i].second, Dir::UP)}, true);
         for (size_t j = i + 1; j < vm_hosts.size(); ++j)
           vm_zone->add_route(vm_hosts[i].first->get_netpoint(), vm_hosts[j].first->get_netpoint(), nullptr, nullptr,
                              {sg4::LinkInRoute(vm_hosts[i].second, Dir::UP), sg4::LinkInRoute(vm_hosts[j].second, Dir::DOWN)}, true);
       }
       vm_zone->seal();
-      members.emplace_back(vm_zone->get_netpoint(), vm_gw);
+      members.push_back({vm_zone->get_netpoint(), vm_gw, nic});
     }
     for (size_t i = 0; i < members.size(); ++i) {
-      site_zone->add_route(members[i].first, gw_zone->get_netpoint(), members[i].second, site_gw,
-                           {sg4::LinkInRoute(sw)}, true);
+      site_zone->add_route(members[i].zone, gw_zone->get_netpoint(), members[i].gateway, site_gw,
+                           {sg4::LinkInRoute(members[i].nic, Dir::UP)}, true);
       for (size_t j = i + 1; j < members.size(); ++j)
-        site_zone->add_route(members[i].first, members[j].first, members[i].second, members[j].second,
-                             {sg4::LinkInRoute(sw)}, true);
+        site_zone->add_route(members[i].zone, members[j].zone, members[i].gateway, members[j].gateway,
+                             {sg4::LinkInRoute(members[i].nic, Dir::UP), sg4::LinkInRoute(members[j].nic, Dir::DOWN)}, true);
     }
     site_zone->seal();
     sites[site] = {site_zone, site_gw};
@@ -184,8 +188,8 @@ void SlicePlatform::configure(const Slice& slice, const Calibration& calibration
       const Network& network = slice.networks[l.network];
       const double rtt = network.rtt_s >= 0 ? network.rtt_s : catalog.latency(l.site_a, l.site_b).rtt_s;
       latency += rtt / 2;
-    } else if (l.link_class == "l2bridge" && l.line_rate > 0) {
-      latency = 0;  // NICs: the per-hop latency of the class sits on the site switch
+    } else if (l.link_class == "l2bridge") {
+      latency /= 2;  // NICs: half the switch hop on egress, half on ingress
     }
     // Wide-area links take the network's bandwidth as the slice states it now (what-ifs).
     const double rate = l.wide_area ? slice.networks[l.network].bandwidth : l.line_rate;

@@ -6,7 +6,8 @@
 // Layout:
 //
 //   slice zone (full) -- one wide-area link per pair of sites joined by an l2sts/switched network
-//     site zone (full) -- a shared switch link (l2bridge) that VM-to-VM traffic crosses once
+//     site zone (full) -- VM to VM over the two NICs; the l2bridge switch hop's latency is split
+//                         over the NIC directions (no switch link: it would couple all flows)
 //       VM zone (full) -- the VM's NIC (split duplex) to the site, and per GPU its PCIe or
 //                         NVLink path (split duplex); GPU-to-GPU inside a VM never touches the NIC
 // (Full zones with explicit routes: star zones of 3.32 lost routes of hosts in nested zones.)

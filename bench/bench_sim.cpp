@@ -1,0 +1,75 @@
+// Simulator speed: plan simulations per second in a long-lived process (GPT-2 medium, 2 sites,
+// 4 GPUs; target >= 1000 per core) and one step of dp=16,tp=8,pp=8 on a 1024-GPU slice (target
+// < 1 s), plus the process's peak memory. Prints measured values and ratios against the targets.
+#include <fmt/format.h>
+#include <sys/resource.h>
+
+#include <chrono>
+
+#include "models/model_spec.hpp"
+#include "plan/schedule.hpp"
+#include "platforms/slice.hpp"
+#include "sim/simulator.hpp"
+
+using namespace fabtrain;
+
+namespace {
+
+// Two sites, `vms_per_site` VMs each of `gpus` GPUs, joined by an l2sts network (built in code so
+// the benchmark does not depend on which slice files exist).
+Slice bench_slice(const Catalog& catalog, int vms_per_site, int gpus, const std::string& gpu) {
+  Slice s;
+  s.name = fmt::format("bench-2x{}x{}", vms_per_site, gpus);
+  s.catalog = &catalog;
+  Network wan{"wan", "l2sts", {}, {"UTAH", "MASS"}, 0.03, 0, -1};
+  for (const std::string site : {"UTAH", "MASS"}) {
+    Network lan{"lan-" + site, "l2bridge", {}, {}, -1, 0, -1};
+    for (int v = 0; v < vms_per_site; ++v) {
+      Vm vm{fmt::format("{}-vm{}", site, v), site, gpu, gpus, "NIC_ConnectX_6", "pcie"};
+      lan.vms.push_back(vm.name);
+      wan.vms.push_back(vm.name);
+      s.vms.push_back(vm);
+    }
+    s.networks.push_back(lan);
+  }
+  s.networks.push_back(wan);
+  return s;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+}  // namespace
+
+int main() {
+  const Catalog& catalog = builtin_catalog();
+  const ModelSpec medium = load_model("gpt2-medium");
+  Simulator small(bench_slice(catalog, 1, 2, "GPU_RTX6000"));
+  Simulator large(bench_slice(catalog, 171, 3, "GPU_A30"));  // 1026 GPUs
+
+  const Schedule s4 = compile(medium, parse_plan("dp=2,pp=2,mb=8"), 32, 1024);
+  small.run(medium, s4);  // warm up
+  int runs = 0;
+  const auto t = std::chrono::steady_clock::now();
+  while (seconds_since(t) < 3) {
+    small.run(medium, s4);
+    ++runs;
+  }
+  const double per_s = runs / seconds_since(t);
+
+  const Schedule s1024 = compile(medium, parse_plan("dp=16,tp=8,pp=8,mb=8"), 16 * 8 * 8, 1024);
+  const auto t2 = std::chrono::steady_clock::now();
+  const auto r = large.run(medium, s1024);
+  const double big_s = seconds_since(t2);
+
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  fmt::print("{:<52} {:>12} {:>12} {:>8}\n", "benchmark", "measured", "target", "ratio");
+  fmt::print("{:<52} {:>12.0f} {:>12} {:>8.2f}\n", "gpt2-medium dp=2,pp=2,mb=8, 2 sites x 2 GPUs: sims/s/core",
+             per_s, ">= 1000", per_s / 1000);
+  fmt::print("{:<52} {:>12.3f} {:>12} {:>8.2f}\n", "gpt2-medium dp=16,tp=8,pp=8 on 1024 GPUs: s/step",
+             big_s, "< 1", 1.0 / big_s);
+  fmt::print("{:<52} {:>12.1f}\n", "peak RSS (MiB)", usage.ru_maxrss / 1024.0);
+  fmt::print("(1024-GPU step simulated: {:.3f} s, {} ranks)\n", r.step_time_s, r.ranks.size());
+}
