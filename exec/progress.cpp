@@ -4,11 +4,20 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cstdlib>
+
 namespace fabtrain {
 
 Progress::Progress(int total_steps, int every, std::FILE* out)
     : total_(total_steps), every_(every < 1 ? 1 : every), out_(out),
-      terminal_(::isatty(::fileno(out)) != 0) {}
+      terminal_(::isatty(::fileno(out)) != 0 && !launched_by_mpi()) {}
+
+// mpirun forwards rank 0's output through a pseudo-terminal even when its own output goes to a
+// file, so under a launcher a terminal cannot be told apart: print plain lines there.
+bool Progress::launched_by_mpi() {
+  return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_RANK") ||
+         std::getenv("SLURM_PROCID") || std::getenv("PMIX_RANK");
+}
 
 Progress::~Progress() { end_line(); }
 

@@ -16,6 +16,7 @@ class Progress {
   void validation(int step, float val_loss);
   void message(const std::string& text);
   static std::string format_duration(double seconds);
+  static bool launched_by_mpi();
 
  private:
   void end_line();

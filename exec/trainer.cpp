@@ -313,7 +313,9 @@ TrainResult train(const TrainConfig& config, MpiCommunicator& comm) {
   TrainResult result;
   double trace_offset_s = 0;
   const double tokens_per_step = double(config.batch) * config.seq;
-  for (int step = start_step; step < config.steps; ++step) {
+  const int end_step =
+      config.stop_after > 0 ? std::min(config.steps, start_step + config.stop_after) : config.steps;
+  for (int step = start_step; step < end_step; ++step) {
     if (timing) comm.barrier();  // one time origin for every rank's instruction timings
     const Clock::time_point start = Clock::now();
     StepOutcome outcome = run.interpreter->play_step(step, lr.at(step), run.feed(run.train_data.get(), step));
@@ -321,7 +323,7 @@ TrainResult train(const TrainConfig& config, MpiCommunicator& comm) {
     const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
     result.losses.push_back(loss);
     StepSummary summary{step, wall_s, loss, lr.at(step), outcome.grad_norm, tokens_per_step / wall_s};
-    const bool last = step + 1 == config.steps;
+    const bool last = step + 1 == end_step;
     if (validating && (last || (config.val_every > 0 && (step + 1) % config.val_every == 0))) {
       summary.val_loss = run.validate();
       result.final_val_loss = summary.val_loss;

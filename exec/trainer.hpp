@@ -30,6 +30,7 @@ struct TrainConfig {
   std::string checkpoint_dir;
   int checkpoint_every = 0;                 // 0: only at the end (when a directory is given)
   bool resume = false;
+  int stop_after = 0;                       // end this run after N steps (0: run to --steps)
   std::string record;                       // JSON lines run record
   std::string trace;                        // Chrome trace JSON
   int val_every = 0;                        // 0: only at the end (when --val-data is given)

@@ -51,6 +51,9 @@ Registration reg(10, [](CLI::App& app) {
                   "Checkpoint every N steps (0: only at the end)")
       ->capture_default_str();
   cmd->add_flag("--resume", c->resume, "Continue from the latest checkpoint in --checkpoint-dir");
+  cmd->add_option("--stop-after", c->stop_after,
+                  "End this run after N steps, checkpointing there (continue with --resume)")
+      ->capture_default_str();
   cmd->add_option("--record", c->record, "Write the run record (JSON lines) here");
   cmd->add_option("--trace", c->trace, "Write the measured timeline (Chrome trace JSON) here");
   cmd->add_option("--val-every", c->val_every, "Validate every N steps (0: only at the end)")
