@@ -1,0 +1,145 @@
+// fabtrain calibrate: fit the simulator's cost parameters from `fabtrain-exec bench` files and,
+// optionally, executor run records; print the fit and the prediction error per run (in sample,
+// and held out: each run predicted by a fit on the others); write the calibration YAML that
+// `fabtrain simulate --calibration` reads.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <memory>
+
+#include "calibrate/calibration_file.hpp"
+#include "calibrate/fit_compute.hpp"
+#include "calibrate/fit_links.hpp"
+#include "calibrate/inputs.hpp"
+#include "command.hpp"
+#include "common/error.hpp"
+
+namespace fabtrain {
+namespace {
+
+struct CalibrateOptions {
+  std::vector<std::string> benches, runs;
+  std::string device_type = "CPU_HOST";
+  std::string link_class = "l2sts";
+  double path_rtt_ms = 0;
+  std::string output;
+};
+
+std::string percent(double predicted, double measured) {
+  return measured > 0 ? fmt::format("{:+.1f}%", 100 * (predicted - measured) / measured) : "-";
+}
+
+void print_errors(const calib::RunError& e, const char* label) {
+  fmt::print("  {:<9} step {:>9.4f} s predicted {:>9.4f} s ({})", label, e.measured_step_s,
+             e.predicted_step_s, percent(e.predicted_step_s, e.measured_step_s));
+  for (const auto& k : e.kinds)
+    fmt::print("  {} {}", k.kind, percent(k.predicted_s, k.measured_s));
+  fmt::print("\n");
+}
+
+void print_kinds(const calib::KindCalibration& kinds, const GpuType& device) {
+  for (const auto& [kind, c] : kinds)
+    fmt::print("  {:<9} matmul {:>7}  memory {:>7}  overhead {}\n", to_string(kind),
+               c.matmul_efficiency ? fmt::format("{:.4f}", *c.matmul_efficiency) : "-",
+               c.memory_efficiency ? fmt::format("{:.4f}", *c.memory_efficiency) : "-",
+               c.kernel_overhead_s ? fmt::format("{:.3g} s", *c.kernel_overhead_s) : "-");
+}
+
+void run(const CalibrateOptions& o) {
+  const Catalog& catalog = builtin_catalog();
+  const GpuType& device = catalog.gpu(o.device_type);
+  const LinkClass& link_class = catalog.link_class(o.link_class);
+  fmt::print("fabtrain calibrate\n  device   {} (peak fp32 {:.3g} GFLOP/s, memory {:.3g} GB/s, {})\n",
+             device.name, device.peak_fp32_flops / 1e9, device.memory_bandwidth / 1e9, catalog.path);
+  fmt::print("  link     {} ({} streams per peer)\n", link_class.name, link_class.streams_per_peer);
+  std::vector<calib::BenchData> benches;
+  for (const auto& path : o.benches) {
+    benches.push_back(calib::read_bench(path));
+    const auto& b = benches.back();
+    fmt::print("  bench    {}: {} ranks on {}, {} threads, model {} B={} T={}\n", path, b.world,
+               b.device, b.threads, b.model, b.batch, b.seq);
+  }
+  std::vector<calib::RunData> runs;
+  for (const auto& path : o.runs) {
+    runs.push_back(calib::read_run_record(path));
+    fmt::print("  run      {}: {} ranks, model {}, plan {}, {} timed steps\n", path, runs.back().world,
+               runs.back().model, runs.back().plan, runs.back().steps.size());
+  }
+
+  std::vector<std::string> notes;
+  calib::KindCalibration kinds = calib::fit_compute_from_bench(benches.front(), device, notes);
+  fmt::print("\ncompute from bench ({}):\n", benches.front().path);
+  for (const auto& n : notes) fmt::print("  {}\n", n);
+  print_kinds(kinds, device);
+
+  if (!runs.empty()) {
+    std::vector<calib::LinearFit> fits;
+    const auto bench_kinds = kinds;
+    kinds = calib::fit_compute_from_runs(runs, device, bench_kinds, &fits);
+    fmt::print("\ncompute refined by least squares on {} run(s):\n", runs.size());
+    for (const auto& f : fits)
+      fmt::print("  {} samples: t = {:.4g} s/{} + {:.3g} s/block, rms relative residual {:.1f}%\n",
+                 f.samples, f.slope, f.form == "flops" ? "FLOP" : "byte", f.per_block_s,
+                 100 * f.rms_relative);
+    print_kinds(kinds, device);
+    fmt::print("\nprediction error per run (compute predicted; communication as measured):\n");
+    double sum_in = 0, sum_out = 0;
+    int held_out = 0;
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      fmt::print(" {}\n", runs[i].path);
+      const auto in = calib::prediction_error(runs[i], device, kinds);
+      print_errors(in, "in-sample");
+      sum_in += std::abs(in.predicted_step_s - in.measured_step_s) / in.measured_step_s;
+      if (runs.size() > 1) {
+        std::vector<calib::RunData> others;
+        for (std::size_t j = 0; j < runs.size(); ++j)
+          if (j != i) others.push_back(runs[j]);
+        const auto out = calib::prediction_error(runs[i], device,
+                                                 calib::fit_compute_from_runs(others, device, bench_kinds));
+        print_errors(out, "held-out");
+        sum_out += std::abs(out.predicted_step_s - out.measured_step_s) / out.measured_step_s;
+        ++held_out;
+      }
+    }
+    fmt::print("  mean absolute step error: in-sample {:.1f}%", 100 * sum_in / runs.size());
+    if (held_out) fmt::print(", held out {:.1f}%", 100 * sum_out / held_out);
+    fmt::print("\n");
+  }
+
+  const calib::LinkFit link = calib::fit_link(benches, link_class, o.path_rtt_ms / 1e3);
+  fmt::print("\nlink {}:\n", link_class.name);
+  for (const auto& n : link.notes) fmt::print("  {}\n", n);
+  Calibration cal;
+  cal.compute[device.name] = kinds;
+  if (link.measured) {
+    cal.links[link_class.name] = link.link;
+    fmt::print("  latency {:.4g} ms one way, bandwidth {:.4g} MB/s, window {}\n",
+               *link.link.latency_s * 1e3, *link.link.bandwidth / 1e6,
+               link.link.tcp_window_bytes ? fmt::format("{:.4g} MiB", *link.link.tcp_window_bytes / (1 << 20))
+                                          : "(not set)");
+  }
+  std::vector<std::string> comments = {"Written by fabtrain calibrate; read by fabtrain simulate --calibration.",
+                                       "device " + device.name + ", link class " + link_class.name};
+  for (const auto& b : o.benches) comments.push_back("bench " + b);
+  for (const auto& r : o.runs) comments.push_back("run " + r);
+  calib::write_calibration(cal, comments, o.output);
+  fmt::print("\nwrote {}\n", o.output);
+}
+
+Registration reg(80, [](CLI::App& app) {
+  auto* cmd = app.add_subcommand("calibrate", "Fit the simulator's cost parameters from bench files and run records");
+  auto o = std::make_shared<CalibrateOptions>();
+  cmd->add_option("--bench", o->benches, "fabtrain-exec bench files (the first gives compute; all give links)")
+      ->required();
+  cmd->add_option("--runs", o->runs, "Run records (fabtrain-exec train --record) to refine compute");
+  cmd->add_option("--device-type", o->device_type, "Catalog GPU/CPU type the bench ran on")->capture_default_str();
+  cmd->add_option("--link-class", o->link_class, "Link class the ranks' pairs measured")->capture_default_str();
+  cmd->add_option("--path-rtt-ms", o->path_rtt_ms,
+                  "Round trip the path itself added during the shortest-RTT bench (0: no added delay)")
+      ->capture_default_str();
+  cmd->add_option("-o,--output", o->output, "The calibration YAML to write")->required();
+  cmd->callback([o] { run(*o); });
+});
+
+}  // namespace
+}  // namespace fabtrain

@@ -1,0 +1,57 @@
+// YAML text of a calibration (see calibration_file.hpp).
+#include "calibrate/calibration_file.hpp"
+
+#include <fstream>
+
+#include "common/error.hpp"
+
+namespace fabtrain::calib {
+namespace {
+
+// 17 significant digits: the file reads back to the same doubles.
+std::string item(const char* key, const std::optional<double>& v) {
+  return v ? fmt::format("{}: {:.17g}", key, *v) : std::string();
+}
+
+std::string flow(std::initializer_list<std::string> items) {
+  std::string s;
+  for (const auto& i : items)
+    if (!i.empty()) s += (s.empty() ? "" : ", ") + i;
+  return "{" + s + "}";
+}
+
+}  // namespace
+
+std::string calibration_yaml(const Calibration& cal, const std::vector<std::string>& comments) {
+  std::string out;
+  for (const auto& c : comments) out += "# " + c + "\n";
+  if (!cal.compute.empty()) {
+    out += "compute:\n";
+    for (const auto& [device, kinds] : cal.compute) {
+      out += fmt::format("  {}:\n", device);
+      for (const auto& [kind, c] : kinds)
+        out += fmt::format("    {}: {}\n", to_string(kind),
+                           flow({item("matmul_efficiency", c.matmul_efficiency),
+                                 item("memory_efficiency", c.memory_efficiency),
+                                 item("kernel_overhead_s", c.kernel_overhead_s)}));
+    }
+  }
+  if (!cal.links.empty()) {
+    out += "links:\n";
+    for (const auto& [name, l] : cal.links)
+      out += fmt::format("  {}: {}\n", name,
+                         flow({item("latency_s", l.latency_s), item("bandwidth", l.bandwidth),
+                               item("tcp_window_bytes", l.tcp_window_bytes)}));
+  }
+  return out;
+}
+
+void write_calibration(const Calibration& cal, const std::vector<std::string>& comments,
+                       const std::string& path) {
+  std::ofstream out(path, std::ios::trunc);
+  if (!out) fail("-o {}: cannot write the file", path);
+  out << calibration_yaml(cal, comments);
+  if (!out) fail("-o {}: write error", path);
+}
+
+}  // namespace fabtrain::calib

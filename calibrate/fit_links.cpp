@@ -1,0 +1,58 @@
+// Link-class fit (see fit_links.hpp).
+#include "calibrate/fit_links.hpp"
+
+#include <algorithm>
+
+#include "common/error.hpp"
+
+namespace fabtrain::calib {
+
+LinkFit fit_link(const std::vector<BenchData>& benches, const LinkClass& cls, double path_rtt_s) {
+  if (!(path_rtt_s >= 0)) fail("--path-rtt-ms must not be negative");
+  LinkFit fit;
+  std::vector<PairSample> pairs;
+  for (const auto& b : benches) pairs.insert(pairs.end(), b.pairs.begin(), b.pairs.end());
+  if (pairs.empty()) {
+    fit.notes.push_back("no bench has two ranks: the link class keeps the catalog's parameters");
+    return fit;
+  }
+  fit.measured = true;
+  const auto shortest = *std::min_element(pairs.begin(), pairs.end(),
+                                          [](auto& x, auto& y) { return x.rtt_s < y.rtt_s; });
+  const double latency = shortest.rtt_s / 2 - path_rtt_s / 2;
+  if (latency < 0)
+    fit.notes.push_back(fmt::format("the shortest round trip {:.3g} ms is under --path-rtt-ms {:.3g}: latency 0",
+                                    shortest.rtt_s * 1e3, path_rtt_s * 1e3));
+  fit.link.latency_s = std::max(0.0, latency);
+  double top = 0;
+  for (const auto& p : pairs) top = std::max(top, p.bandwidth);
+  fit.link.bandwidth = top;
+  std::vector<double> windows;
+  double longest_full_rtt = 0;
+  for (const auto& p : pairs) {
+    if (p.bandwidth < kWindowLimitedFraction * top) windows.push_back(p.bandwidth * p.rtt_s);
+    else longest_full_rtt = std::max(longest_full_rtt, p.rtt_s);
+  }
+  fit.window_limited_pairs = int(windows.size());
+  const int streams = std::max(1, cls.streams_per_peer);
+  if (!windows.empty()) {
+    std::sort(windows.begin(), windows.end());
+    const double window = windows[windows.size() / 2];
+    fit.link.tcp_window_bytes = window / streams;
+    fit.notes.push_back(fmt::format("{} window-limited pair(s): bandwidth x RTT = {:.3g} MiB{}",
+                                    windows.size(), window / (1 << 20),
+                                    streams > 1 ? fmt::format(", {} per stream of the class's {}",
+                                                              fmt::format("{:.3g} MiB", window / streams / (1 << 20)), streams)
+                                                : std::string()));
+  } else if (longest_full_rtt >= kLongRoundTripS) {
+    fit.link.tcp_window_bytes = 0;
+    fit.notes.push_back(fmt::format("full bandwidth at a {:.3g} ms round trip: not window-limited",
+                                    longest_full_rtt * 1e3));
+  } else {
+    fit.notes.push_back("only short round trips were measured: the window is left to the slice or "
+                        "catalog (bench over the long path too to fit it)");
+  }
+  return fit;
+}
+
+}  // namespace fabtrain::calib

@@ -1,0 +1,36 @@
+// Fitting one link class's parameters from the point-to-point pairs of one or more bench files
+// (e.g. one at no added delay and one over the long path):
+//  - latency: the one-way latency of the shortest round trip seen, less the path's own one-way
+//    delay during that bench (the simulator adds the slice's round trip / 2 on wide-area links);
+//  - bandwidth: the highest stream bandwidth seen;
+//  - window: a pair is window-limited when its bandwidth is under 80% of that highest one; then
+//    window = bandwidth * RTT (median over such pairs), per stream (divided by the class's
+//    streams per peer, which the simulator multiplies back). With no window-limited pair but a
+//    long round trip (>= 10 ms) at full bandwidth, 0 (not window-limited). With only short round
+//    trips nothing can be said: the window is left out and the slice's or catalog's stands.
+// Not here: compute (calibrate/fit_compute.hpp).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "calibrate/inputs.hpp"
+#include "platforms/catalog.hpp"
+#include "sim/calibration.hpp"
+
+namespace fabtrain::calib {
+
+struct LinkFit {
+  LinkCalibration link;
+  bool measured = false;            // false: no bench had a pair of ranks
+  int window_limited_pairs = 0;
+  std::vector<std::string> notes;
+};
+
+inline constexpr double kWindowLimitedFraction = 0.8;
+inline constexpr double kLongRoundTripS = 0.010;
+
+// path_rtt_s: the round trip the path itself added during the bench with the shortest one
+// (0 for an emulated link at no delay, or real sites' known RTT when benched between sites).
+LinkFit fit_link(const std::vector<BenchData>& benches, const LinkClass& link_class, double path_rtt_s);
+
+}  // namespace fabtrain::calib

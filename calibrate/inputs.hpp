@@ -1,0 +1,71 @@
+// What calibration reads: bench files (written by `fabtrain-exec bench`) and executor run records
+// (JSON lines, exec/run_record.hpp), reduced to the samples the fits need. Unknown keys and
+// missing or non-numeric fields are errors naming the file, the line and the field.
+// Not here: the fits (calibrate/fit_compute.hpp, calibrate/fit_links.hpp).
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace fabtrain::calib {
+
+struct GemmSample {
+  std::string name, pass;  // qkv/...; forward, backward_input, backward_weight
+  double flops = 0;
+  double seconds = 0;      // median over the ranks
+};
+struct MemorySample {
+  std::string kernel;      // copy, triad, layernorm
+  double bytes = 0;
+  double seconds = 0;      // median over the ranks
+};
+struct PairSample {
+  int a = 0, b = 0;
+  double rtt_s = 0;
+  double bandwidth = 0;    // bytes/s
+};
+struct CollectiveSample {
+  std::string op;
+  double bytes = 0, seconds = 0, busbw = 0;
+  int ranks = 0;
+};
+
+struct BenchData {
+  std::string path;
+  std::string model;       // the model whose shapes were measured (a name or config path)
+  nlohmann::json model_fields;
+  int batch = 0, seq = 0, world = 0, threads = 0;
+  std::vector<std::string> hosts;
+  std::string device;      // description
+  std::vector<GemmSample> gemm;
+  std::vector<MemorySample> memory;
+  std::vector<PairSample> pairs;
+  std::vector<CollectiveSample> collectives;
+};
+BenchData read_bench(const std::string& path);
+BenchData parse_bench(const nlohmann::json& doc, const std::string& path);
+
+// One compute instruction of a step as the executor measured it.
+struct ComputeSample {
+  std::string kind;   // fwd, bwd, optimizer
+  int rank = 0;
+  double flops = 0, bytes = 0;
+  int blocks = 1;     // the simulator's kernel count (blocks end - begin; 1 for the optimizer)
+  double duration_s = 0;
+};
+struct StepSample {
+  int step = 0;
+  double wall_s = 0;
+  std::vector<ComputeSample> compute;
+  std::vector<double> communication_s;  // per rank: the sum of its communication instructions
+  std::vector<double> other_s;          // per rank: loads and anything not fitted
+};
+struct RunData {
+  std::string path;
+  std::string plan, model;
+  int world = 0;
+  std::vector<StepSample> steps;  // only steps that carry instruction timings
+};
+RunData read_run_record(const std::string& path);
+
+}  // namespace fabtrain::calib

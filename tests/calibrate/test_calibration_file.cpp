@@ -1,0 +1,57 @@
+// The calibration YAML this room writes reads back through the simulator's loader unchanged.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "calibrate/calibration_file.hpp"
+#include "common/error.hpp"
+
+using namespace fabtrain;
+
+namespace {
+
+std::string temp_path(const char* name) {
+  return (std::filesystem::temp_directory_path() / (std::string("fabtrain-calib-") + name)).string();
+}
+
+}  // namespace
+
+TEST_CASE("calibration YAML round trip through load_calibration") {
+  Calibration cal;
+  cal.compute["CPU_HOST"][WorkKind::forward] = {0.123456789012345, 0.7, 1.5e-5};
+  cal.compute["CPU_HOST"][WorkKind::backward] = {0.1, std::nullopt, 0.0};
+  cal.compute["CPU_HOST"][WorkKind::optimizer] = {std::nullopt, 0.45, std::nullopt};
+  cal.compute["GPU_RTX6000"][WorkKind::forward] = {0.55, std::nullopt, std::nullopt};
+  cal.links["l2sts"] = {0.000151, 1.1e8, 1.234567e6};
+  cal.links["l2bridge"] = {2e-5, std::nullopt, 0.0};
+  const std::string path = temp_path("roundtrip.yaml");
+  calib::write_calibration(cal, {"test file", "second comment"}, path);
+  const Calibration back = load_calibration(path);
+  REQUIRE(back.compute.size() == 2);
+  for (const auto& [device, kinds] : cal.compute) {
+    REQUIRE(back.compute.count(device));
+    for (const auto& [kind, c] : kinds) {
+      const auto& b = back.compute.at(device).at(kind);
+      CHECK(b.matmul_efficiency == c.matmul_efficiency);
+      CHECK(b.memory_efficiency == c.memory_efficiency);
+      CHECK(b.kernel_overhead_s == c.kernel_overhead_s);
+    }
+  }
+  REQUIRE(back.links.size() == 2);
+  for (const auto& [name, l] : cal.links) {
+    const auto& b = back.links.at(name);
+    CHECK(b.latency_s == l.latency_s);
+    CHECK(b.bandwidth == l.bandwidth);
+    CHECK(b.tcp_window_bytes == l.tcp_window_bytes);
+  }
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("an empty calibration writes a file that loads as empty; unwritable path is an error") {
+  const std::string path = temp_path("empty.yaml");
+  calib::write_calibration(Calibration{}, {"nothing fitted"}, path);
+  CHECK(load_calibration(path).empty());
+  std::filesystem::remove(path);
+  CHECK_THROWS_AS(calib::write_calibration(Calibration{}, {}, "/nonexistent-dir/x/cal.yaml"), Error);
+}
