@@ -4,6 +4,7 @@
 
 #include "bench_doc.hpp"
 #include "calibrate/fit_links.hpp"
+#include "common/error.hpp"
 
 using namespace fabtrain;
 
