@@ -2,6 +2,8 @@
 // model; rank state files round-trip; writes are atomic (no temporary file left behind).
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 

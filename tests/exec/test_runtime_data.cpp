@@ -2,7 +2,10 @@
 // refusals of bad files (each message names the file and what is wrong).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <set>

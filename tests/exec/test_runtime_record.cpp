@@ -2,6 +2,8 @@
 // and its peers; the JSON lines and the Chrome trace parse back with the expected fields.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
