@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
     const double achieved = flops / timing.seconds;
     std::string versus = "-";
     if (t == 64)
-      versus = fmt::format("{:.1f}x-{:.1f}x faster", 4.4 / timing.seconds, 4.75 / timing.seconds);
+      versus = fmt::format("speed {:.2f}x-{:.2f}x of llm.c", 4.4 / timing.seconds, 4.75 / timing.seconds);
     fmt::print("{:>3} {:>4} {:>10.1f} {:>10.1f} {:>9.0f} {:>10.1f} {:>5.0f}% {:>9.4f} {:>9.4f}  {}\n",
                b, t, timing.seconds * 1e3, timing.cpu_seconds * 1e3, b * t / timing.seconds, achieved / 1e9, 100.0 * achieved / sgemm,
                timing.first_loss, timing.last_loss, versus);
