@@ -1,116 +1,26 @@
 #include "selector/search.hpp"
 
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <thread>
 
 #include "common/error.hpp"
+#include "selector/lower_bound.hpp"
+#include "selector/worker_pool.hpp"
 #include "sim/memory.hpp"
-#include "sim/simulator.hpp"
+#include "sim/slice_platform.hpp"
 
 namespace fabtrain {
 namespace {
 
 constexpr double GiB = 1024.0 * 1024 * 1024;
-
-// The few numbers a worker sends back per simulated candidate.
-struct WireResult {
-  int index = 0;
-  int ok = 0;
-  double step_time_s = 0, tokens_per_s = 0, tflops_per_gpu = 0, mfu = 0;
-  char error[200] = {};
-};
-
-void write_all(int fd, const void* data, size_t size) {
-  const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    ssize_t n = ::write(fd, p, size);
-    if (n <= 0) _exit(3);
-    p += n, size -= size_t(n);
-  }
-}
-
-WireResult simulate_one(Simulator& sim, const ModelSpec& model, const Schedule& schedule,
-                        const SearchOptions& options, int index) {
-  WireResult w;
-  w.index = index;
-  try {
-    SimOptions so;
-    so.calibration = options.calibration;
-    const SimResult r = sim.run(model, schedule, so);
-    w.ok = 1;
-    w.step_time_s = r.step_time_s, w.tokens_per_s = r.tokens_per_s;
-    w.tflops_per_gpu = r.tflops_per_gpu, w.mfu = r.mfu;
-  } catch (const std::exception& e) {
-    std::strncpy(w.error, e.what(), sizeof w.error - 1);
-  }
-  return w;
-}
-
-// Simulates schedules[i] for every i in todo on `workers` forked processes (copy-on-write: the
-// compiled schedules are shared), each reusing one Simulator; results come back over pipes.
-std::vector<WireResult> simulate_all(const ModelSpec& model, const Slice& slice,
-                                     const std::vector<Schedule>& schedules,
-                                     const std::vector<int>& todo, const SearchOptions& options) {
-  int workers = options.workers > 0 ? options.workers : int(std::thread::hardware_concurrency());
-  workers = std::max(1, std::min<int>(workers, int(todo.size())));
-  std::vector<WireResult> results;
-  if (todo.empty()) return results;
-  if (workers == 1) {
-    Simulator sim(slice);
-    for (int i : todo) results.push_back(simulate_one(sim, model, schedules[i], options, i));
-    return results;
-  }
-  std::vector<int> read_ends;
-  std::vector<pid_t> pids;
-  for (int w = 0; w < workers; ++w) {
-    int fds[2];
-    if (::pipe(fds) != 0) fail("cannot create a pipe for search workers: {}", std::strerror(errno));
-    const pid_t pid = ::fork();
-    if (pid < 0) fail("cannot fork search workers: {}", std::strerror(errno));
-    if (pid == 0) {
-      ::close(fds[0]);
-      Simulator sim(slice);
-      for (size_t k = w; k < todo.size(); k += workers) {
-        const WireResult r = simulate_one(sim, model, schedules[todo[k]], options, todo[k]);
-        write_all(fds[1], &r, sizeof r);
-      }
-      ::close(fds[1]);
-      _exit(0);
-    }
-    ::close(fds[1]);
-    read_ends.push_back(fds[0]);
-    pids.push_back(pid);
-  }
-  for (int fd : read_ends) {
-    WireResult r;
-    for (;;) {
-      size_t got = 0;
-      while (got < sizeof r) {
-        ssize_t n = ::read(fd, reinterpret_cast<char*>(&r) + got, sizeof r - got);
-        if (n <= 0) break;
-        got += size_t(n);
-      }
-      if (got < sizeof r) break;
-      results.push_back(r);
-    }
-    ::close(fd);
-  }
-  for (pid_t pid : pids) {
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-      fail("a search worker died (status {}); rerun with --workers 1 to see why", status);
-  }
-  if (results.size() != todo.size())
-    fail("search workers returned {} of {} results", results.size(), todo.size());
-  return results;
-}
 
 std::string memory_rank_name(const RankMemory& r) {
   return fmt::format("rank {} ({} at {})", r.rank, r.gpu_type, r.site);
@@ -166,8 +76,8 @@ SearchResult evaluate(const ModelSpec& model, const Slice& slice,
   std::map<std::string, bool> fits_without_recompute;
   for (size_t i = 0; i < candidates.size(); ++i)
     if (!candidates[i].plan.recompute)
-      fits_without_recompute[to_string(candidates[i].plan) + std::to_string(candidates[i].global_batch)] =
-          fits[i];
+      fits_without_recompute[to_string(candidates[i].plan) +
+                             std::to_string(candidates[i].global_batch)] = fits[i];
   std::vector<int> todo;
   for (size_t i = 0; i < candidates.size(); ++i) {
     if (!fits[i]) {
@@ -177,7 +87,8 @@ SearchResult evaluate(const ModelSpec& model, const Slice& slice,
     if (candidates[i].plan.recompute && options.space.recompute_only_if_needed) {
       Plan twin = candidates[i].plan;
       twin.recompute = false;
-      auto it = fits_without_recompute.find(to_string(twin) + std::to_string(candidates[i].global_batch));
+      auto it =
+          fits_without_recompute.find(to_string(twin) + std::to_string(candidates[i].global_batch));
       if (it != fits_without_recompute.end() && it->second) {
         ++out.skipped_recompute;
         continue;
@@ -186,17 +97,58 @@ SearchResult evaluate(const ModelSpec& model, const Slice& slice,
     todo.push_back(int(i));
   }
 
-  for (const WireResult& r : simulate_all(model, slice, schedules, todo, options)) {
+  // Branch and bound: simulate in order of the compute lower bound per token, and skip a plan
+  // whose bound cannot beat the best throughput already found on the same GPUs (so the best
+  // plan of every GPU set, which `recommend` needs, is never skipped).
+  std::vector<double> bound(candidates.size(), 0);
+  SlicePlatform& platform = SlicePlatform::of(slice);
+  platform.configure(slice, options.calibration ? *options.calibration : Calibration{});
+  for (int i : todo)
+    bound[i] = step_lower_bound(schedules[i], slice, platform, options.calibration) /
+               (double(candidates[i].global_batch) * seq);
+  std::stable_sort(todo.begin(), todo.end(), [&](int a, int b) { return bound[a] < bound[b]; });
+  std::map<std::vector<int>, double> best_per_token;  // by GPU set: seconds per token
+  auto settle = [&](const WireResult& r) {
     Evaluated& e = evaluated[r.index];
     if (!r.ok) {
       e.reason = r.error;
       out.failed.push_back(e);
-      continue;
+      return;
     }
     e.step_time_s = r.step_time_s, e.tokens_per_s = r.tokens_per_s;
     e.tflops_per_gpu = r.tflops_per_gpu, e.mfu = r.mfu;
     if (options.train_tokens) e.time_to_train_s = *options.train_tokens / r.tokens_per_s;
     out.ranked.push_back(e);
+    double& best = best_per_token.try_emplace(e.candidate.subset.gpus, 1e300).first->second;
+    best = std::min(best, 1 / r.tokens_per_s);
+  };
+  int workers = options.workers > 0 ? options.workers : int(std::thread::hardware_concurrency());
+  workers = std::max(1, std::min<int>(workers, int(todo.size())));
+  if (!todo.empty()) {
+    WorkerPool pool(workers, model, slice, schedules, options.calibration);
+    std::vector<int> busy(pool.size(), 0);
+    size_t next = 0;
+    int running = 0;
+    auto dispatch = [&](int w) {
+      while (next < todo.size()) {
+        const int i = todo[next++];
+        auto it = best_per_token.find(candidates[i].subset.gpus);
+        if (!options.exhaustive && it != best_per_token.end() && bound[i] >= it->second) {
+          ++out.bounded;
+          continue;
+        }
+        pool.send(w, i);
+        busy[w] = 1, ++running;
+        return;
+      }
+    };
+    for (int w = 0; w < pool.size(); ++w) dispatch(w);
+    while (running > 0) {
+      const int w = pool.wait_any(busy);
+      settle(pool.receive(w));
+      busy[w] = 0, --running;
+      dispatch(w);
+    }
   }
   std::sort(out.ranked.begin(), out.ranked.end(), [](const Evaluated& a, const Evaluated& b) {
     if (a.tokens_per_s != b.tokens_per_s) return a.tokens_per_s > b.tokens_per_s;

@@ -1,6 +1,7 @@
 // The search: enumerate every plan of the space, prune those that cannot fit in memory (from the
 // schedule alone, no simulation), simulate the rest on worker processes (one per core, each with
-// its own long-lived SimGrid Engine) and rank them by throughput.
+// its own long-lived SimGrid Engine), best first by a compute lower bound, skipping plans whose
+// bound cannot beat the best found on the same GPUs, and rank them by throughput.
 #pragma once
 #include <optional>
 #include <string>
@@ -16,6 +17,7 @@ struct SearchOptions {
   const Calibration* calibration = nullptr;
   int workers = 0;                      // 0 = one per core
   std::optional<double> train_tokens;   // for time to train
+  bool exhaustive = false;              // simulate every plan that fits (no bound pruning)
 };
 
 struct Evaluated {
@@ -38,6 +40,7 @@ struct SearchResult {
   std::vector<Evaluated> failed;         // did not simulate (should stay empty)
   int enumerated = 0;
   int skipped_recompute = 0;  // recompute=on twins of plans that fit without it
+  int bounded = 0;            // skipped: their compute alone is slower than their GPUs' best
   double seconds = 0;
 };
 

@@ -22,7 +22,7 @@ std::vector<StudyCell> study_cells(const std::vector<std::string>& clusters,
     for (const auto& name : models) {
       const ModelSpec model = load_model(name);
       const auto candidates = study_techniques(model, slice, all, options.space);
-      const SearchResult r = evaluate(model, slice, candidates, options);
+      const SearchResult r = evaluate(model, slice, candidates, every_plan(options));
       for (const auto& technique : kTechniques) {
         StudyCell cell{cluster, name, technique};
         auto same = [&](const Evaluated& e) { return technique_name(e.candidate.plan) == technique; };

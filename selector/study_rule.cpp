@@ -35,9 +35,13 @@ std::vector<Candidate> study_techniques(const ModelSpec& model, const Slice& sli
     } catch (const Error&) {
     }
   };
-  add(Plan{.dp = n});
-  if (n > 1) add(Plan{.dp = n, .zero = 2});
-  if (n > 1) add(Plan{.tp = n});
+  // Each technique with gradient accumulation over a few microbatch counts (Alpa's
+  // num_micro_batches), so that the batch can fit; the fastest that fits represents it.
+  for (int mb : {1, 2, 4, 8, 16}) {
+    add(Plan{.dp = n, .mb = mb});
+    if (n > 1) add(Plan{.dp = n, .mb = mb, .zero = 2});
+    if (n > 1) add(Plan{.tp = n, .mb = mb});
+  }
   // Pipeshard: one stage per site; on one site two stages. Shard (tp) inside a stage when the
   // heads allow, else data parallel inside. Alpa's default microbatching: try a few, keep all.
   const int stages = subset.sites.size() > 1 ? int(subset.sites.size()) : 2;
@@ -67,7 +71,7 @@ RuleDecision study_rule(const ModelSpec& model, const Slice& slice, const Search
                              ? subsets.back()
                              : gpu_subsets(slice, false).front();
   const SearchResult r =
-      evaluate(model, slice, study_techniques(model, slice, all, options.space), options);
+      evaluate(model, slice, study_techniques(model, slice, all, options.space), every_plan(options));
   const bool one_site = all.sites.size() == 1;
   const Evaluated* pick = nullptr;
   if (one_site) {
@@ -100,7 +104,7 @@ RuleDecision study_rule(const ModelSpec& model, const Slice& slice, const Search
           gpus_per_site(slice, all, subset.sites[0]))
         continue;  // only a whole site
       const SearchResult s =
-          evaluate(model, slice, study_techniques(model, slice, subset, options.space), options);
+          evaluate(model, slice, study_techniques(model, slice, subset, options.space), every_plan(options));
       const Evaluated* best = s.ranked.empty() ? nullptr : &s.ranked.front();
       if (best && best->tokens_per_s >= (1 - tolerance) * d.chosen.tokens_per_s) {
         d.steps.push_back(fmt::format(

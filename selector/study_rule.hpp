@@ -25,6 +25,12 @@ struct RuleDecision {
 std::vector<Candidate> study_techniques(const ModelSpec& model, const Slice& slice,
                                         const GpuSubset& subset, const SearchSpace& space);
 
+// Options that simulate every plan (each technique needs its own best, not only the winner).
+inline SearchOptions every_plan(SearchOptions options) {
+  options.exhaustive = true;
+  return options;
+}
+
 RuleDecision study_rule(const ModelSpec& model, const Slice& slice, const SearchOptions& options,
                         double fewer_gpus_tolerance = 0.10);
 

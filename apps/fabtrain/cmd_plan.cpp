@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "common/error.hpp"
 #include "search_cli.hpp"
 #include "selector/study_rule.hpp"
 
@@ -40,9 +41,26 @@ nlohmann::json to_json(const Evaluated& e, const Slice& slice) {
   return j;
 }
 
+// The plan as a person reads it in a table: without the defaults and the device list (the GPUs
+// column says where); the pasteable line keeps the full form.
+std::string short_plan(const Plan& plan) {
+  Plan p = plan;
+  p.devices.clear();
+  std::string text = to_string(p);
+  for (const char* dflt : {",zero=0", ",recompute=off", ",precision=fp32"}) {
+    const auto at = text.find(dflt);
+    if (at != std::string::npos) text.erase(at, std::string(dflt).size());
+  }
+  if (p.pp == 1) {
+    const auto at = text.find(",schedule=");
+    if (at != std::string::npos) text.erase(at, text.find(',', at + 1) == std::string::npos ? std::string::npos : text.find(',', at + 1) - at);
+  }
+  return text;
+}
+
 void print_row(int index, const Evaluated& e, const Slice& slice) {
-  fmt::print("{:>3}  {:<52} {:<22} {:<34} {:>8.3f} {:>7.2f} {:>9} {:>5}/{:<5}\n", index,
-             to_string(e.candidate.plan), technique_name(e.candidate.plan),
+  fmt::print("{:>3}  {:<44} {:<14} {:<42} {:>8.3f} {:>7.2f} {:>9} {:>5}/{:<5}\n", index,
+             short_plan(e.candidate.plan), technique_name(e.candidate.plan),
              describe_gpus(slice, e.candidate.subset.gpus), e.step_time_s, e.tflops_per_gpu,
              format_duration(e.time_to_train_s), format_gib(e.peak_memory_bytes),
              format_gib(e.memory_capacity_bytes));
@@ -87,18 +105,18 @@ void run(Options& o) {
   const SearchResult r = search(model, slice, options);
   const bool quiet = o.json == "-";
   if (!quiet) {
-    fmt::print("{} plans: {} out of memory, {} recompute twins skipped, {} simulated in {:.2f} s "
-               "({:.0f} plans/s)\n\n",
-               r.enumerated, r.out_of_memory.size(), r.skipped_recompute, r.ranked.size(),
-               r.seconds, r.enumerated / std::max(r.seconds, 1e-9));
-    fmt::print("{:>3}  {:<52} {:<22} {:<34} {:>8} {:>7} {:>9} {:>11}\n", "#", "plan", "technique",
+    fmt::print("{} plans in {:.2f} s ({:.0f} plans/s): {} out of memory, {} recompute twins and {} "
+               "bounded plans skipped, {} simulated\n\n",
+               r.enumerated, r.seconds, r.enumerated / std::max(r.seconds, 1e-9),
+               r.out_of_memory.size(), r.skipped_recompute, r.bounded, r.ranked.size());
+    fmt::print("{:>3}  {:<44} {:<14} {:<42} {:>8} {:>7} {:>9} {:>11}\n", "#", "plan", "technique",
                "GPUs", "step s", "TFLOP/s", "to train", "mem GiB");
     for (int i = 0; i < std::min<int>(o.top, int(r.ranked.size())); ++i)
       print_row(i + 1, r.ranked[i], slice);
     if (!r.out_of_memory.empty()) {
       fmt::print("\nout of memory ({} plans; the study's crosses), e.g.:\n", r.out_of_memory.size());
       for (int i = 0; i < std::min<int>(o.top, int(r.out_of_memory.size())); ++i)
-        fmt::print("  x {:<52} {:<22} {}\n", to_string(r.out_of_memory[i].candidate.plan),
+        fmt::print("  x {:<44} {:<14} {}\n", short_plan(r.out_of_memory[i].candidate.plan),
                    technique_name(r.out_of_memory[i].candidate.plan), r.out_of_memory[i].reason);
     }
     for (const auto& f : r.failed)

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "command.hpp"
+#include "common/error.hpp"
 #include "search_cli.hpp"
 #include "selector/recommend.hpp"
 

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "command.hpp"
+#include "common/error.hpp"
 #include "search_cli.hpp"
 #include "selector/study_report.hpp"
 
