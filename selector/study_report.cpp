@@ -27,7 +27,13 @@ std::vector<StudyCell> study_cells(const std::vector<std::string>& clusters,
         StudyCell cell{cluster, name, technique};
         auto same = [&](const Evaluated& e) { return technique_name(e.candidate.plan) == technique; };
         auto ok = std::find_if(r.ranked.begin(), r.ranked.end(), same);  // fastest first
-        auto oom = std::find_if(r.out_of_memory.begin(), r.out_of_memory.end(), same);
+        // The leanest variant that still does not fit says best what is short.
+        auto oom = r.out_of_memory.end();
+        for (auto it = r.out_of_memory.begin(); it != r.out_of_memory.end(); ++it)
+          if (same(*it) && (oom == r.out_of_memory.end() ||
+                            it->peak_memory_bytes - it->memory_capacity_bytes <
+                                oom->peak_memory_bytes - oom->memory_capacity_bytes))
+            oom = it;
         if (ok != r.ranked.end()) {
           cell.tflops_per_gpu = ok->tflops_per_gpu;
           cell.step_time_s = ok->step_time_s;

@@ -113,7 +113,10 @@ SlicePlatform::SlicePlatform(const Slice& slice, int id) : key_(shape_key(slice)
       const bool nvlink = vm.interconnect == "nvlink";
       if (!nvlink && vm.interconnect != "pcie")
         fail("slice '{}': VM '{}' interconnect '{}' (expected pcie or nvlink)", slice.name, vm.name, vm.interconnect);
-      const double path_rate = nvlink ? type.nvlink_bandwidth : type.pcie_bandwidth;
+      // A CPU device has no PCIe hop to its NIC: its data moves through host memory.
+      const double path_rate = type.is_cpu ? type.memory_bandwidth
+                               : nvlink    ? type.nvlink_bandwidth
+                                           : type.pcie_bandwidth;
       if (!(path_rate > 0))
         fail("catalog: GPU type {} has no {} bandwidth (needed by VM '{}' of slice '{}')", type.name,
              vm.interconnect, vm.name, slice.name);

@@ -73,17 +73,17 @@ TEST_CASE("across two sites at 10 ms or more the best plan pipelines across the 
 
 TEST_CASE("at 103 ms data parallel across sites is several times slower than the best pipeshard") {
   const Slice slice = load_slice("utah-amst");
-  const auto r = run_search("gpt2-medium", slice);
-  double dp = 0, pipeshard = 0;
+  const auto r = run_search("gpt2-medium", slice, 0, true);
+  double dp = 0, pipeshard = 0;  // best tokens/s of each on all four GPUs
   for (const auto& e : r.ranked) {
-    if (e.candidate.subset.sites.size() < 2) continue;
     const auto& p = e.candidate.plan;
-    if (p.pp == 1 && p.tp == 1 && p.zero == 0 && p.mb == 1 && dp == 0) dp = e.tokens_per_s;
-    if (p.pp > 1 && pipeshard == 0) pipeshard = e.tokens_per_s;
+    if (p.ranks() != slice.gpu_count()) continue;
+    if (p.dp == p.ranks() && p.zero == 0) dp = std::max(dp, e.tokens_per_s);
+    if (p.pp > 1) pipeshard = std::max(pipeshard, e.tokens_per_s);
   }
   REQUIRE(dp > 0);
   REQUIRE(pipeshard > 0);
-  CHECK(pipeshard / dp >= 3);
+  CHECK(pipeshard / dp >= 2);
 }
 
 TEST_CASE("on one site where the model fits, data parallel or shard wins") {
