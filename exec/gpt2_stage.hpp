@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/model_spec.hpp"
+#include "exec/stage.hpp"
 #include "plan/plan.hpp"
 
 namespace fabtrain {
@@ -28,7 +29,7 @@ std::int64_t full_parameter_count(const ModelSpec& m);
 // 1/sqrt(2L), LayerNorm weights 1, biases 0, wte pad rows 0), the same for every plan.
 std::vector<float> init_full_parameters(const ModelSpec& m, std::uint64_t seed);
 
-class Gpt2Stage {
+class Gpt2Stage : public Stage {  // its calls implement (override) Stage's
  public:
   // b sequences of t tokens per microbatch; max_microbatches = activation slots to keep.
   Gpt2Stage(const ModelSpec& m, BlockRange blocks, int tp, int tp_rank, int b, int t,

@@ -39,7 +39,7 @@ struct StepOutcome {
 
 class Interpreter {
  public:
-  Interpreter(const ModelSpec& model, const Schedule& schedule, int rank, Gpt2Stage& stage,
+  Interpreter(const ModelSpec& model, const Schedule& schedule, int rank, Stage& stage,
               Communicator& comm, AdamW adamw, float grad_clip, Watchdog* watchdog = nullptr);
 
   // One training step; step counts from 0 (AdamW's t = step + 1).
@@ -82,11 +82,12 @@ class Interpreter {
   void optimizer_step(int step, float lr);
   static int tag(int mb, Tensor what) { return mb * 2 + (what == Tensor::gradient ? 1 : 0); }
 
+  ModelSpec model_for_debug_;
   const Schedule& schedule_;
   const std::vector<Instruction>& stream_;
   std::vector<std::string> names_;
   int rank_;
-  Gpt2Stage& stage_;
+  Stage& stage_;
   Communicator& comm_;
   AdamW adamw_;
   float grad_clip_;
