@@ -41,23 +41,6 @@ nlohmann::json to_json(const Evaluated& e, const Slice& slice) {
   return j;
 }
 
-// The plan as a person reads it in a table: without the defaults and the device list (the GPUs
-// column says where); the pasteable line keeps the full form.
-std::string short_plan(const Plan& plan) {
-  Plan p = plan;
-  p.devices.clear();
-  std::string text = to_string(p);
-  for (const char* dflt : {",zero=0", ",recompute=off", ",precision=fp32"}) {
-    const auto at = text.find(dflt);
-    if (at != std::string::npos) text.erase(at, std::string(dflt).size());
-  }
-  if (p.pp == 1) {
-    const auto at = text.find(",schedule=");
-    if (at != std::string::npos) text.erase(at, text.find(',', at + 1) == std::string::npos ? std::string::npos : text.find(',', at + 1) - at);
-  }
-  return text;
-}
-
 void print_row(int index, const Evaluated& e, const Slice& slice) {
   fmt::print("{:>3}  {:<44} {:<14} {:<42} {:>8.3f} {:>7.2f} {:>9} {:>5}/{:<5}\n", index,
              short_plan(e.candidate.plan), technique_name(e.candidate.plan),

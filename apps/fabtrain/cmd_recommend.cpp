@@ -27,12 +27,12 @@ void run(Options& o) {
   const SearchResult r = search(model, slice, options);
   const Recommendation rec = recommend(r, slice, tokens, o.tolerance);
   if (rec.choices.empty()) fail("no plan of {} fits on any GPUs of {}", model.name, slice.name);
-  fmt::print("\n{:>4}  {:<40} {:<52} {:>10} {:>10} {:>10}\n", "GPUs", "where", "best plan",
+  fmt::print("\n{:>4}  {:<42} {:<36} {:>10} {:>10} {:>10}\n", "GPUs", "where", "best plan",
              "tokens/s", "to train", "GPU-hours");
   for (size_t i = 0; i < rec.choices.size(); ++i) {
     const auto& c = rec.choices[i];
-    fmt::print("{:>4}  {:<40} {:<52} {:>10.0f} {:>10} {:>10.1f}{}\n", c.gpus,
-               describe_gpus(slice, c.best.candidate.subset.gpus), to_string(c.best.candidate.plan),
+    fmt::print("{:>4}  {:<42} {:<36} {:>10.0f} {:>10} {:>10.1f}{}\n", c.gpus,
+               describe_gpus(slice, c.best.candidate.subset.gpus), short_plan(c.best.candidate.plan),
                c.best.tokens_per_s, format_duration(c.time_to_train_s), c.gpu_hours,
                int(i) == rec.chosen ? "  <- recommended" : "");
   }
