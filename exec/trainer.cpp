@@ -57,7 +57,7 @@ struct Run {
   Schedule schedule;
   RankCoord coord;
   int world_group = -1;  // ours, appended after the schedule's groups
-  std::unique_ptr<Gpt2Stage> stage;
+  std::unique_ptr<Stage> stage;
   std::unique_ptr<Interpreter> interpreter;
   std::unique_ptr<DataLoader> train_data, val_data;
 
@@ -189,10 +189,11 @@ int choose_threads(const TrainConfig& config, const MpiCommunicator& comm) {
 
 }  // namespace
 
-TrainResult train(const TrainConfig& config, MpiCommunicator& comm) {
-  if (config.device != "cpu")
-    fail("--device {}: only the cpu backend is built here (the CUDA backend is a later issue)",
-         config.device);
+TrainResult train(const TrainConfig& config, MpiCommunicator& comm, const DeviceBackend* device) {
+  if (config.device != "cpu" && (!device || device->name != config.device))
+    fail("--device {}: not built here (this build has: cpu{})", config.device,
+         device ? ", " + device->name : std::string());
+  if (config.device == "cpu") device = nullptr;
   Run run{config, comm};
   run.model = load_model(config.model);
   run.plan = parse_plan(config.plan);
@@ -226,7 +227,10 @@ TrainResult train(const TrainConfig& config, MpiCommunicator& comm) {
     if (!config.val_data.empty())
       fmt::print("  val      {} ({} batches every {} steps)\n", join(config.val_data),
                  config.val_batches, config.val_every > 0 ? config.val_every : config.steps);
-    fmt::print("  device   cpu, {} OpenMP threads per rank, {} ({})\n", threads, comm.host(), cpu_model());
+    if (device)
+      fmt::print("  device   {}, {}\n", device->description, comm.host());
+    else
+      fmt::print("  device   cpu, {} OpenMP threads per rank, {} ({})\n", threads, comm.host(), cpu_model());
     if (!config.init_from.empty()) fmt::print("  init     {}\n", config.init_from);
     if (!config.checkpoint_dir.empty())
       fmt::print("  ckpt     {} every {} steps{}\n", config.checkpoint_dir,
@@ -242,10 +246,19 @@ TrainResult train(const TrainConfig& config, MpiCommunicator& comm) {
   run.world_group = int(groups.size());
   groups.push_back(everyone);
   comm.set_groups(groups);
+  // A device backend may play the schedule on its own communicator (NCCL); bookkeeping stays on MPI.
+  std::unique_ptr<Communicator> device_comm =
+      device && device->make_communicator ? device->make_communicator(comm) : nullptr;
+  if (device_comm) device_comm->set_groups(groups);
+  Communicator& schedule_comm = device_comm ? *device_comm : static_cast<Communicator&>(comm);
 
   const BlockRange blocks = stage_blocks(run.model, run.plan).at(run.coord.pp);
-  run.stage = std::make_unique<Gpt2Stage>(run.model, blocks, run.plan.tp, run.coord.tp,
-                                          run.schedule.microbatch, config.seq, run.plan.mb);
+  if (device)
+    run.stage = device->make_stage(run.model, blocks, run.plan.tp, run.coord.tp,
+                                   run.schedule.microbatch, config.seq, run.plan.mb);
+  else
+    run.stage = std::make_unique<Gpt2Stage>(run.model, blocks, run.plan.tp, run.coord.tp,
+                                            run.schedule.microbatch, config.seq, run.plan.mb);
   run.stage->set_recompute(run.plan.recompute);
   run.stage->load_full(config.init_from.empty()
                            ? init_full_parameters(run.model, config.seed)
@@ -266,7 +279,7 @@ TrainResult train(const TrainConfig& config, MpiCommunicator& comm) {
   AdamW adamw;
   adamw.weight_decay = config.weight_decay;
   run.interpreter = std::make_unique<Interpreter>(run.model, run.schedule, comm.rank(), *run.stage,
-                                                  comm, adamw, config.grad_clip, &watchdog);
+                                                  schedule_comm, adamw, config.grad_clip, &watchdog);
 
   if (!config.checkpoint_dir.empty() && run.is_root()) {
     std::error_code ec;
@@ -293,7 +306,7 @@ TrainResult train(const TrainConfig& config, MpiCommunicator& comm) {
                     {"host", {{"name", comm.host()}, {"cpu", cpu_model()},
                               {"cores", std::thread::hardware_concurrency()},
                               {"ranks_on_host", comm.local_size()}}},
-                    {"device", config.device},
+                    {"device", device ? device->description : config.device},
                     {"threads", threads},
                     {"batch", config.batch},
                     {"seq", config.seq},

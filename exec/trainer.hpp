@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/device_backend.hpp"
 #include "exec/mpi_communicator.hpp"
 
 namespace fabtrain {
@@ -36,6 +37,8 @@ struct TrainConfig {
   int val_every = 0;                        // 0: only at the end (when --val-data is given)
   int val_batches = 4;                      // global batches per validation
   std::string device = "cpu";
+  std::string comm = "auto";                // cuda: nccl (one GPU per rank), mpi, or auto
+  std::string precision = "fp32";           // cuda: fp32 or tf32
   double timeout_s = 300;                   // watchdog per instruction
   int threads = 0;                          // OpenMP threads per rank; 0: cores / ranks per host
   int print_every = 10;                     // plain progress lines when not on a terminal
@@ -46,6 +49,8 @@ struct TrainResult {
   float final_val_loss = -1;
 };
 
-TrainResult train(const TrainConfig& config, MpiCommunicator& comm);
+// device: the backend serving config.device when it is not "cpu" (null: CPU only).
+TrainResult train(const TrainConfig& config, MpiCommunicator& comm,
+                  const DeviceBackend* device = nullptr);
 
 }  // namespace fabtrain
