@@ -4,8 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <type_traits>
-#include <cstdlib>
-#include <fmt/format.h>
 
 #include "common/error.hpp"
 #include "exec/kernels_layout.hpp"
@@ -48,7 +46,7 @@ void walk(const Segments& segments, std::int64_t pos, std::int64_t count, F&& f)
 Interpreter::Interpreter(const ModelSpec& model, const Schedule& schedule, int rank,
                          Stage& stage, Communicator& comm, AdamW adamw, float grad_clip,
                          Watchdog* watchdog)
-    : model_for_debug_(model), schedule_(schedule), stream_(schedule.ranks.at(rank)), rank_(rank), stage_(stage),
+    : schedule_(schedule), stream_(schedule.ranks.at(rank)), rank_(rank), stage_(stage),
       comm_(comm), adamw_(adamw), grad_clip_(grad_clip), watchdog_(watchdog) {
   const Plan& plan = schedule.plan;
   coord_ = rank_coord(plan, rank);
@@ -318,22 +316,6 @@ void Interpreter::gradient_norm(int group) {
     const auto g = stage_.grads();
     for (std::size_t i = 0; i < g.size(); ++i)
       if (counted_local_[i]) sum += double(g[i]) * g[i];
-  }
-  if (std::getenv("DEBUG_NORM") && !sharded_) {
-    const auto g = stage_.grads();
-    const FullLayout layout = full_layout(model_for_debug_);
-    std::vector<double> per(t_count, 0.0);
-    std::vector<std::pair<double,std::int64_t>> top(t_count, {0.0, 0});
-    for (const ParamRun& run : stage_.param_runs())
-      for (std::int64_t k = 0; k < run.count; ++k) {
-        const std::int64_t f = run.full_offset + k;
-        int t = 0; while (t + 1 < t_count && layout.offset[t + 1] <= f) ++t;
-        const double x = g[run.local_offset + k];
-        per[t] += x * x;
-        if (std::abs(x) > top[t].first) top[t] = {std::abs(x), f - layout.offset[t]};
-      }
-    for (int t = 0; t < t_count; ++t) fmt::print(stderr, "  t{} {:.3g} (max {:.3g} at {})", t, std::sqrt(per[t]), top[t].first, top[t].second);
-    fmt::print(stderr, "\n");
   }
   float total = float(sum);
   comm_.all_reduce(group, std::span<float>(&total, 1));

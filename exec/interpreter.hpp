@@ -82,7 +82,6 @@ class Interpreter {
   void optimizer_step(int step, float lr);
   static int tag(int mb, Tensor what) { return mb * 2 + (what == Tensor::gradient ? 1 : 0); }
 
-  ModelSpec model_for_debug_;
   const Schedule& schedule_;
   const std::vector<Instruction>& stream_;
   std::vector<std::string> names_;
