@@ -5,9 +5,12 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
+#include <tuple>
 
 #include "common/error.hpp"
 #include "sim/engine.hpp"
+#include "sim/group_collective.hpp"
 #include "sim/slice_devices.hpp"
 #include "sim/slice_platform.hpp"
 
@@ -64,8 +67,11 @@ struct Message {
   double posted_s = 0;  // when the sender posted it (absolute simulated clock)
 };
 
-// What a rank needs to play one collective, resolved before the run.
+// What a rank needs to play one collective, resolved before the run: the shared call (fast and
+// automatic modes) or its ring neighbours (ring mode).
 struct CollectivePlay {
+  GroupCollective* call = nullptr;
+  int member = 0;  // position in the group
   sg4::Mailbox* inbox = nullptr;  // from the previous rank of the ring, for this group
   sg4::Mailbox* outbox = nullptr; // to the next rank
   double rate_cap = 0;            // to the next rank
@@ -73,8 +79,6 @@ struct CollectivePlay {
   double latency = 0;             // one-way, to the next rank
   int steps = 0;                  // 0: group of one, nothing to do
   double chunk_bytes = 0;
-  bool fast = false;
-  sg4::Barrier* barrier = nullptr;
 };
 
 struct P2pPlay {
@@ -100,6 +104,17 @@ struct RankPlay {
 
 uint64_t flow_bytes(double bytes) { return bytes > 0 ? uint64_t(bytes + 0.5) : 0; }
 
+// Point-to-point mailboxes by (sender, receiver, tensor): they live as long as the Engine, so
+// they are looked up by name once per process, not once per instruction and run.
+sg4::Mailbox* p2p_mailbox(sg4::Host* from, sg4::Host* to, Tensor what) {
+  static std::map<std::tuple<sg4::Host*, sg4::Host*, Tensor>, sg4::Mailbox*> known;
+  auto& box = known[{from, to, what}];
+  if (!box)
+    box = sg4::Mailbox::by_name(from->get_name() + ">" + to->get_name() +
+                                (what == Tensor::activation ? "/act" : "/grad"));
+  return box;
+}
+
 // The cap is set on both ends: whichever side posts first creates the transfer SimGrid keeps.
 sg4::CommPtr post_receive(sg4::Mailbox* from, Message** into, double cap) {
   auto comm = from->get_init()->set_dst_data(reinterpret_cast<void**>(into), sizeof(void*));
@@ -121,16 +136,12 @@ sg4::CommPtr start_flow(sg4::Mailbox* to, Message* payload, double bytes, double
 }
 
 void play_collective(const CollectivePlay& c) {
-  if (c.steps == 0) return;
-  static Message token;  // collectives carry no payload the players read
-  if (c.fast) {
-    auto out = start_flow(c.outbox, &token, c.chunk_bytes * c.steps, c.rate_cap);
-    receive(c.inbox, c.inbound_cap);
-    out->wait();
-    if (c.steps > 1) sg4::this_actor::sleep_for((c.steps - 1) * c.latency);
-    c.barrier->wait();
+  if (c.call) {
+    play_group_collective(*c.call, c.member);
     return;
   }
+  if (c.steps == 0) return;
+  static Message token;  // collectives carry no payload the players read
   for (int step = 0; step < c.steps; ++step) {
     auto out = start_flow(c.outbox, &token, c.chunk_bytes, c.rate_cap);
     receive(c.inbox, c.inbound_cap);
@@ -155,10 +166,22 @@ void play_rank(RankPlay& r, double t0) {
   for (int k = 0; k < n; ++k) {
     const auto& instruction = stream[k];
     if (r.seconds[k] > 0) {
+      // Consecutive compute (free loads in between) is one sleep: fewer simulation events.
       const double start = now();
-      sg4::this_actor::sleep_for(r.seconds[k]);
-      r.breakdown.compute_s += r.seconds[k];
-      record(0, k, start, now());
+      double busy = 0;
+      int last = k;
+      for (int j = k; j < n; ++j) {
+        if (r.seconds[j] > 0) {
+          if (r.trace) r.events.push_back({r.rank, 0, j, start + busy - t0, start + busy + r.seconds[j] - t0});
+          busy += r.seconds[j];
+          r.breakdown.compute_s += r.seconds[j];
+          last = j;
+        } else if (!std::holds_alternative<LoadMicrobatch>(stream[j])) {
+          break;
+        }
+      }
+      sg4::this_actor::sleep_for(busy);
+      k = last;
     } else if (std::holds_alternative<Send>(instruction)) {
       Message* m = &r.sent[k];
       m->posted_s = now();
@@ -192,14 +215,7 @@ void play_rank(RankPlay& r, double t0) {
   r.done = true;
 }
 
-bool use_fast(const SimOptions& o, int group_size, int world) {
-  switch (o.collectives) {
-    case CollectiveMode::ring: return false;
-    case CollectiveMode::fast: return true;
-    case CollectiveMode::automatic: return group_size > o.fast_group_size || world > o.fast_world_size;
-  }
-  return false;
-}
+bool use_ring(const SimOptions& o) { return o.collectives == CollectiveMode::ring; }
 
 }  // namespace
 
@@ -219,7 +235,12 @@ SimResult Simulator::run(const ModelSpec& model, const Schedule& schedule, const
   const int world = schedule.world;
 
   // Resolve everything the actors need before the run: errors are thrown here, not inside it.
-  std::vector<sg4::BarrierPtr> barriers(schedule.groups.size());
+  // calls[g][i]: the i-th collective call of group g, shared by its members.
+  std::vector<std::deque<GroupCollective>> calls(schedule.groups.size());
+  std::vector<std::vector<int>> group_gpus(schedule.groups.size());
+  for (size_t g = 0; g < schedule.groups.size(); ++g)
+    for (int member : schedule.groups[g])
+      if (member >= 0 && member < world) group_gpus[g].push_back(devices[member].gpu);
   std::vector<RankPlay> plays(world);
   for (int r = 0; r < world; ++r) {
     RankPlay& p = plays[r];
@@ -232,7 +253,7 @@ SimResult Simulator::run(const ModelSpec& model, const Schedule& schedule, const
     p.collective.assign(n, {});
     p.sent.assign(n, {});
     const int gpu = devices[r].gpu;
-    const std::string& host = platform.host(gpu)->get_name();
+    std::vector<int> calls_seen(schedule.groups.size(), 0);
     for (int k = 0; k < n; ++k) {
       const auto& instruction = (*p.stream)[k];
       p.seconds[k] = compute_seconds(instruction, *devices[r].type, precision, catalog.compute, calibration);
@@ -244,13 +265,11 @@ SimResult Simulator::run(const ModelSpec& model, const Schedule& schedule, const
       };
       if (const auto* s = std::get_if<Send>(&instruction)) {
         const int to = peer_gpu(s->peer);
-        p.p2p[k].mailbox = sg4::Mailbox::by_name(host + ">" + platform.host(to)->get_name() +
-                                                 (s->what == Tensor::activation ? "/act" : "/grad"));
+        p.p2p[k].mailbox = p2p_mailbox(platform.host(gpu), platform.host(to), s->what);
         p.p2p[k].rate_cap = platform.rate_cap(gpu, to);
       } else if (const auto* v = std::get_if<Recv>(&instruction)) {
         const int from = peer_gpu(v->peer);
-        p.p2p[k].mailbox = sg4::Mailbox::by_name(platform.host(from)->get_name() + ">" + host +
-                                                 (v->what == Tensor::activation ? "/act" : "/grad"));
+        p.p2p[k].mailbox = p2p_mailbox(platform.host(from), platform.host(gpu), v->what);
         p.p2p[k].rate_cap = platform.rate_cap(from, gpu);
       } else if (const auto* c = std::get_if<Collective>(&instruction)) {
         if (c->group < 0 || c->group >= int(schedule.groups.size()))
@@ -264,22 +283,34 @@ SimResult Simulator::run(const ModelSpec& model, const Schedule& schedule, const
         const int size = int(members.size());
         auto& play = p.collective[k];
         if (size == 1) continue;
+        if (!use_ring(options)) {
+          if (int(group_gpus[c->group].size()) != size)
+            fail("group {} names a rank outside the {} ranks", c->group, world);
+          auto& group_calls = calls[c->group];
+          const int index = calls_seen[c->group]++;
+          if (index == int(group_calls.size()))
+            group_calls.push_back(plan_group_collective(c->op, c->bytes, group_gpus[c->group], platform,
+                                                        options.collectives == CollectiveMode::automatic));
+          GroupCollective& call = group_calls[index];
+          if (call.op != c->op || call.bytes != c->bytes)
+            fail("rank {} instruction {} ({}): collective #{} of group {} is {} of {} bytes on another "
+                 "member; every member must make the same calls in the same order",
+                 r, k, to_string(instruction), index, c->group, to_string(call.op), call.bytes);
+          play.call = &call;
+          play.member = int(at - members.begin());
+          continue;
+        }
         const int next = members[(at - members.begin() + 1) % size];
         const int prev = members[(at - members.begin() + size - 1) % size];
         play.inbound_cap = platform.rate_cap(peer_gpu(prev), gpu);
         const int next_gpu = peer_gpu(next);
         const std::string group = "/c" + std::to_string(c->group);
-        play.inbox = sg4::Mailbox::by_name(host + group);
+        play.inbox = sg4::Mailbox::by_name(platform.host(gpu)->get_name() + group);
         play.outbox = sg4::Mailbox::by_name(platform.host(next_gpu)->get_name() + group);
         play.rate_cap = platform.rate_cap(gpu, next_gpu);
         play.latency = platform.route_latency(gpu, next_gpu);
         play.steps = c->op == CollectiveOp::all_reduce ? 2 * (size - 1) : size - 1;
         play.chunk_bytes = c->bytes / size;
-        play.fast = use_fast(options, size, world);
-        if (play.fast) {
-          if (!barriers[c->group]) barriers[c->group] = sg4::Barrier::create(size);
-          play.barrier = barriers[c->group].get();
-        }
       }
     }
   }

@@ -9,11 +9,15 @@
 //   LoadMicrobatch                  free (the data loader runs ahead of the GPU).
 //   Send                            an asynchronous flow to the peer (awaited at the end of the step).
 //   Recv                            posted at the start of the step, awaited here.
-//   Collective                      a ring as NCCL plays it: all-reduce 2(n-1) steps, reduce-scatter
-//       and all-gather n-1, each step a flow of bytes/n to the ring neighbour. In fast mode (groups
-//       above fast_group_size ranks, or worlds above fast_world_size) each rank sends one flow of
-//       its whole ring volume to its neighbour, then waits the remaining (steps-1) latencies and a
-//       barrier of the group: O(n) flows, same alpha-beta time, contention still emerges.
+//   Collective                      as NCCL plays it. Default (automatic): the call is played as
+//       a few concurrent flows started when the last member arrives (group_collective.hpp): a
+//       ring shape, each member sending its whole ring volume to its successor plus the ring's
+//       remaining latency terms (O(n) flows, same alpha-beta time, contention still emerges), or
+//       for all-reduce a binary tree where NCCL's alpha-beta choice would pick it (large groups,
+//       small buffers). fast: always the ring shape. ring: step by step, all-reduce 2(n-1) steps,
+//       reduce-scatter and all-gather n-1, each a flow of bytes/n to the ring neighbour (O(n^2)
+//       flows per call; for checking the others).
+//   Consecutive compute instructions are played as one timed sleep (the trace still shows each).
 // Every flow between two VMs is capped at tcp_window * streams / RTT of its link class.
 //
 // Breakdown of the critical rank (the one that finishes last): compute_s is its busy compute
@@ -42,8 +46,6 @@ enum class CollectiveMode { automatic, ring, fast };
 struct SimOptions {
   const Calibration* calibration = nullptr;  // none: the catalog's defaults
   CollectiveMode collectives = CollectiveMode::automatic;
-  int fast_group_size = 8;   // automatic: fast for groups larger than this...
-  int fast_world_size = 64;  // ...or for schedules with more ranks than this
   bool trace = false;        // record a timeline (SimResult::trace)
 };
 

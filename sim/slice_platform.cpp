@@ -234,11 +234,15 @@ const SlicePlatform::PairInfo& SlicePlatform::pair(int a, int b) {
       const double rtt = 2 * info.latency;
       if (window > 0 && rtt > 0) info.cap = window * streams / rtt;
     }
+    info.bandwidth = unlimited_bandwidth;
+    for (const auto* link : route) info.bandwidth = std::min(info.bandwidth, link->get_bandwidth());
+    if (info.cap > 0) info.bandwidth = std::min(info.bandwidth, info.cap);
   }
   return pairs_.emplace(key, info).first->second;
 }
 
 double SlicePlatform::route_latency(int a, int b) { return pair(a, b).latency; }
 double SlicePlatform::rate_cap(int a, int b) { return pair(a, b).cap; }
+double SlicePlatform::route_bandwidth(int a, int b) { return pair(a, b).bandwidth; }
 
 }  // namespace fabtrain

@@ -49,6 +49,8 @@ class SlicePlatform {
   double route_latency(int gpu_a, int gpu_b);
   // Maximum rate of one flow between two GPUs in bytes/s, or 0 when no window limits it.
   double rate_cap(int gpu_a, int gpu_b);
+  // Rate of one flow alone on the route: its slowest link, or the window cap when lower.
+  double route_bandwidth(int gpu_a, int gpu_b);
 
   static std::string shape_key(const Slice& slice);
 
@@ -56,6 +58,7 @@ class SlicePlatform {
   struct PairInfo {
     double latency = 0;
     double cap = 0;
+    double bandwidth = 0;
   };
   SlicePlatform(const Slice& slice, int id);
   const PairInfo& pair(int a, int b);

@@ -1,0 +1,184 @@
+// Planning and playing one group collective call as concurrent flows (see group_collective.hpp).
+#include "sim/group_collective.hpp"
+
+#include <simgrid/s4u.hpp>
+
+#include <algorithm>
+#include <map>
+
+#include "sim/slice_platform.hpp"
+
+namespace fabtrain {
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+
+int ring_steps(CollectiveOp op, int n) { return op == CollectiveOp::all_reduce ? 2 * (n - 1) : n - 1; }
+
+uint64_t flow_bytes(double bytes) { return bytes > 0 ? uint64_t(bytes + 0.5) : 0; }
+
+// One mailbox per ordered pair of hosts for window-limited collective flows. Each rank is in one
+// call at a time and both ends of a flow are members of that call, so a pair's mailbox carries
+// one call's flow at a time.
+sg4::Mailbox* flow_mailbox(sg4::Host* from, sg4::Host* to) {
+  static std::map<std::pair<sg4::Host*, sg4::Host*>, sg4::Mailbox*> known;
+  auto& box = known[{from, to}];
+  if (!box) box = sg4::Mailbox::by_name(from->get_name() + ">" + to->get_name() + "/collective");
+  return box;
+}
+
+// Every member waits here until the last one arrives.
+void meet(GroupCollective& call, int& count, sg4::SemaphorePtr& semaphore) {
+  if (!semaphore) semaphore = sg4::Semaphore::create(0);
+  if (++count < call.size) {
+    semaphore->acquire();
+    return;
+  }
+  for (int i = 1; i < call.size; ++i) semaphore->release();
+}
+
+// The members' way (window-limited flows): start own sends and receives, wait, meet at the
+// latest release.
+void play_by_members(GroupCollective& call, int member) {
+  meet(call, call.arrived, call.started);
+  static char token;
+  const auto& mine = call.flows_of[member];
+  std::vector<sg4::CommPtr> comms;
+  comms.reserve(mine.size());
+  std::vector<void*> slots(mine.size(), nullptr);
+  for (size_t j = 0; j < mine.size(); ++j) {  // receives first, so sends find them posted
+    const auto& f = call.flows[mine[j]];
+    if (f.receiver == member && f.mailbox) {
+      auto comm = f.mailbox->get_init()->set_dst_data(&slots[j], sizeof(void*));
+      comm->set_rate(f.rate_cap);
+      comm->start();
+      comms.push_back(std::move(comm));
+    }
+  }
+  double release = 0;
+  std::vector<std::pair<sg4::CommPtr, double>> own;
+  for (int i : mine) {
+    const auto& f = call.flows[i];
+    if (f.sender != member) continue;
+    sg4::CommPtr comm;
+    if (f.mailbox) {
+      comm = f.mailbox->put_init(&token, flow_bytes(f.bytes));
+      comm->set_rate(f.rate_cap);
+    } else {
+      comm = sg4::Comm::sendto_init(f.from, f.to);
+      comm->set_payload_size(flow_bytes(f.bytes));
+    }
+    comm->start();
+    own.emplace_back(comm, f.tail_s);
+    comms.push_back(std::move(comm));
+  }
+  sg4::Comm::wait_all(comms);
+  for (const auto& [comm, tail] : own) release = std::max(release, comm->get_finish_time() + tail);
+  call.release_s = std::max(call.release_s, release);
+  if (!call.done) call.done = sg4::Semaphore::create(0);
+  if (++call.finished < call.size) {
+    call.done->acquire();
+    return;
+  }
+  if (call.release_s > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(call.release_s);
+  for (int i = 1; i < call.size; ++i) call.done->release();
+}
+
+int tree_depth(int n) {
+  int depth = 0;
+  for (int last = n - 1; last > 0; last = (last - 1) / 2) ++depth;
+  return depth;
+}
+
+}  // namespace
+
+GroupCollective plan_group_collective(CollectiveOp op, double bytes, const std::vector<int>& gpus,
+                                      SlicePlatform& platform, bool allow_tree) {
+  GroupCollective call;
+  call.op = op;
+  call.bytes = bytes;
+  call.size = int(gpus.size());
+  const int n = call.size;
+  if (n < 2) return call;
+  const int steps = ring_steps(op, n);
+  double alpha = 0, bandwidth = 0;
+  for (int i = 0; i < n; ++i) {
+    const int a = gpus[i], b = gpus[(i + 1) % n];
+    alpha = std::max(alpha, platform.route_latency(a, b));
+    const double bw = platform.route_bandwidth(a, b);
+    bandwidth = i == 0 ? bw : std::min(bandwidth, bw);
+  }
+  if (allow_tree && op == CollectiveOp::all_reduce && n > 2 && bandwidth > 0) {
+    const int depth = tree_depth(n);
+    const double ring = steps * alpha + steps * (bytes / n) / bandwidth;
+    const double tree = 2 * depth * alpha + 3 * bytes / bandwidth;
+    call.tree = tree < ring;
+  }
+  if (call.tree) {
+    double hop = 0;
+    for (int child = 1; child < n; ++child) {
+      const int parent = (child - 1) / 2;
+      hop = std::max({hop, platform.route_latency(gpus[child], gpus[parent]),
+                      platform.route_latency(gpus[parent], gpus[child])});
+    }
+    const double tail = (2 * tree_depth(n) - 1) * hop;
+    for (int child = 1; child < n; ++child) {
+      const int c = gpus[child], p = gpus[(child - 1) / 2];
+      const int parent = (child - 1) / 2;
+      call.flows.push_back({child, parent, platform.host(c), platform.host(p), nullptr, bytes,
+                            platform.rate_cap(c, p), tail});
+      call.flows.push_back({parent, child, platform.host(p), platform.host(c), nullptr, bytes,
+                            platform.rate_cap(p, c), tail});
+    }
+  } else {
+    for (int i = 0; i < n; ++i) {
+      const int a = gpus[i], b = gpus[(i + 1) % n];
+      call.flows.push_back({i, (i + 1) % n, platform.host(a), platform.host(b), nullptr,
+                            steps * (bytes / n), platform.rate_cap(a, b),
+                            (steps - 1) * platform.route_latency(a, b)});
+    }
+  }
+  for (auto& f : call.flows)
+    if (f.rate_cap > 0) {
+      call.capped = true;
+      f.mailbox = flow_mailbox(f.from, f.to);
+    }
+  if (call.capped) {
+    call.flows_of.resize(n);
+    for (int i = 0; i < int(call.flows.size()); ++i) {
+      call.flows_of[call.flows[i].sender].push_back(i);
+      call.flows_of[call.flows[i].receiver].push_back(i);
+    }
+  }
+  return call;
+}
+
+void play_group_collective(GroupCollective& call, int member) {
+  if (call.size < 2) return;
+  if (call.capped) {
+    play_by_members(call, member);
+    return;
+  }
+  if (!call.done) call.done = sg4::Semaphore::create(0);
+  if (++call.arrived < call.size) {
+    call.done->acquire();
+    return;
+  }
+  std::vector<sg4::CommPtr> comms;
+  comms.reserve(call.flows.size());
+  for (const auto& f : call.flows) {
+    auto comm = sg4::Comm::sendto_init(f.from, f.to);
+    comm->set_payload_size(flow_bytes(f.bytes));
+    comm->start();
+    comms.push_back(std::move(comm));
+  }
+  sg4::Comm::wait_all(comms);
+  double release = sg4::Engine::get_clock();
+  for (size_t i = 0; i < comms.size(); ++i)
+    release = std::max(release, comms[i]->get_finish_time() + call.flows[i].tail_s);
+  if (release > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(release);
+  for (int i = 1; i < call.size; ++i) call.done->release();
+}
+
+}  // namespace fabtrain

@@ -1,0 +1,72 @@
+// One collective call of one group, played as a handful of concurrent flows instead of a ring of
+// per-step transfers: O(n) flows per call, no barrier actors, no mailboxes. Not here: the
+// step-by-step ring (CollectiveMode::ring, in simulator.cpp), or which calls exist (the Schedule).
+//
+// How a call is played: members arrive one by one; the last to arrive starts every flow at once,
+// waits for all of them, then for the latency terms the flows did not already pay, and releases
+// the members waiting for it (on a semaphore, not polling). A call with a window-limited flow is
+// played by its members instead (each starts its own flows once all have arrived, then they meet
+// again at the end): SimGrid 3.32 ignores Comm::set_rate on host-to-host transfers and honours it
+// only on mailbox transfers, whose two ends must be actors on the two hosts. Two shapes:
+//   ring  each member sends its whole ring volume (steps * bytes/n) to its ring successor; the
+//         call ends at max over flows of (finish + (steps-1) * that flow's latency). Uncontended,
+//         that is the alpha-beta ring: steps * alpha + steps * (bytes/n) / B.
+//   tree  (all-reduce only) a binary tree over the group's ring order: every child sends the
+//         buffer to its parent (reduce) while every parent sends it to its child (broadcast),
+//         pipelined as NCCL does; the call ends at the last flow's finish + (2*depth-1) * the
+//         largest hop latency. Chosen, as NCCL's tuner does, when its alpha-beta estimate
+//         2*depth*alpha + 3*bytes/B (an inner node's NIC carries the buffer three times) beats
+//         the ring's 2(n-1)*alpha + 2(n-1)/n*bytes/B, with alpha the slowest hop's latency and
+//         B the slowest hop's bandwidth: large groups with small buffers (e.g. the gradient norm).
+#pragma once
+#include <simgrid/s4u/Semaphore.hpp>
+
+#include <vector>
+
+#include "plan/schedule.hpp"
+
+namespace simgrid::s4u {
+class Host;
+class Mailbox;
+}  // namespace simgrid::s4u
+
+namespace fabtrain {
+
+class SlicePlatform;
+
+struct GroupFlow {
+  int sender = 0, receiver = 0;  // positions in the group
+  simgrid::s4u::Host* from = nullptr;
+  simgrid::s4u::Host* to = nullptr;
+  simgrid::s4u::Mailbox* mailbox = nullptr;  // for window-limited flows
+  double bytes = 0;
+  double rate_cap = 0;  // 0: none
+  double tail_s = 0;    // latency still owed after this flow finishes
+};
+
+struct GroupCollective {
+  CollectiveOp op = CollectiveOp::all_reduce;
+  double bytes = 0;
+  int size = 0;
+  bool tree = false;
+  bool capped = false;  // some flow is window-limited: played by the members
+  std::vector<GroupFlow> flows;
+  std::vector<std::vector<int>> flows_of;  // per member: the flows it sends or receives
+  // While playing. Members wait on a semaphore, not suspended: suspending an actor in SimGrid
+  // also pauses the sends it still has in flight.
+  int arrived = 0;
+  int finished = 0;
+  double release_s = 0;
+  simgrid::s4u::SemaphorePtr started, done;
+};
+
+// Flows of one call of `op` over `gpus` (slice GPU indices in ring order). allow_tree: whether
+// the tree may be chosen (automatic mode), else always the ring shape.
+GroupCollective plan_group_collective(CollectiveOp op, double bytes, const std::vector<int>& gpus,
+                                      SlicePlatform& platform, bool allow_tree);
+
+// Called by each member's actor (member: its position in the group) when it reaches the call;
+// returns when the call is done.
+void play_group_collective(GroupCollective& call, int member);
+
+}  // namespace fabtrain
