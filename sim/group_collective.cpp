@@ -124,8 +124,8 @@ GroupCollective plan_group_collective(CollectiveOp op, double bytes, const std::
     }
     const double tail = (2 * tree_depth(n) - 1) * hop;
     for (int child = 1; child < n; ++child) {
-      const int c = gpus[child], p = gpus[(child - 1) / 2];
       const int parent = (child - 1) / 2;
+      const int c = gpus[child], p = gpus[parent];
       call.flows.push_back({child, parent, platform.host(c), platform.host(p), nullptr, bytes,
                             platform.rate_cap(c, p), tail});
       call.flows.push_back({parent, child, platform.host(p), platform.host(c), nullptr, bytes,

@@ -330,6 +330,10 @@ SimResult Simulator::run(const ModelSpec& model, const Schedule& schedule, const
       for (const auto& q : plays)
         for (const auto& c : q.collective)
           if (c.inbox) c.inbox->clear();
+      for (const auto& group_calls : calls)
+        for (const auto& call : group_calls)
+          for (const auto& f : call.flows)
+            if (f.mailbox) f.mailbox->clear();
       fail("schedule deadlocked in simulation: rank {} never finished its {} instructions",
            p.rank, p.stream->size());
     }
