@@ -4,6 +4,7 @@
 #include <simgrid/s4u.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <map>
 #include <tuple>
@@ -337,6 +338,21 @@ SimResult Simulator::run(const ModelSpec& model, const Schedule& schedule, const
       fail("schedule deadlocked in simulation: rank {} never finished its {} instructions",
            p.rank, p.stream->size());
     }
+
+  // SimGrid's clock keeps running from one run to the next, and a time taken as the difference
+  // of two absolute clock readings carries rounding noise of the run's start: reported times are
+  // rounded to the picosecond so that the same inputs give the same numbers in any run.
+  auto picoseconds = [](double s) { return std::round(s * 1e12) / 1e12; };
+  for (auto& p : plays) {
+    p.finish_s = picoseconds(p.finish_s);
+    p.breakdown.compute_s = picoseconds(p.breakdown.compute_s);
+    p.breakdown.bubble_s = picoseconds(p.breakdown.bubble_s);
+    p.breakdown.exposed_comm_s = picoseconds(p.breakdown.exposed_comm_s);
+    for (auto& e : p.events) {
+      e.start_s = picoseconds(e.start_s);
+      e.end_s = picoseconds(e.end_s);
+    }
+  }
 
   SimResult result;
   result.memory = estimate_memory(schedule, slice_);
