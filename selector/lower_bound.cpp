@@ -1,6 +1,7 @@
 #include "selector/lower_bound.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "sim/simulator.hpp"
@@ -8,8 +9,9 @@
 namespace fabtrain {
 
 // A lower bound of a schedule's step time, so that plans that cannot win are not simulated.
-// Per rank: its own compute, plus for each collective it blocks on the ring's latency terms over
-// the group's fastest edge (a collective cannot end before its steps crossed the ring), plus the
+// Per rank: its own compute, plus for each collective it blocks on the fewest latency terms its
+// algorithm can take (tree all-reduce 2 floor(log2 n), ring n - 1) over the group's fastest hop
+// (a collective cannot end before its data crossed them), plus the
 // pipeline's fill and drain: a rank of stage k cannot start before the first microbatch's
 // forward has crossed the stages before it, and the step cannot end before the last
 // microbatch's gradient has crossed them back (each stage's fastest rank, each hop's latency).
@@ -23,15 +25,16 @@ double step_lower_bound(const Schedule& schedule, const Slice& slice, SlicePlatf
   auto latency = [&](int rank_a, int rank_b) {
     return platform.route_latency(device_of(plan, rank_a), device_of(plan, rank_b));
   };
-  std::vector<double> ring_latency(schedule.groups.size(), 0);
+  // The fastest hop between any two members: a ring or a tree cannot take fewer latency terms.
+  std::vector<double> hop_latency(schedule.groups.size(), 0);
   for (size_t g = 0; g < schedule.groups.size(); ++g) {
     const auto& members = schedule.groups[g];
-    const size_t n = members.size();
-    if (n < 2) continue;
+    if (members.size() < 2 || members.size() > 64) continue;  // 0 stays a valid bound
     double fastest = 1e300;
-    for (size_t i = 0; i < n; ++i)
-      fastest = std::min(fastest, latency(members[i], members[(i + 1) % n]));
-    ring_latency[g] = fastest;
+    for (size_t i = 0; i < members.size(); ++i)
+      for (size_t j = i + 1; j < members.size(); ++j)
+        fastest = std::min(fastest, latency(members[i], members[j]));
+    hop_latency[g] = fastest;
   }
   const double inf = 1e300;
   std::vector<double> own(schedule.world, 0);
@@ -47,9 +50,10 @@ double step_lower_bound(const Schedule& schedule, const Slice& slice, SlicePlatf
       if (const auto* b = std::get_if<Backward>(&ins); b && b->mb == plan.mb - 1)
         backward_last += t;
       if (const auto* c = std::get_if<Collective>(&ins)) {
-        const double n = double(schedule.groups[c->group].size());
-        own[r] +=
-            (c->op == CollectiveOp::all_reduce ? 2 * (n - 1) : n - 1) * ring_latency[c->group];
+        const int n = int(schedule.groups[c->group].size());
+        const double hops =
+            c->op == CollectiveOp::all_reduce ? 2 * std::floor(std::log2(n)) : n - 1;
+        own[r] += hops * hop_latency[c->group];
       }
       if (const auto* send = std::get_if<Send>(&ins); send && send->what == Tensor::activation)
         hop[stage] = std::min(hop[stage], latency(r, send->peer));

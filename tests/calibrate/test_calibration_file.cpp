@@ -48,7 +48,7 @@ TEST_CASE("calibration YAML round trip through load_calibration") {
   std::filesystem::remove(path);
 }
 
-TEST_CASE("an empty calibration writes a file that loads as empty; unwritable path is an error") {
+TEST_CASE("an empty calibration writes a file that loads as empty, unwritable path is an error") {
   const std::string path = temp_path("empty.yaml");
   calib::write_calibration(Calibration{}, {"nothing fitted"}, path);
   CHECK(load_calibration(path).empty());

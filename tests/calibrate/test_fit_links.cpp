@@ -50,11 +50,24 @@ TEST_CASE("only short round trips: the window is left unset, not guessed") {
   CHECK_FALSE(fit.link.tcp_window_bytes.has_value());
 }
 
-TEST_CASE("the path's own round trip is taken off the latency; no pairs keeps the catalog") {
+TEST_CASE("the path's own round trip is taken off the latency, no pairs keeps the catalog") {
   const auto fit = calib::fit_link({bench({{0.0104, 100e6}}, "a")}, l2sts(1), 0.010);
   CHECK(*fit.link.latency_s == doctest::Approx(0.0002));
   const auto none = calib::fit_link({bench({}, "single-rank")}, l2sts(1), 0);
   CHECK_FALSE(none.measured);
   CHECK_FALSE(none.link.latency_s.has_value());
   CHECK_THROWS_AS(calib::fit_link({bench({}, "x")}, l2sts(1), -1), Error);
+}
+
+TEST_CASE("per-bench path round trips: the smallest corrected round trip gives the latency") {
+  // No added delay but a round trip inflated by scheduling (8 ms), and a 100 ms path seen at
+  // 102 ms: the long path's 1 ms one way is the link's latency, not the short path's 4 ms.
+  const auto near = bench({{0.008, 110e6}}, "near"), far = bench({{0.102, 30e6}}, "far");
+  const auto fit = calib::fit_link_per_bench({near, far}, l2sts(1), {0.0, 0.100});
+  CHECK(*fit.link.latency_s == doctest::Approx(0.001));
+  CHECK(*fit.link.bandwidth == doctest::Approx(110e6));
+  // With the path's round trip unknown the plain fit takes the short path's 4 ms.
+  CHECK(*calib::fit_link({near, far}, l2sts(1), 0).link.latency_s == doctest::Approx(0.004));
+  CHECK_THROWS_AS(calib::fit_link_per_bench({near, far}, l2sts(1), {0.0}), Error);
+  CHECK_THROWS_AS(calib::fit_link_per_bench({near, far}, l2sts(1), {0.0, -0.1}), Error);
 }

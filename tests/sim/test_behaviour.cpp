@@ -147,7 +147,7 @@ TEST_CASE("memory: static part is the ZeRO model-state formula per stage") {
     }
 }
 
-TEST_CASE("memory: GPipe holds every microbatch, 1F1B the in-flight ones; too much is OOM") {
+TEST_CASE("memory: GPipe holds every microbatch, 1F1B the in-flight ones, too much is OOM") {
   build_test_platforms();
   const Catalog catalog = test_catalog();
   const Slice slice = test_slice(catalog, {4}, 1);
@@ -196,7 +196,7 @@ TEST_CASE("golden timeline of a small plan, simulated timestamps included") {
   CHECK(text.str() == golden.str());
 }
 
-TEST_CASE("calibration overrides efficiencies and links; unknown keys are rejected") {
+TEST_CASE("calibration overrides efficiencies and links, unknown keys are rejected") {
   build_test_platforms();
   const Catalog catalog = test_catalog();
   const std::string dir = std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp";

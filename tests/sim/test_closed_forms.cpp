@@ -91,7 +91,7 @@ TEST_CASE("a single flow over a 100 ms l2sts path is limited to window / RTT") {
   CHECK(four.run(tiny_model(), s).step_time_s == doctest::Approx(0.05 + bytes / (4 * rate)).epsilon(0.01));
 }
 
-TEST_CASE("pipeline step with zero-cost communication is (m+p-1) stage times; bubble (p-1)/(m+p-1)") {
+TEST_CASE("pipeline step with zero-cost communication is (m+p-1) stage times, bubble (p-1)/(m+p-1)") {
   build_test_platforms();
   const Catalog catalog = test_catalog();
   const Slice slice = test_slice(catalog, {8}, 1);  // no latency, 10 GB/s NICs, zero-byte transfers
