@@ -29,6 +29,13 @@ float* sized(std::vector<float>& v, std::int64_t size) {
   return v.data();
 }
 
+// Scratch space of at least `size` floats, contents undefined: it only grows, so blocks of
+// different widths sharing it never pay for a reallocation or a zero fill.
+float* scratch(std::vector<float>& v, std::int64_t size) {
+  if (std::int64_t(v.size()) < size) v.resize(size);
+  return v.data();
+}
+
 }  // namespace
 
 struct Gpt2Stage::Impl {
@@ -418,8 +425,8 @@ void Gpt2Stage::backward(int block, int mb, bool recompute) {
       break;
     case BlockKind::attn: {
       if (recompute) s.attn_branch(block, l, mb);
-      float* dy = sized(s.scratch_a, std::int64_t(s.n) * s.c_local);
-      float* dqkv = sized(s.scratch_b, std::int64_t(s.n) * 3 * s.c_local);
+      float* dy = scratch(s.scratch_a, std::int64_t(s.n) * s.c_local);
+      float* dqkv = scratch(s.scratch_b, std::int64_t(s.n) * 3 * s.c_local);
       kernels::linear_backward(dy, s.G(t_attprojw, l), s.G(t_attprojb, l), dres, a.y.data(),
                                s.P(t_attprojw, l), s.n, s.c_local, s.C);
       kernels::attention_backward(dqkv, dy, a.att.data(), a.qkv.data(), s.b, s.t, s.nh_local, s.hd);
@@ -431,7 +438,7 @@ void Gpt2Stage::backward(int block, int mb, bool recompute) {
     case BlockKind::mlp: {
       if (recompute) s.mlp_branch(block, l, mb);
       const std::int64_t hsize = std::int64_t(s.n) * 4 * s.c_local;
-      float* dg = sized(s.scratch_a, hsize);
+      float* dg = scratch(s.scratch_a, hsize);
       kernels::linear_backward(dg, s.G(t_fcprojw, l), s.G(t_fcprojb, l), dres, a.g.data(),
                                s.P(t_fcprojw, l), s.n, 4 * s.c_local, s.C);
       kernels::gelu_backward(dg, a.h.data(), dg, hsize);
@@ -444,7 +451,7 @@ void Gpt2Stage::backward(int block, int mb, bool recompute) {
       if (recompute) s.head_forward(block, mb);
       kernels::crossentropy_backward(a.logits.data(), a.lse.data(), s.targets[mb].data(), s.n, s.V,
                                      s.Vp);
-      float* dln = sized(s.scratch_a, nc);
+      float* dln = scratch(s.scratch_a, nc);
       kernels::linear_backward(dln, s.G(t_wte), nullptr, a.logits.data(), a.ln.data(), s.P(t_wte),
                                s.n, s.C, s.Vp);
       std::fill_n(dres, nc, 0.0f);

@@ -55,8 +55,8 @@ static bool sgemm_is_correct() {
 
 void reexec_with_fast_blas(char** argv) {
   if (const char* state = std::getenv("FABTRAIN_BLAS_REEXEC")) {
-    // Forced by us in the previous exec: keep it only if it computes correctly, else go back
-    // to the library's own choice (once).
+    // Forced by us in the previous exec: keep a forced kernel family only if it computes
+    // correctly, else go back to the library's own choice (once).
     if (std::string(state) == "1" && !sgemm_is_correct()) {
       unsetenv("OPENBLAS_CORETYPE");
       setenv("FABTRAIN_BLAS_REEXEC", "2", 1);
@@ -64,13 +64,23 @@ void reexec_with_fast_blas(char** argv) {
     }
     return;
   }
-  if (std::getenv("OPENBLAS_CORETYPE")) return;
-  const std::string core = better_blas_core();
-  if (core.empty()) return;
-  setenv("OPENBLAS_CORETYPE", core.c_str(), 1);
-  setenv("FABTRAIN_BLAS_REEXEC", "1", 1);  // never loop, whatever the library does with it
+  bool changed = false, forced_core = false;
+  if (!std::getenv("OMP_WAIT_POLICY")) {
+    setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+    changed = true;
+  }
+  if (!std::getenv("OPENBLAS_CORETYPE")) {
+    const std::string core = better_blas_core();
+    if (!core.empty()) {
+      setenv("OPENBLAS_CORETYPE", core.c_str(), 1);
+      changed = forced_core = true;
+    }
+  }
+  if (!changed) return;
+  // Never loop, whatever the libraries do with the environment.
+  setenv("FABTRAIN_BLAS_REEXEC", forced_core ? "1" : "0", 1);
   execv("/proc/self/exe", argv);
-  // exec failed: carry on with the slow kernels rather than stop.
+  // exec failed: carry on with the slower settings rather than stop.
 }
 
 }  // namespace fabtrain
