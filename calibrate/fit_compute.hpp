@@ -6,8 +6,8 @@
 //    matrix products at the measured GEMM rate plus their element-wise bytes at the measured
 //    memory rate, one after the other. The simulator's roofline takes the larger of the two, so
 //    the sum is folded into an effective matmul efficiency for the bench's model.
-//  - From run records: least squares of each (step, rank)'s summed instruction durations of one
-//    kind against the sums of the roofline's
+//  - From run records: least squares of each step's summed instruction durations of one kind
+//    on its slowest rank against the sums of the roofline's
 //    features, t = a*flops + c*blocks (compute-bound) or t = b*bytes + c*blocks (memory-bound),
 //    non-negative, relative residuals; the better of the two is kept.
 // Predictions always go through the simulator's own formula (sim's compute_seconds).

@@ -55,4 +55,28 @@ LinkFit fit_link(const std::vector<BenchData>& benches, const LinkClass& cls, do
   return fit;
 }
 
+LinkFit fit_link_per_bench(const std::vector<BenchData>& benches, const LinkClass& cls,
+                           const std::vector<double>& path_rtt_s) {
+  if (path_rtt_s.size() != benches.size())
+    fail("{} path round trips given for {} bench files: give one per bench, in the same order",
+         path_rtt_s.size(), benches.size());
+  LinkFit fit = fit_link(benches, cls, 0);
+  if (!fit.measured) return fit;
+  double latency = -1;
+  std::size_t from = 0;
+  for (std::size_t i = 0; i < benches.size(); ++i) {
+    if (!(path_rtt_s[i] >= 0)) fail("{}: path round trip {} s must not be negative", benches[i].path, path_rtt_s[i]);
+    for (const auto& p : benches[i].pairs) {
+      const double one_way = std::max(0.0, (p.rtt_s - path_rtt_s[i]) / 2);
+      if (latency < 0 || one_way < latency) latency = one_way, from = i;
+    }
+  }
+  if (latency >= 0) {
+    fit.link.latency_s = latency;
+    fit.notes.push_back(fmt::format("latency from {} (its path's round trip {:.3g} ms taken off)",
+                                    benches[from].path, path_rtt_s[from] * 1e3));
+  }
+  return fit;
+}
+
 }  // namespace fabtrain::calib

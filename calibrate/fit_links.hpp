@@ -33,4 +33,12 @@ inline constexpr double kLongRoundTripS = 0.010;
 // (0 for an emulated link at no delay, or real sites' known RTT when benched between sites).
 LinkFit fit_link(const std::vector<BenchData>& benches, const LinkClass& link_class, double path_rtt_s);
 
+// The same, with the round trip each bench's path added (one per bench, same order): the
+// latency is the smallest of (round trip - that path's) / 2 over all benches, so a bench over a
+// long path can give it too. On a busy machine a short path's round trip can be inflated by
+// scheduling (an 8 ms median at no added delay was seen on 2 shared cores); the smallest
+// corrected one is the link's.
+LinkFit fit_link_per_bench(const std::vector<BenchData>& benches, const LinkClass& link_class,
+                           const std::vector<double>& path_rtt_s);
+
 }  // namespace fabtrain::calib

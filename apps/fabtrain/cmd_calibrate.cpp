@@ -22,6 +22,7 @@ struct CalibrateOptions {
   std::string device_type = "CPU_HOST";
   std::string link_class = "l2sts";
   double path_rtt_ms = 0;
+  std::vector<double> bench_path_rtt_ms;  // one per bench, or empty
   std::string output;
 };
 
@@ -106,7 +107,11 @@ void run(const CalibrateOptions& o) {
     fmt::print("\n");
   }
 
-  const calib::LinkFit link = calib::fit_link(benches, link_class, o.path_rtt_ms / 1e3);
+  std::vector<double> per_bench_s;
+  for (double ms : o.bench_path_rtt_ms) per_bench_s.push_back(ms / 1e3);
+  const calib::LinkFit link = per_bench_s.empty()
+                                  ? calib::fit_link(benches, link_class, o.path_rtt_ms / 1e3)
+                                  : calib::fit_link_per_bench(benches, link_class, per_bench_s);
   fmt::print("\nlink {}:\n", link_class.name);
   for (const auto& n : link.notes) fmt::print("  {}\n", n);
   Calibration cal;
@@ -134,9 +139,14 @@ Registration reg(80, [](CLI::App& app) {
   cmd->add_option("--runs", o->runs, "Run records (fabtrain-exec train --record) to refine compute");
   cmd->add_option("--device-type", o->device_type, "Catalog GPU/CPU type the bench ran on")->capture_default_str();
   cmd->add_option("--link-class", o->link_class, "Link class the ranks' pairs measured")->capture_default_str();
-  cmd->add_option("--path-rtt-ms", o->path_rtt_ms,
+  auto* path_rtt = cmd->add_option("--path-rtt-ms", o->path_rtt_ms,
                   "Round trip the path itself added during the shortest-RTT bench (0: no added delay)")
       ->capture_default_str();
+  cmd->add_option("--bench-path-rtt-ms", o->bench_path_rtt_ms,
+                  "Round trip each bench's path added, one per --bench in order (e.g. 0,100); "
+                  "latency is the smallest corrected round trip / 2")
+      ->delimiter(',')
+      ->excludes(path_rtt);
   cmd->add_option("-o,--output", o->output, "The calibration YAML to write")->required();
   cmd->callback([o] { run(*o); });
 });
