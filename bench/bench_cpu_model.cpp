@@ -2,7 +2,9 @@
 // forward, backward, AdamW) at B=4 with T=64 and T=256, measures this machine's sgemm FLOP/s on
 // a GPT-2-sized product, and prints ms/step (median), tokens/s, MFU (model FLOPs / time /
 // measured sgemm FLOP/s) and the ratio to llm.c's CPU trainer (4.4-4.75 s/step at B=4, T=64
-// measured on the development machine).
+// measured on the development machine), then one "ratio" line per target (measured / target).
+// Like fabtrain-exec, it re-executes itself first with OpenBLAS's fast kernels and passive
+// OpenMP waiting (exec/kernels_blas.hpp), so it times what training runs.
 // Usage: bench_cpu_model [steps per size, default 5] [T, default both 64 and 256].
 // Not here: communication, data loading (random tokens).
 #include <cblas.h>
@@ -13,6 +15,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <ctime>
+#include <string>
 #include <vector>
 
 #include "exec/gpt2_stage.hpp"
@@ -110,6 +113,7 @@ int main(int argc, char** argv) {
              "tokens/s", "GFLOP/s", "MFU", "loss 0", "loss N", "vs llm.c CPU (4.4-4.75 s/step)");
   std::vector<int> lengths = {64, 256};
   if (argc > 2) lengths = {std::max(1, std::min(m.n_ctx, std::atoi(argv[2])))};
+  std::vector<std::string> summary;
   for (int t : lengths) {
     const int b = 4;
     const StepTiming timing = time_steps(m, b, t, steps);
@@ -121,6 +125,14 @@ int main(int argc, char** argv) {
     fmt::print("{:>3} {:>4} {:>10.1f} {:>10.1f} {:>9.0f} {:>10.1f} {:>5.0f}% {:>9.4f} {:>9.4f}  {}\n",
                b, t, timing.seconds * 1e3, timing.cpu_seconds * 1e3, b * t / timing.seconds, achieved / 1e9, 100.0 * achieved / sgemm,
                timing.first_loss, timing.last_loss, versus);
+    summary.push_back(fmt::format("B=4 T={}: MFU {:.0f}% of measured sgemm, target >= 40%: ratio {:.2f}",
+                                  t, 100.0 * achieved / sgemm, achieved / sgemm / 0.40));
+    if (t == 64)
+      summary.push_back(fmt::format("B=4 T=64: {:.0f} ms/step vs llm.c CPU 4400-4750, target >= 2x faster: "
+                                    "ratio {:.2f}-{:.2f}",
+                                    timing.seconds * 1e3, 4.4 / timing.seconds / 2, 4.75 / timing.seconds / 2));
   }
+  // Ratio lines (measured / target, >= 1 meets it) for bench/run.sh.
+  for (const std::string& line : summary) fmt::print("{}\n", line);
   return 0;
 }

@@ -1,6 +1,7 @@
 // One rank's training run (see trainer.hpp).
 #include "exec/trainer.hpp"
 
+#include <cblas.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -210,6 +211,9 @@ TrainResult train(const TrainConfig& config, MpiCommunicator& comm, const Device
   run.coord = rank_coord(run.plan, comm.rank());
   const int threads = choose_threads(config, comm);
   omp_set_num_threads(threads);
+  // OpenBLAS runs sgemm on threads of its own: the same count, or a 1-thread run of a small
+  // model spends more time in their wake-ups and yields than in its products.
+  openblas_set_num_threads(threads);
 
   if (run.is_root()) {
     fmt::print("fabtrain-exec train\n");
