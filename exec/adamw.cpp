@@ -3,6 +3,9 @@
 // decay (the stage's param_runs say it) or learning-rate schedules.
 #include <cmath>
 #include <cstdint>
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
 
 #include "common/error.hpp"
 #include "exec/gpt2_stage.hpp"
@@ -18,26 +21,44 @@ struct AdamWConstants {
 [[gnu::always_inline]] inline void adamw_element(float& p, float g, float& m, float& v,
                                                  float decay, const AdamWConstants& k) {
   const float mi = k.beta1 * m + (1.0f - k.beta1) * g;
-  const float vi = k.beta2 * v + (1.0f - k.beta2) * g * g;
+  const float vi = k.beta2 * v + ((1.0f - k.beta2) * g) * g;
   m = mi;
   v = vi;
-  p -= k.step_size * mi / (std::sqrt(vi) * k.inv_sqrt_c2 + k.eps) + decay * p;
+  p = p - ((k.step_size * mi) / (std::sqrt(vi) * k.inv_sqrt_c2 + k.eps) + decay * p);
 }
 
-// One thread's share of the update; mask null means every element decays. Two loops, so that
-// neither loads the mask conditionally (which would stop vectorisation). Not cloned for AVX-512
-// like the kernels: GCC does not vectorise sqrt in clones (its errno branch stays), and the
-// update is bound by memory (28 bytes per parameter) more than by arithmetic.
+// One thread's share of the update; mask null means every element decays. GCC does not
+// vectorise std::sqrt in a loop (its errno branch stays), so the body is written out with SSE
+// (in every x86-64) in exactly the scalar operation order: an element gets the same bits
+// whether it lands in the vector body or in the tail, which keeps ZeRO shards (cut at other
+// places) bit-identical to the whole. The update is bound by memory (28 bytes per parameter).
 void adamw_range(float* p, const float* g, float* m, float* v, const unsigned char* mask,
                  std::int64_t begin, std::int64_t end, const AdamWConstants& k) {
-  if (!mask) {
-#pragma omp simd
-    for (std::int64_t i = begin; i < end; ++i) adamw_element(p[i], g[i], m[i], v[i], k.lr_decay, k);
-  } else {
-#pragma omp simd
-    for (std::int64_t i = begin; i < end; ++i)
-      adamw_element(p[i], g[i], m[i], v[i], mask[i] ? k.lr_decay : 0.0f, k);
+  std::int64_t i = begin;
+#if defined(__SSE2__)
+  const __m128 beta1 = _mm_set1_ps(k.beta1), one_minus_beta1 = _mm_set1_ps(1.0f - k.beta1);
+  const __m128 beta2 = _mm_set1_ps(k.beta2), one_minus_beta2 = _mm_set1_ps(1.0f - k.beta2);
+  const __m128 eps = _mm_set1_ps(k.eps), step_size = _mm_set1_ps(k.step_size);
+  const __m128 inv_sqrt_c2 = _mm_set1_ps(k.inv_sqrt_c2), lr_decay = _mm_set1_ps(k.lr_decay);
+  for (; i + 4 <= end; i += 4) {
+    const __m128 gi = _mm_loadu_ps(g + i);
+    const __m128 mi = _mm_add_ps(_mm_mul_ps(beta1, _mm_loadu_ps(m + i)), _mm_mul_ps(one_minus_beta1, gi));
+    const __m128 vi = _mm_add_ps(_mm_mul_ps(beta2, _mm_loadu_ps(v + i)),
+                                 _mm_mul_ps(_mm_mul_ps(one_minus_beta2, gi), gi));
+    _mm_storeu_ps(m + i, mi);
+    _mm_storeu_ps(v + i, vi);
+    __m128 decay = lr_decay;
+    if (mask) {
+      const __m128i bytes = _mm_setr_epi32(mask[i], mask[i + 1], mask[i + 2], mask[i + 3]);
+      decay = _mm_and_ps(lr_decay, _mm_castsi128_ps(_mm_cmpgt_epi32(bytes, _mm_setzero_si128())));
+    }
+    const __m128 pi = _mm_loadu_ps(p + i);
+    const __m128 denom = _mm_add_ps(_mm_mul_ps(_mm_sqrt_ps(vi), inv_sqrt_c2), eps);
+    const __m128 change = _mm_add_ps(_mm_div_ps(_mm_mul_ps(step_size, mi), denom), _mm_mul_ps(decay, pi));
+    _mm_storeu_ps(p + i, _mm_sub_ps(pi, change));
   }
+#endif
+  for (; i < end; ++i) adamw_element(p[i], g[i], m[i], v[i], (!mask || mask[i]) ? k.lr_decay : 0.0f, k);
 }
 
 }  // namespace

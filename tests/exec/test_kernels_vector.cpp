@@ -1,11 +1,15 @@
 // The vectorised element-wise kernels against libm: exp_nonpositive over its whole range, GELU
 // forward and backward against the tanh formula in double, and the softmax cross-entropy against
-// a plain log-sum-exp. Whichever clone the CPU picks (AVX-512, AVX2, baseline) must pass.
+// a plain log-sum-exp; AdamW's SIMD body against its scalar tail. Whichever clone the CPU picks
+// (AVX-512, AVX2, baseline) must pass.
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
+#include <span>
 #include <vector>
 
+#include "exec/gpt2_stage.hpp"
 #include "exec/kernels.hpp"
 #include "exec/kernels_vector.hpp"
 
@@ -69,4 +73,35 @@ TEST_CASE("cross-entropy: log-sum-exp, mean loss and d(loss)/d(logits) match dou
   }
   CHECK(loss == doctest::Approx(ref_loss).epsilon(1e-6));
   CHECK(worst_grad < 1e-7);
+}
+
+TEST_CASE("AdamW gives the same bits whether an element falls in the SIMD body or the tail") {
+  // A ZeRO shard cuts the parameters at other places than the whole vector: the update of an
+  // element must not depend on where the cut falls.
+  const int n = 1003;
+  std::vector<float> p(n), g(n), m(n), v(n);
+  std::vector<unsigned char> mask(n);
+  for (int i = 0; i < n; ++i) {
+    p[i] = std::sin(0.1f * i);
+    g[i] = (i % 17 == 0) ? 0.0f : 0.01f * std::cos(0.7f * i);
+    m[i] = 0.001f * std::sin(0.3f * i);
+    v[i] = 1e-6f * (1.0f + std::cos(0.5f * i));
+    mask[i] = (i / 5) % 2;
+  }
+  AdamW adamw;
+  auto whole_p = p, whole_m = m, whole_v = v;
+  adamw.update(whole_p, g, whole_m, whole_v, mask, 1e-3f, 3);
+  auto cut_p = p, cut_m = m, cut_v = v;
+  for (auto [begin, count] : {std::pair{0, 1}, std::pair{1, 6}, std::pair{7, n - 7}}) {
+    auto sub = [&](std::vector<float>& x) { return std::span<float>(x).subspan(begin, count); };
+    adamw.update(sub(cut_p), std::span<const float>(g).subspan(begin, count), sub(cut_m), sub(cut_v),
+                 std::span<const unsigned char>(mask).subspan(begin, count), 1e-3f, 3);
+  }
+  CHECK(std::memcmp(whole_p.data(), cut_p.data(), n * sizeof(float)) == 0);
+  CHECK(std::memcmp(whole_m.data(), cut_m.data(), n * sizeof(float)) == 0);
+  CHECK(std::memcmp(whole_v.data(), cut_v.data(), n * sizeof(float)) == 0);
+  // And the update moved the parameters, decayed or not as the mask says.
+  int moved = 0;
+  for (int i = 0; i < n; ++i) moved += whole_p[i] != p[i];
+  CHECK(moved > n / 2);
 }
