@@ -1,13 +1,7 @@
 #include "selector/search.hpp"
 
-#include <poll.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
-#include <cstring>
 #include <map>
 #include <thread>
 
