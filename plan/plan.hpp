@@ -32,6 +32,8 @@ struct Plan {
 
 Plan parse_plan(const std::string& text);  // throws fabtrain::Error naming the key and value
 std::string to_string(const Plan& plan);   // canonical text form, parses back to the same plan
+// For tables: only what differs from the defaults (dp, tp, pp, mb always), no device list.
+std::string to_short_string(const Plan& plan);
 void to_json(nlohmann::json& j, const Plan& plan);
 void from_json(const nlohmann::json& j, Plan& plan);
 // The study's name for a plan: "data parallel", "ZeRO-2", "shard", "pipeshard", or a mix.

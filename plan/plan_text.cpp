@@ -202,4 +202,14 @@ std::string technique_name(const Plan& plan) {
   return data.empty() ? "shard" : data + " + shard";
 }
 
+std::string to_short_string(const Plan& plan) {
+  std::string text = fmt::format("dp={},tp={},pp={},mb={}", plan.dp, plan.tp, plan.pp, plan.mb);
+  if (plan.zero != 0) text += fmt::format(",zero={}", plan.zero);
+  if (plan.pp > 1) text += fmt::format(",schedule={}", to_string(plan.schedule));
+  if (plan.recompute) text += ",recompute=on";
+  if (!plan.layers.empty()) text += fmt::format(",layers={}", fmt::join(plan.layers, ":"));
+  if (plan.precision != Precision::fp32) text += fmt::format(",precision={}", to_string(plan.precision));
+  return text;
+}
+
 }  // namespace fabtrain

@@ -37,10 +37,10 @@ std::vector<StudyCell> study_cells(const std::vector<std::string>& clusters,
         if (ok != r.ranked.end()) {
           cell.tflops_per_gpu = ok->tflops_per_gpu;
           cell.step_time_s = ok->step_time_s;
-          cell.plan = to_string(ok->candidate.plan);
+          cell.plan = to_short_string(ok->candidate.plan);
         } else if (oom != r.out_of_memory.end()) {
           cell.oom = true;
-          cell.plan = to_string(oom->candidate.plan);
+          cell.plan = to_short_string(oom->candidate.plan);
           cell.note = oom->reason;
         } else {
           cell.unavailable = true;
@@ -131,7 +131,7 @@ std::string study_html(const std::vector<StudyCell>& cells) {
       "<!doctype html>\n<html><head><meta charset='utf-8'><title>fabtrain: the study's figures, "
       "predicted</title><style>body{font-family:sans-serif;max-width:1000px;margin:2em auto}"
       "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:"
-      "right}td:first-child,th:first-child{text-align:left}</style></head><body>\n"
+      "right}td:nth-child(-n+3),th:nth-child(-n+3){text-align:left}</style></head><body>\n"
       "<h1>Predicted TFLOP/s per GPU by technique</h1>\n<p>Each technique on every GPU of the "
       "cluster, TFLOP/s per GPU as the study computes it (Alpa's formula); &#x2717; = out of GPU "
       "memory, as the study draws failed runs. Predictions of fabtrain's simulator.</p>\n";

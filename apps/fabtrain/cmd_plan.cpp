@@ -43,7 +43,7 @@ nlohmann::json to_json(const Evaluated& e, const Slice& slice) {
 
 void print_row(int index, const Evaluated& e, const Slice& slice) {
   fmt::print("{:>3}  {:<44} {:<14} {:<42} {:>8.3f} {:>7.2f} {:>9} {:>5}/{:<5}\n", index,
-             short_plan(e.candidate.plan), technique_name(e.candidate.plan),
+             to_short_string(e.candidate.plan), technique_name(e.candidate.plan),
              describe_gpus(slice, e.candidate.subset.gpus), e.step_time_s, e.tflops_per_gpu,
              format_duration(e.time_to_train_s), format_gib(e.peak_memory_bytes),
              format_gib(e.memory_capacity_bytes));
@@ -99,7 +99,7 @@ void run(Options& o) {
     if (!r.out_of_memory.empty()) {
       fmt::print("\nout of memory ({} plans; the study's crosses), e.g.:\n", r.out_of_memory.size());
       for (int i = 0; i < std::min<int>(o.top, int(r.out_of_memory.size())); ++i)
-        fmt::print("  x {:<44} {:<14} {}\n", short_plan(r.out_of_memory[i].candidate.plan),
+        fmt::print("  x {:<44} {:<14} {}\n", to_short_string(r.out_of_memory[i].candidate.plan),
                    technique_name(r.out_of_memory[i].candidate.plan), r.out_of_memory[i].reason);
     }
     for (const auto& f : r.failed)

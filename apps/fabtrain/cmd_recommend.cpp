@@ -32,7 +32,7 @@ void run(Options& o) {
   for (size_t i = 0; i < rec.choices.size(); ++i) {
     const auto& c = rec.choices[i];
     fmt::print("{:>4}  {:<42} {:<36} {:>10.0f} {:>10} {:>10.1f}{}\n", c.gpus,
-               describe_gpus(slice, c.best.candidate.subset.gpus), short_plan(c.best.candidate.plan),
+               describe_gpus(slice, c.best.candidate.subset.gpus), to_short_string(c.best.candidate.plan),
                c.best.tokens_per_s, format_duration(c.time_to_train_s), c.gpu_hours,
                int(i) == rec.chosen ? "  <- recommended" : "");
   }

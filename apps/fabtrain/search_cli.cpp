@@ -70,23 +70,6 @@ std::string format_duration(double s) {
 
 std::string format_gib(double bytes) { return fmt::format("{:.1f}", bytes / (1024.0 * 1024 * 1024)); }
 
-// The plan as a person reads it in a table: without the defaults and the device list (the GPUs
-// column says where); the pasteable line keeps the full form.
-std::string short_plan(const Plan& plan) {
-  Plan p = plan;
-  p.devices.clear();
-  std::string text = to_string(p);
-  for (const char* dflt : {",zero=0", ",recompute=off", ",precision=fp32"}) {
-    const auto at = text.find(dflt);
-    if (at != std::string::npos) text.erase(at, std::string(dflt).size());
-  }
-  if (p.pp == 1) {
-    const auto at = text.find(",schedule=");
-    if (at != std::string::npos) text.erase(at, text.find(',', at + 1) == std::string::npos ? std::string::npos : text.find(',', at + 1) - at);
-  }
-  return text;
-}
-
 std::string exec_command(const ModelSpec& model, const Evaluated& e, int seq) {
   Plan plan = e.candidate.plan;
   return fmt::format("mpirun -np {} fabtrain-exec train --model {} --plan {} --batch {} --seq {} "

@@ -37,8 +37,6 @@ struct SearchCli {
 
 std::string format_duration(double seconds);
 std::string format_gib(double bytes);
-// The plan without defaults and devices, for tables (the GPUs column says where).
-std::string short_plan(const Plan& plan);
 // The line a user pastes to run the plan for real.
 std::string exec_command(const ModelSpec& model, const Evaluated& e, int seq);
 

@@ -237,3 +237,11 @@ TEST_CASE("groups of a dp=2,tp=2,pp=2 schedule") {
   const Schedule one = compile(nano, Plan{}, 4, 64);
   CHECK(one.groups == std::vector<std::vector<int>>{{0}});
 }
+
+TEST_CASE("the short form keeps what differs from the defaults and drops the devices") {
+  CHECK(to_short_string(parse_plan("dp=2,devices=3:1")) == "dp=2,tp=1,pp=1,mb=1");
+  CHECK(to_short_string(parse_plan("pp=2,mb=4,zero=0,schedule=gpipe,recompute=on,layers=1:1")) ==
+        "dp=1,tp=1,pp=2,mb=4,schedule=gpipe,recompute=on,layers=1:1");
+  CHECK(to_short_string(parse_plan("dp=4,zero=2,precision=bf16")) ==
+        "dp=4,tp=1,pp=1,mb=1,zero=2,precision=bf16");
+}
