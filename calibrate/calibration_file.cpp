@@ -43,6 +43,13 @@ std::string calibration_yaml(const Calibration& cal, const std::vector<std::stri
                          flow({item("latency_s", l.latency_s), item("bandwidth", l.bandwidth),
                                item("tcp_window_bytes", l.tcp_window_bytes)}));
   }
+  if (!cal.collectives.empty()) {
+    out += "collectives:\n";
+    for (const auto& [op, c] : cal.collectives)
+      out += fmt::format("  {}: {}\n", to_string(op),
+                         flow({item("latency_terms", c.latency_terms),
+                               item("bandwidth_factor", c.bandwidth_factor)}));
+  }
   return out;
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 
@@ -192,6 +193,8 @@ RunData read_run_record(const std::string& path) {
       s.communication_s.assign(run.world, 0.0);
       s.other_s.assign(run.world, 0.0);
       const json& items = array(j, "instructions", where, path);
+      std::map<std::string, std::size_t> call_of;  // "name#occurrence" -> index in s.collectives
+      std::vector<std::map<std::string, int>> seen_by_rank(run.world);  // name -> occurrences
       for (std::size_t i = 0; i < items.size(); ++i) {
         const std::string w = fmt::format("{} instructions[{}]", where, i);
         reject_unknown(items[i], {"rank", "index", "kind", "name", "start_s", "duration_s", "bytes",
@@ -216,8 +219,26 @@ RunData read_run_record(const std::string& path) {
           s.other_s[rank] += duration;
         } else {
           s.communication_s[rank] += duration;
+          if (kind == "all_reduce" || kind == "reduce_scatter" || kind == "all_gather") {
+            const std::string name = text(items[i], "name", w, path);
+            const double bytes = number(items[i], "bytes", w, path);
+            const double start = items[i].contains("start_s") ? number(items[i], "start_s", w, path) : -1;
+            const std::string key = name + "#" + std::to_string(seen_by_rank[rank][name]++);
+            const auto [at, fresh] = call_of.emplace(key, s.collectives.size());
+            if (fresh) {
+              s.collectives.push_back({kind, bytes, duration, 1, start, start + duration});
+            } else {
+              auto& call = s.collectives[at->second];
+              call.seconds = std::min(call.seconds, duration);
+              call.last_start_s = std::max(call.last_start_s, start);
+              call.last_end_s = std::max(call.last_end_s, start + duration);
+              ++call.members;
+            }
+          }
         }
       }
+      for (auto& call : s.collectives)
+        if (call.last_start_s >= 0) call.seconds = call.last_end_s - call.last_start_s;
       run.steps.push_back(std::move(s));
     } catch (const json::exception& e) {
       fail("{}: {}: a field has the wrong type: {}", path, where, e.what());

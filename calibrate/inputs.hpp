@@ -53,12 +53,24 @@ struct ComputeSample {
   int blocks = 1;     // the simulator's kernel count (blocks end - begin; 1 for the optimizer)
   double duration_s = 0;
 };
+// One collective call of a step, matched across ranks by the instruction's name and its
+// occurrence in the rank's stream: from the last member's arrival to the last member's end (the
+// span the simulator plays; start_s is step-relative on every rank), or without start times the
+// shortest member's duration.
+struct CollectiveCallSample {
+  std::string op;     // all_reduce, reduce_scatter, all_gather
+  double bytes = 0;
+  double seconds = 0;
+  int members = 0;    // ranks that recorded it
+  double last_start_s = 0, last_end_s = 0;  // while reading
+};
 struct StepSample {
   int step = 0;
   double wall_s = 0;
   std::vector<ComputeSample> compute;
   std::vector<double> communication_s;  // per rank: the sum of its communication instructions
   std::vector<double> other_s;          // per rank: loads and anything not fitted
+  std::vector<CollectiveCallSample> collectives;
 };
 struct RunData {
   std::string path;

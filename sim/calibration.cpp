@@ -60,7 +60,7 @@ Calibration load_calibration(const std::string& path) {
   Calibration cal;
   cal.source = path;
   if (root.IsNull()) return cal;
-  reject_unknown(root, {"compute", "links"}, "the top level", path);
+  reject_unknown(root, {"compute", "links", "collectives"}, "the top level", path);
   if (const auto compute = root["compute"]) {
     if (!compute.IsMap()) fail("{}: compute must map GPU type names to kinds", path);
     for (const auto& gpu : compute) {
@@ -91,6 +91,20 @@ Calibration load_calibration(const std::string& path) {
       l.bandwidth = number(link.second, "bandwidth", 1, 1e15, where, path);
       l.tcp_window_bytes = number(link.second, "tcp_window_bytes", 0, 1e12, where, path);
       cal.links[name] = l;
+    }
+  }
+  if (const auto collectives = root["collectives"]) {
+    reject_unknown(collectives, {"all_reduce", "reduce_scatter", "all_gather"}, "collectives", path);
+    for (CollectiveOp op : {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather}) {
+      const auto node = collectives[to_string(op)];
+      if (!node) continue;
+      const std::string where = std::string("collectives.") + to_string(op);
+      reject_unknown(node, {"latency_terms", "bandwidth_factor"}, where, path);
+      const auto terms = number(node, "latency_terms", 1, 1e4, where, path);
+      const auto factor = number(node, "bandwidth_factor", 0, 1e3, where, path);
+      if (!terms || !factor)
+        fail("{}: {} needs both latency_terms and bandwidth_factor", path, where);
+      cal.collectives[op] = {*terms, *factor};
     }
   }
   return cal;

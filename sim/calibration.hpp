@@ -12,11 +12,27 @@
 //       optimizer: {memory_efficiency: 0.6}
 //   links:
 //     l2sts: {latency_s: 0.0002, bandwidth: 1.2e9, tcp_window_bytes: 4194304}
+//   collectives:
+//     all_reduce:     {latency_terms: 2.4, bandwidth_factor: 0.5}
+//     reduce_scatter: {latency_terms: 2, bandwidth_factor: 1}
+//
+// A collective correction (per op; both keys required when the op is named) replaces the
+// ring/tree cost of every call of that op by
+//     latency_terms * alpha + bytes * bandwidth_factor / B
+// where bytes is the call's buffer (the Collective instruction's bytes), alpha the largest
+// one-way route latency between ring neighbours of the group and B the smallest one-flow rate
+// between them (slowest link, or the window cap tcp_window * streams / RTT when lower). It is
+// played as the ring shape (group_collective.hpp) with each member sending bytes *
+// bandwidth_factor to its successor, so contention and window caps still apply; uncontended it
+// is exactly the formula. latency_terms >= 1 (a flow pays one latency itself). For collective
+// libraries that do not play NCCL's ring (e.g. OpenMPI's 2-rank reduce-scatter: two dependent
+// messages). Ops not named keep the ring/tree default.
 #pragma once
 #include <map>
 #include <optional>
 #include <string>
 
+#include "plan/schedule.hpp"
 #include "platforms/catalog.hpp"
 
 namespace fabtrain {
@@ -36,12 +52,18 @@ struct LinkCalibration {
   std::optional<double> tcp_window_bytes;  // 0 = not window-limited
 };
 
+struct CollectiveCalibration {
+  double latency_terms = 1;     // multiples of the group's one-way latency, >= 1
+  double bandwidth_factor = 1;  // multiples of bytes / the group's bottleneck rate, >= 0
+};
+
 struct Calibration {
   std::map<std::string, std::map<WorkKind, ComputeCalibration>> compute;  // by GPU type name
   std::map<std::string, LinkCalibration> links;                           // by link class name
+  std::map<CollectiveOp, CollectiveCalibration> collectives;              // absent: ring/tree
   std::string source;  // the file it came from, for the resolved configuration
 
-  bool empty() const { return compute.empty() && links.empty(); }
+  bool empty() const { return compute.empty() && links.empty() && collectives.empty(); }
 };
 
 // Throws fabtrain::Error naming the file and the key that is unknown or out of range.

@@ -94,7 +94,8 @@ int tree_depth(int n) {
 }  // namespace
 
 GroupCollective plan_group_collective(CollectiveOp op, double bytes, const std::vector<int>& gpus,
-                                      SlicePlatform& platform, bool allow_tree) {
+                                      SlicePlatform& platform, bool allow_tree,
+                                      const CollectiveCalibration* correction) {
   GroupCollective call;
   call.op = op;
   call.bytes = bytes;
@@ -109,13 +110,22 @@ GroupCollective plan_group_collective(CollectiveOp op, double bytes, const std::
     const double bw = platform.route_bandwidth(a, b);
     bandwidth = i == 0 ? bw : std::min(bandwidth, bw);
   }
-  if (allow_tree && op == CollectiveOp::all_reduce && n > 2 && bandwidth > 0) {
+  if (!correction && allow_tree && op == CollectiveOp::all_reduce && n > 2 && bandwidth > 0) {
     const int depth = tree_depth(n);
     const double ring = steps * alpha + steps * (bytes / n) / bandwidth;
     const double tree = 2 * depth * alpha + 3 * bytes / bandwidth;
     call.tree = tree < ring;
   }
-  if (call.tree) {
+  if (correction) {
+    // Each flow pays its own hop's latency; the tail tops it up to latency_terms * alpha.
+    const double latency = correction->latency_terms * alpha;
+    for (int i = 0; i < n; ++i) {
+      const int a = gpus[i], b = gpus[(i + 1) % n];
+      call.flows.push_back({i, (i + 1) % n, platform.host(a), platform.host(b), nullptr,
+                            bytes * correction->bandwidth_factor, platform.rate_cap(a, b),
+                            std::max(0.0, latency - platform.route_latency(a, b))});
+    }
+  } else if (call.tree) {
     double hop = 0;
     for (int child = 1; child < n; ++child) {
       const int parent = (child - 1) / 2;

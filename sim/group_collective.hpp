@@ -18,12 +18,17 @@
 //         2*depth*alpha + 3*bytes/B (an inner node's NIC carries the buffer three times) beats
 //         the ring's 2(n-1)*alpha + 2(n-1)/n*bytes/B, with alpha the slowest hop's latency and
 //         B the slowest hop's bandwidth: large groups with small buffers (e.g. the gradient norm).
+//   corrected  (a calibration's collective correction, sim/calibration.hpp) the ring shape with
+//         each member sending bytes * bandwidth_factor to its successor; every flow's tail makes
+//         the call end at latency_terms * alpha + that flow's transfer, alpha the slowest hop's
+//         latency: uncontended, latency_terms * alpha + bytes * bandwidth_factor / B.
 #pragma once
 #include <simgrid/s4u/Semaphore.hpp>
 
 #include <vector>
 
 #include "plan/schedule.hpp"
+#include "sim/calibration.hpp"
 
 namespace simgrid::s4u {
 class Host;
@@ -61,9 +66,11 @@ struct GroupCollective {
 };
 
 // Flows of one call of `op` over `gpus` (slice GPU indices in ring order). allow_tree: whether
-// the tree may be chosen (automatic mode), else always the ring shape.
+// the tree may be chosen (automatic mode), else always the ring shape. correction: the
+// calibration's cost for this op, or null for the ring/tree default.
 GroupCollective plan_group_collective(CollectiveOp op, double bytes, const std::vector<int>& gpus,
-                                      SlicePlatform& platform, bool allow_tree);
+                                      SlicePlatform& platform, bool allow_tree,
+                                      const CollectiveCalibration* correction = nullptr);
 
 // Called by each member's actor (member: its position in the group) when it reaches the call;
 // returns when the call is done.

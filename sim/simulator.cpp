@@ -284,14 +284,17 @@ SimResult Simulator::run(const ModelSpec& model, const Schedule& schedule, const
         const int size = int(members.size());
         auto& play = p.collective[k];
         if (size == 1) continue;
-        if (!use_ring(options)) {
+        const auto corrected = calibration.collectives.find(c->op);
+        const CollectiveCalibration* correction =
+            corrected == calibration.collectives.end() ? nullptr : &corrected->second;
+        if (!use_ring(options) || correction) {  // a corrected op is never played step by step
           if (int(group_gpus[c->group].size()) != size)
             fail("group {} names a rank outside the {} ranks", c->group, world);
           auto& group_calls = calls[c->group];
           const int index = calls_seen[c->group]++;
           if (index == int(group_calls.size()))
             group_calls.push_back(plan_group_collective(c->op, c->bytes, group_gpus[c->group], platform,
-                                                        options.collectives == CollectiveMode::automatic));
+                                                        options.collectives == CollectiveMode::automatic, correction));
           GroupCollective& call = group_calls[index];
           if (call.op != c->op || call.bytes != c->bytes)
             fail("rank {} instruction {} ({}): collective #{} of group {} is {} of {} bytes on another "

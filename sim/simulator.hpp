@@ -17,6 +17,8 @@
 //       small buffers). fast: always the ring shape. ring: step by step, all-reduce 2(n-1) steps,
 //       reduce-scatter and all-gather n-1, each a flow of bytes/n to the ring neighbour (O(n^2)
 //       flows per call; for checking the others).
+//       An op the calibration corrects (sim/calibration.hpp, collectives:) is played in every
+//       mode as the ring shape with the calibrated latency terms and volume.
 //   Consecutive compute instructions are played as one timed sleep (the trace still shows each).
 // Every flow between two VMs is capped at tcp_window * streams / RTT of its link class.
 //

@@ -1,0 +1,54 @@
+// Fitting the simulator's per-op collective correction (sim/calibration.hpp, collectives:) from
+// measured collective calls: for each op, least squares of the measured seconds against the two
+// features the simulator multiplies, t ~ latency_terms * latency_s + bandwidth_factor * bytes / bandwidth,
+// with latency_s and bandwidth those of the path each call ran over. Residuals are absolute
+// (seconds): the calls that weigh most in a step time weigh most in the fit.
+// Bounds: latency_terms >= 1 and bandwidth_factor >= 0; when the free fit breaks one, that one is
+// fixed at its bound and the other fitted alone.
+// Not here: where the samples come from (apps/fabtrain/cmd_calibrate.cpp: bench files' collective
+// sweeps and run records' calls), or how the simulator plays the result.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "calibrate/inputs.hpp"
+#include "sim/calibration.hpp"
+
+namespace fabtrain::calib {
+
+struct CollectiveTiming {
+  CollectiveOp op = CollectiveOp::all_reduce;
+  double bytes = 0;
+  double seconds = 0;
+  double latency_s = 0;  // one-way latency of the path the call ran over
+  double bandwidth = 0;  // one flow's rate on that path, bytes/s (window cap included)
+};
+
+// A call measured shorter than this many one-way latencies is left out: the last member's data
+// must still cross the path, so such a time says the ranks' step clocks disagreed, not that the
+// call was fast.
+inline constexpr double kFewestLatencies = 0.5;
+
+struct CollectiveFit {
+  CollectiveCalibration correction;
+  int samples = 0;
+  double rms_relative = 0;  // of the fitted formula against the samples
+};
+
+// Ops with fewer than 2 samples, or whose samples cannot separate the two features (all the
+// same bytes / bandwidth and latency), are left out.
+std::map<CollectiveOp, CollectiveFit> fit_collectives(const std::vector<CollectiveTiming>& timings);
+
+// The collective op a bench or run record names (all_reduce, reduce_scatter, all_gather), or
+// false for anything else.
+bool collective_op(const std::string& name, CollectiveOp& op);
+
+// The calls recorded by at least two members in a run's timed steps (all but the first, which
+// warms up, when there are more), over one path.
+std::vector<CollectiveTiming> run_collective_timings(const RunData& run, double latency_s, double bandwidth);
+// A bench file's collective sweep, over one path.
+std::vector<CollectiveTiming> bench_collective_timings(const BenchData& bench, double latency_s,
+                                                       double bandwidth);
+
+}  // namespace fabtrain::calib

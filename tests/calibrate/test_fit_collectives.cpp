@@ -1,0 +1,112 @@
+// The collective correction fit: recovers known latency terms and bandwidth factors from
+// synthetic calls over two paths, respects its bounds, and reads the calls of a run record
+// (last arrival to last end, matched by name and occurrence).
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "calibrate/calibration_file.hpp"
+#include "calibrate/fit_collectives.hpp"
+#include "common/error.hpp"
+
+using namespace fabtrain;
+using namespace fabtrain::calib;
+
+namespace {
+
+// Calls of `op` at several sizes over a short and a long path, timed by the formula the
+// simulator plays, with a +-2% alternating perturbation.
+std::vector<CollectiveTiming> synthetic(CollectiveOp op, double terms, double factor) {
+  std::vector<CollectiveTiming> out;
+  int i = 0;
+  for (const auto& [latency, bandwidth] : {std::pair{1e-4, 1e9}, std::pair{0.05, 2e8}})
+    for (double bytes : {4.0, 65536.0, 1e6, 4.5e6, 3e7}) {
+      const double t = terms * latency + factor * bytes / bandwidth;
+      out.push_back({op, bytes, t * (i++ % 2 ? 1.02 : 0.98), latency, bandwidth});
+    }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the collective fit recovers known parameters per op") {
+  auto timings = synthetic(CollectiveOp::all_reduce, 1.2, 0.5);
+  const auto rs = synthetic(CollectiveOp::reduce_scatter, 4.0, 1.5);
+  timings.insert(timings.end(), rs.begin(), rs.end());
+  const auto fits = fit_collectives(timings);
+  REQUIRE(fits.size() == 2);
+  CHECK(fits.at(CollectiveOp::all_reduce).correction.latency_terms == doctest::Approx(1.2).epsilon(0.03));
+  CHECK(fits.at(CollectiveOp::all_reduce).correction.bandwidth_factor == doctest::Approx(0.5).epsilon(0.03));
+  CHECK(fits.at(CollectiveOp::reduce_scatter).correction.latency_terms == doctest::Approx(4.0).epsilon(0.03));
+  CHECK(fits.at(CollectiveOp::reduce_scatter).correction.bandwidth_factor == doctest::Approx(1.5).epsilon(0.03));
+  CHECK(fits.at(CollectiveOp::reduce_scatter).samples == 10);
+  CHECK(fits.at(CollectiveOp::reduce_scatter).rms_relative == doctest::Approx(0.02).epsilon(0.2));
+  CHECK_FALSE(fits.count(CollectiveOp::all_gather));
+}
+
+TEST_CASE("the collective fit keeps latency_terms >= 1 and bandwidth_factor >= 0") {
+  // Calls faster than one latency: the free fit would give 0.5 terms; held at 1.
+  const auto fast = fit_collectives(synthetic(CollectiveOp::all_gather, 0.5, 2.0));
+  REQUIRE(fast.count(CollectiveOp::all_gather));
+  CHECK(fast.at(CollectiveOp::all_gather).correction.latency_terms == 1.0);
+  CHECK(fast.at(CollectiveOp::all_gather).correction.bandwidth_factor >= 0);
+  // One sample cannot separate the two terms: no fit.
+  CHECK(fit_collectives({{CollectiveOp::all_reduce, 1e6, 0.01, 1e-3, 1e9}}).empty());
+}
+
+TEST_CASE("fitted corrections round-trip through the calibration YAML") {
+  Calibration cal;
+  cal.collectives[CollectiveOp::all_reduce] = {1.23456789012345, 0.5};
+  cal.collectives[CollectiveOp::all_gather] = {2.0, 0.0};
+  const auto path = (std::filesystem::temp_directory_path() / "fabtrain-calib-coll.yaml").string();
+  write_calibration(cal, {"collectives"}, path);
+  const Calibration back = load_calibration(path);
+  REQUIRE(back.collectives.size() == 2);
+  CHECK(back.collectives.at(CollectiveOp::all_reduce).latency_terms == 1.23456789012345);
+  CHECK(back.collectives.at(CollectiveOp::all_reduce).bandwidth_factor == 0.5);
+  CHECK(back.collectives.at(CollectiveOp::all_gather).bandwidth_factor == 0.0);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("a run record's collective calls: last arrival to last end, per occurrence") {
+  const auto path = (std::filesystem::temp_directory_path() / "fabtrain-calib-coll-run.jsonl").string();
+  auto item = [](int rank, int index, const char* kind, const char* name, double bytes, double start, double d) {
+    return fmt::format(R"({{"rank":{},"index":{},"kind":"{}","name":"{}","start_s":{},"duration_s":{},"bytes":{},"peers":[]}})",
+                       rank, index, kind, name, start, d, bytes);
+  };
+  // Rank 0 arrives first at each call and waits; rank 1 arrives later; they end close together.
+  auto step = [&](int n, double first) {
+    return fmt::format(R"({{"type":"step","step":{},"wall_s":0.1,"instructions":[{},{},{},{},{},{}]}})", n,
+                       item(0, 0, "all_reduce", "all_reduce g group=0 bytes=1000", 1000, 0.0, first),
+                       item(0, 1, "all_reduce", "all_reduce g group=0 bytes=1000", 1000, 0.05, 0.02),
+                       item(0, 2, "reduce_scatter", "reduce_scatter p group=0 bytes=64", 64, 0.08, 0.004),
+                       item(1, 0, "all_reduce", "all_reduce g group=0 bytes=1000", 1000, 0.01, 0.003),
+                       item(1, 1, "all_reduce", "all_reduce g group=0 bytes=1000", 1000, 0.06, 0.012),
+                       item(1, 2, "reduce_scatter", "reduce_scatter p group=0 bytes=64", 64, 0.08, 0.005));
+  };
+  {
+    std::ofstream out(path);
+    out << R"({"type":"header","plan":"dp=2","world":2,"model":{"name":"m"}})" << "\n"
+        << step(0, 0.5) << "\n" << step(1, 0.0125) << "\n";
+  }
+  const RunData run = read_run_record(path);
+  REQUIRE(run.steps.size() == 2);
+  REQUIRE(run.steps[1].collectives.size() == 3);
+  // First call: the last arrival is rank 1's at 0.01, the last end rank 1's at 0.013.
+  CHECK(run.steps[1].collectives[0].seconds == doctest::Approx(0.003));
+  // The second occurrence, matched apart: last arrival 0.06, last end 0.072 (rank 1).
+  CHECK(run.steps[1].collectives[1].seconds == doctest::Approx(0.012));
+  CHECK(run.steps[1].collectives[2].op == "reduce_scatter");
+  CHECK(run.steps[1].collectives[2].seconds == doctest::Approx(0.005));
+  CHECK(run.steps[1].collectives[2].members == 2);
+  // Step 0: rank 0's first call ends at 0.5, long after rank 1 arrived at 0.01.
+  CHECK(run.steps[0].collectives[0].seconds == doctest::Approx(0.49));
+  // The first (warm-up) step is left out of the timings.
+  const auto timings = run_collective_timings(run, 1e-3, 1e9);
+  REQUIRE(timings.size() == 3);
+  CHECK(timings[0].seconds == doctest::Approx(0.003));
+  CHECK(timings[2].op == CollectiveOp::reduce_scatter);
+  CHECK(timings[2].latency_s == 1e-3);
+  std::filesystem::remove(path);
+}
