@@ -114,15 +114,25 @@ done
 
 fi
 
-# 3. Calibrate: from the benches alone, and from the benches plus the runs at no added delay.
+# 3. Calibrate: from the benches alone, and from the benches plus the runs at no added delay and
+# at the longest delay (compute from the former; the communicator's per-collective latency terms
+# and bandwidth factor from both, since at no delay per-call overhead hides the link's latency).
+# The rows at the delays in between are held out.
 for model in $models; do
   name=$(model_name "$model")
   "$bin/fabtrain" calibrate --bench "$work/bench-$name-0.json" --bench "$work/bench-far.json" \
     --bench-path-rtt-ms "0,$((2 * max_delay))" --device-type CPU_HOST --link-class l2sts \
     -o "$work/cal-bench-$name.yaml" >"$work/calibrate-bench-$name.log"
   runs=()
-  for plan in $plans; do runs+=(--runs "$work/run-$name-${plan//[,=]/_}-0.jsonl"); done
+  rtts=()
+  for delay in 0 "$max_delay"; do
+    for plan in $plans; do
+      runs+=(--runs "$work/run-$name-${plan//[,=]/_}-$delay.jsonl")
+      rtts+=("$((2 * delay))")
+    done
+  done
   "$bin/fabtrain" calibrate --bench "$work/bench-$name-0.json" --bench "$work/bench-far.json" "${runs[@]}" \
+    --run-path-rtt-ms "$(IFS=,; echo "${rtts[*]}")" --fit-collectives \
     --bench-path-rtt-ms "0,$((2 * max_delay))" --device-type CPU_HOST --link-class l2sts \
     -o "$work/cal-$name.yaml" | tee "$work/calibrate-$name.log"
 done
