@@ -12,21 +12,11 @@
 #include "exec/bench_compute.hpp"
 #include "exec/bench_network.hpp"
 #include "exec/mpi_check.hpp"
+#include "exec/host_info.hpp"
 #include "models/model_spec.hpp"
 
 namespace fabtrain {
 namespace {
-
-std::string cpu_description() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) {
-      const auto colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(colon + 2);
-    }
-  return "unknown CPU";
-}
 
 // The same rule as training (exec/trainer.cpp), so the bench loads the machine as a run does.
 int threads_for(const BenchConfig& config, const MpiCommunicator& comm) {
@@ -121,7 +111,7 @@ nlohmann::json run_bench(const BenchConfig& config, MpiCommunicator& comm) {
               {"seq", config.seq},
               {"world", n},
               {"hosts", hosts},
-              {"device", {{"kind", config.device}, {"description", cpu_description()},
+              {"device", {{"kind", config.device}, {"description", cpu_model()},
                           {"cores", std::thread::hardware_concurrency()}}},
               {"threads", threads},
               {"mpi", comm.library_version()}};

@@ -21,6 +21,7 @@
 #include "exec/lr_schedule.hpp"
 #include "exec/progress.hpp"
 #include "exec/run_record.hpp"
+#include "exec/host_info.hpp"
 #include "models/model_spec.hpp"
 #include "plan/schedule.hpp"
 
@@ -30,17 +31,6 @@ namespace {
 constexpr const char* kFabtrainVersion = "0.1.0";
 
 using Clock = std::chrono::steady_clock;
-
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) {
-      const auto colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(colon + 2);
-    }
-  return "unknown CPU";
-}
 
 std::string join(const std::vector<std::string>& items) {
   std::string out;

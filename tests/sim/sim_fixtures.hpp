@@ -137,4 +137,10 @@ inline void build_test_platforms() {
   (void)built;
 }
 
+// A two-layer model small enough that compute stays out of the way of what a test measures.
+inline const ModelSpec& tiny_model() {
+  static ModelSpec m{"tiny", 2, 64, 2, 1024, 1000};
+  return m;
+}
+
 }  // namespace fabtrain::test

@@ -19,10 +19,6 @@ using namespace fabtrain::test;
 
 namespace {
 
-const ModelSpec& tiny_model() {
-  static ModelSpec m{"tiny", 2, 64, 2, 1024, 1000};
-  return m;
-}
 
 // A 2-stage pipeline across sites A and B, each stage a dp=2 pair inside one VM that all-reduces
 // its gradients: exercises compute, p2p over the WAN and collectives.

@@ -10,10 +10,6 @@ using namespace fabtrain;
 using namespace fabtrain::test;
 
 namespace {
-const ModelSpec& tiny_model() {
-  static ModelSpec m{"tiny", 2, 64, 2, 1024, 1000};
-  return m;
-}
 }  // namespace
 
 TEST_CASE("a point-to-point transfer takes latency + bytes / bandwidth") {

@@ -15,10 +15,6 @@ using namespace fabtrain::test;
 
 namespace {
 
-const ModelSpec& tiny_model() {
-  static ModelSpec m{"tiny", 2, 64, 2, 1024, 1000};
-  return m;
-}
 
 Schedule one_call(CollectiveOp op, int n, double bytes) {
   Schedule s = empty_schedule(n);

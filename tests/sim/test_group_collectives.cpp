@@ -12,10 +12,6 @@ using namespace fabtrain::test;
 
 namespace {
 
-const ModelSpec& tiny_model() {
-  static ModelSpec m{"tiny", 2, 64, 2, 1024, 1000};
-  return m;
-}
 
 Schedule all_reduce_over_all(int n, double bytes) {
   Schedule s = empty_schedule(n);

@@ -1,0 +1,11 @@
+// What the executor says about the machine it runs on, for progress lines, run records and bench
+// files.
+#pragma once
+#include <string>
+
+namespace fabtrain {
+
+// The CPU's model name from /proc/cpuinfo, or "unknown CPU".
+std::string cpu_model();
+
+}  // namespace fabtrain
