@@ -19,15 +19,16 @@ namespace {
 
 // Two sites, `vms_per_site` VMs each of `gpus` GPUs, joined by an l2sts network (built in code so
 // the benchmark does not depend on which slice files exist).
-Slice bench_slice(const Catalog& catalog, int vms_per_site, int gpus, const std::string& gpu) {
+Slice bench_slice(const Catalog& catalog, int vms_per_site, int gpus, const std::string& gpu,
+                  const std::string& interconnect = "pcie") {
   Slice s;
-  s.name = fmt::format("bench-2x{}x{}", vms_per_site, gpus);
+  s.name = fmt::format("bench-2x{}x{}-{}", vms_per_site, gpus, interconnect);
   s.catalog = &catalog;
   Network wan{"wan", "l2sts", {}, {"UTAH", "MASS"}, 0.03, 0, -1};
   for (const std::string site : {"UTAH", "MASS"}) {
     Network lan{"lan-" + site, "l2bridge", {}, {}, -1, 0, -1};
     for (int v = 0; v < vms_per_site; ++v) {
-      Vm vm{fmt::format("{}-vm{}", site, v), site, gpu, gpus, "NIC_ConnectX_6", "pcie"};
+      Vm vm{fmt::format("{}-vm{}", site, v), site, gpu, gpus, "NIC_ConnectX_6", interconnect};
       lan.vms.push_back(vm.name);
       wan.vms.push_back(vm.name);
       s.vms.push_back(vm);
@@ -53,7 +54,9 @@ int main(int argc, char** argv) {
   const Catalog& catalog = builtin_catalog();
   const ModelSpec medium = load_model("gpt2-medium");
   Simulator small(bench_slice(catalog, 1, 2, "GPU_RTX6000"));
-  Simulator large(bench_slice(catalog, 171, 3, "GPU_A30"));  // 1026 GPUs
+  Simulator large(bench_slice(catalog, 171, 3, "GPU_A30"));  // 1026 GPUs: tp groups span VMs
+  // 1024 GPUs as 3D parallelism is usually deployed: 8 GPUs per node on NVLink, tp inside a node.
+  Simulator nodes(bench_slice(catalog, 64, 8, "GPU_A100_80GB", "nvlink"));
   // What the selector simulates by the hundred: gpt2-large with a tp=2 group per stage.
   Simulator six(load_slice(source_dir() + "/bench/slices/utah-amst-6.yaml", catalog));
   const ModelSpec large_model = load_model("gpt2-large");
@@ -85,12 +88,15 @@ int main(int argc, char** argv) {
     tp2_s = (cpu_seconds() - t) / runs;
   }
 
-  SimResult r;
-  double big_s = 0;
+  SimResult r, r_nodes;
+  double big_s = 0, nodes_s = 0;
   if (only != "small") {
     const double t2 = cpu_seconds();
     r = large.run(medium, s1024);
     big_s = cpu_seconds() - t2;
+    const double t3 = cpu_seconds();
+    r_nodes = nodes.run(medium, s1024);
+    nodes_s = cpu_seconds() - t3;
   }
 
   rusage usage{};
@@ -101,6 +107,9 @@ int main(int argc, char** argv) {
   fmt::print("{:<52} {:>12.4f}\n", "gpt2-large tp=2,pp=3,mb=8 on utah-amst-6: CPU s/sim", tp2_s);
   fmt::print("{:<52} {:>12.3f} {:>12} ratio {:.2f}\n", "gpt2-medium dp=16,tp=8,pp=8 on 1024 GPUs: CPU s/step",
              big_s, "< 1", 1.0 / big_s);
+  fmt::print("{:<52} {:>12.3f} {:>12} ratio {:.2f}\n", "same on 128 nodes x 8 A100 (NVLink, tp in a node): CPU s",
+             nodes_s, "< 1", 1.0 / nodes_s);
   fmt::print("{:<52} {:>12.1f}\n", "peak RSS (MiB)", usage.ru_maxrss / 1024.0);
-  fmt::print("(1024-GPU step simulated: {:.3f} s, {} ranks)\n", r.step_time_s, r.ranks.size());
+  fmt::print("(1024-GPU steps simulated: {:.3f} s on A30 VMs, {:.3f} s on A100 nodes, {} ranks)\n",
+             r.step_time_s, r_nodes.step_time_s, r.ranks.size());
 }
