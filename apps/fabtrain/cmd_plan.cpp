@@ -61,10 +61,7 @@ void write_json(const std::string& path, const nlohmann::json& j) {
 }
 
 void run_study_rule(Options& o) {
-  ModelSpec model;
-  Slice slice;
-  SearchOptions options;
-  o.search.resolve(model, slice, options);
+  auto [model, slice, options] = o.search.resolve();
   fmt::print("fabtrain plan --rule study: {}\n", o.search.describe());
   const RuleDecision d = study_rule(model, slice, options);
   for (const auto& s : d.steps) fmt::print("  rule: {}\n", s);
@@ -80,10 +77,7 @@ void run_study_rule(Options& o) {
 void run(Options& o) {
   if (o.rule == "study") return run_study_rule(o);
   if (o.rule != "search") fail("--rule={} is not known (search or study)", o.rule);
-  ModelSpec model;
-  Slice slice;
-  SearchOptions options;
-  o.search.resolve(model, slice, options);
+  auto [model, slice, options] = o.search.resolve();
   fmt::print("fabtrain plan: {}\n", o.search.describe());
   const SearchResult r = search(model, slice, options);
   const bool quiet = o.json == "-";

@@ -16,10 +16,7 @@ struct Options {
 };
 
 void run(Options& o) {
-  ModelSpec model;
-  Slice slice;
-  SearchOptions options;
-  o.search.resolve(model, slice, options);
+  auto [model, slice, options] = o.search.resolve();
   const double tokens = o.search.train_tokens().value_or(1e9);
   options.train_tokens = tokens;
   fmt::print("fabtrain recommend: {} tolerance={:.0f}%{}\n", o.search.describe(),

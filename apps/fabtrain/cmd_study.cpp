@@ -20,10 +20,7 @@ struct Options {
 };
 
 void run(Options& o) {
-  ModelSpec model;
-  Slice slice;
-  SearchOptions options;
-  o.search.resolve(model, slice, options);
+  const SearchOptions options = o.search.resolve().options;
   fmt::print("fabtrain study: clusters {} models {}\n", fmt::join(o.clusters, ","),
              fmt::join(o.models, ","));
   const auto cells = study_cells(o.clusters, o.models, options);

@@ -24,17 +24,17 @@ void SearchCli::add_to(CLI::App* cmd, bool with_slice) {
   cmd->add_option("--workers", workers, "Simulation worker processes (default: one per core)");
 }
 
-void SearchCli::resolve(ModelSpec& model_out, Slice& slice_out, SearchOptions& options) {
-  model_out = load_model(model);
-  slice_out = load_slice(slice);
-  if (wan_latency_ms >= 0) override_wan_latency(slice_out, wan_latency_ms / 1000);
+SearchSetup SearchCli::resolve() {
+  SearchSetup setup{load_model(model), load_slice(slice), {}};
+  SearchOptions& options = setup.options;
+  if (wan_latency_ms >= 0) override_wan_latency(setup.slice, wan_latency_ms / 1000);
   if (!calibration_file.empty()) {
     calibration = load_calibration(calibration_file);
     options.calibration = &calibration;
   }
   if (batch < 0) fail("--batch={} must be positive", batch);
-  if (seq < 0 || seq > model_out.n_ctx)
-    fail("--seq={} must be between 1 and the model's context {}", seq, model_out.n_ctx);
+  if (seq < 0 || seq > setup.model.n_ctx)
+    fail("--seq={} must be between 1 and the model's context {}", seq, setup.model.n_ctx);
   if ((epochs > 0) != (dataset_tokens > 0))
     fail("--epochs and --dataset-tokens go together (got epochs={}, dataset-tokens={})", epochs,
          dataset_tokens);
@@ -43,6 +43,7 @@ void SearchCli::resolve(ModelSpec& model_out, Slice& slice_out, SearchOptions& o
   options.space.precision = parse_precision(precision);
   options.workers = workers;
   options.train_tokens = train_tokens();
+  return setup;
 }
 
 std::optional<double> SearchCli::train_tokens() const {

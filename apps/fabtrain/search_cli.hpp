@@ -12,6 +12,14 @@
 
 namespace fabtrain {
 
+// What the options resolve to: the model, the slice (latency override applied) and the search
+// options (calibration included).
+struct SearchSetup {
+  ModelSpec model;
+  Slice slice;
+  SearchOptions options;
+};
+
 struct SearchCli {
   std::string model = "gpt2-medium";
   std::string slice = "utah-amst";
@@ -28,8 +36,8 @@ struct SearchCli {
   Calibration calibration;  // loaded by resolve()
 
   void add_to(CLI::App* cmd, bool with_slice = true);
-  // Loads model, slice (with the latency override) and calibration; fills options.
-  void resolve(ModelSpec& model_out, Slice& slice_out, SearchOptions& options);
+  // Loads model, slice (with the latency override) and calibration; checks the numbers.
+  SearchSetup resolve();
   // Tokens to train: --tokens, or --epochs x --dataset-tokens; nullopt when neither.
   std::optional<double> train_tokens() const;
   std::string describe() const;  // the resolved configuration, one line

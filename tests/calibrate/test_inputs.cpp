@@ -1,6 +1,8 @@
 // Bad bench files and run records are errors naming the file and the field.
 #include <doctest/doctest.h>
 
+#include "tests/test_support.hpp"
+
 #include <filesystem>
 #include <fstream>
 
@@ -9,17 +11,9 @@
 #include "common/error.hpp"
 
 using namespace fabtrain;
+using fabtrain::test::error_of;
 
 namespace {
-
-std::string error_of(auto&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 std::string write_temp(const char* name, const std::string& text) {
   const auto path = (std::filesystem::temp_directory_path() / (std::string("fabtrain-calib-") + name)).string();

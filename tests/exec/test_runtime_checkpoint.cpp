@@ -2,6 +2,8 @@
 // model; rank state files round-trip; writes are atomic (no temporary file left behind).
 #include <doctest/doctest.h>
 
+#include "tests/test_support.hpp"
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -12,26 +14,17 @@
 #include "exec/kernels_layout.hpp"
 
 using namespace fabtrain;
+using fabtrain::test::error_of;
 namespace fs = std::filesystem;
 
 namespace {
 
 fs::path temp_dir() {
-  const fs::path dir = fs::temp_directory_path() / ("fabtrain_ckpt_test_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return dir;
+  static const test::TempDir dir("fabtrain_ckpt_test");
+  return dir.path();
 }
 
-ModelSpec nano() { return ModelSpec{"gpt2-nano", 2, 64, 4, 128, 256}; }
-
-std::string error_of(auto&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+ModelSpec nano() { return load_model("gpt2-nano"); }
 
 }  // namespace
 

@@ -2,6 +2,8 @@
 // refusals of bad files (each message names the file and what is wrong).
 #include <doctest/doctest.h>
 
+#include "tests/test_support.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <unistd.h>
@@ -16,14 +18,14 @@
 #include "exec/data_loader.hpp"
 
 using namespace fabtrain;
+using fabtrain::test::error_of;
 namespace fs = std::filesystem;
 
 namespace {
 
 fs::path temp_dir() {
-  const fs::path dir = fs::temp_directory_path() / ("fabtrain_data_test_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return dir;
+  static const test::TempDir dir("fabtrain_data_test");
+  return dir.path();
 }
 
 void write_tokens(const fs::path& path, std::int32_t magic, std::int32_t version,
@@ -35,15 +37,6 @@ void write_tokens(const fs::path& path, std::int32_t magic, std::int32_t version
   std::ofstream out(path, std::ios::binary);
   out.write(reinterpret_cast<const char*>(header), sizeof(header));
   out.write(reinterpret_cast<const char*>(tokens.data()), std::streamsize(tokens.size() * 2));
-}
-
-std::string error_of(auto&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // Plans: text and JSON forms, names, checks against a model and batch, layer split and placement.
 #include <doctest/doctest.h>
 
+#include "tests/test_support.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
@@ -8,19 +10,9 @@
 #include "plan/schedule.hpp"
 
 using namespace fabtrain;
+using fabtrain::test::error_of;
 
 namespace {
-
-// The message of the fabtrain::Error that f throws, or "" when it throws none.
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;

@@ -15,12 +15,7 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
 std::string error_of(const std::string& path) {
-  try {
-    load_catalog(path);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
+  return test::error_of([&] { load_catalog(path); });
 }
 
 // A small valid catalog; tests break one thing at a time.

@@ -35,12 +35,7 @@ std::string replaced(std::string text, const std::string& from, const std::strin
 }
 
 std::string error_of(const std::string& path) {
-  try {
-    load_slice(path);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
+  return test::error_of([&] { load_slice(path); });
 }
 
 }  // namespace

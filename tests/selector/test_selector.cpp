@@ -54,7 +54,6 @@ TEST_CASE("across two sites at 10 ms or more the best plan pipelines across the 
     override_wan_latency(slice, rtt_ms / 1000);
     const auto r = run_search("gpt2-medium", slice);
     REQUIRE(!r.ranked.empty());
-    const auto& best = r.ranked.front();
     // Among the plans that use both sites, the best pipelines across them. (A plan on one
     // site's GPUs may be faster still: that is the study's "prefer fewer GPUs".)
     const auto both = std::find_if(r.ranked.begin(), r.ranked.end(),
