@@ -48,7 +48,8 @@ std::string calibration_yaml(const Calibration& cal, const std::vector<std::stri
     for (const auto& [op, c] : cal.collectives)
       out += fmt::format("  {}: {}\n", to_string(op),
                          flow({item("latency_terms", c.latency_terms),
-                               item("bandwidth_factor", c.bandwidth_factor)}));
+                               item("bandwidth_factor", c.bandwidth_factor),
+                               item("overhead_s", c.overhead_s)}));
   }
   return out;
 }

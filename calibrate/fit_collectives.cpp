@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "sim/tcp_window.hpp"
+
 namespace fabtrain::calib {
 namespace {
 
@@ -41,6 +43,11 @@ double solve_one(const std::vector<Weighted>& s, bool first, double other) {
 
 }  // namespace
 
+double CollectivePath::rate(double bytes) const {
+  const double seconds = window_limited_seconds(bytes, window, 2 * latency_s, line_rate);
+  return seconds > 0 ? bytes / seconds : line_rate;
+}
+
 bool collective_op(const std::string& name, CollectiveOp& op) {
   for (CollectiveOp o : {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather})
     if (name == to_string(o)) {
@@ -78,23 +85,23 @@ std::map<CollectiveOp, CollectiveFit> fit_collectives(const std::vector<Collecti
   return fits;
 }
 
-std::vector<CollectiveTiming> run_collective_timings(const RunData& run, double latency_s, double bandwidth) {
+std::vector<CollectiveTiming> run_collective_timings(const RunData& run, const CollectivePath& path) {
   std::vector<CollectiveTiming> out;
   for (std::size_t i = run.steps.size() > 1 ? 1 : 0; i < run.steps.size(); ++i)
     for (const auto& c : run.steps[i].collectives) {
       CollectiveOp op;
       if (c.members >= 2 && collective_op(c.op, op))
-        out.push_back({op, c.bytes, c.seconds, latency_s, bandwidth});
+        out.push_back({op, c.bytes, c.seconds, path.latency_s, path.rate(c.bytes)});
     }
   return out;
 }
 
-std::vector<CollectiveTiming> bench_collective_timings(const BenchData& bench, double latency_s,
-                                                       double bandwidth) {
+std::vector<CollectiveTiming> bench_collective_timings(const BenchData& bench, const CollectivePath& path) {
   std::vector<CollectiveTiming> out;
   for (const auto& c : bench.collectives) {
     CollectiveOp op;
-    if (c.ranks >= 2 && collective_op(c.op, op)) out.push_back({op, c.bytes, c.seconds, latency_s, bandwidth});
+    if (c.ranks >= 2 && collective_op(c.op, op))
+      out.push_back({op, c.bytes, c.seconds, path.latency_s, path.rate(c.bytes)});
   }
   return out;
 }

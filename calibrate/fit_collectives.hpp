@@ -22,7 +22,16 @@ struct CollectiveTiming {
   double bytes = 0;
   double seconds = 0;
   double latency_s = 0;  // one-way latency of the path the call ran over
-  double bandwidth = 0;  // one flow's rate on that path, bytes/s (window cap included)
+  double bandwidth = 0;  // one flow of `bytes` on that path: bytes / its transfer seconds
+};
+
+// A path as the simulator sees it (sim/tcp_window.hpp): a flow within the window goes at line
+// rate, a longer one tends to window / RTT.
+struct CollectivePath {
+  double latency_s = 0;  // one way
+  double line_rate = 0;  // bytes/s
+  double window = 0;     // bytes in flight over all streams to the peer; 0: none
+  double rate(double bytes) const;  // bytes / seconds to move them
 };
 
 // A call measured shorter than this many one-way latencies is left out: the last member's data
@@ -46,9 +55,8 @@ bool collective_op(const std::string& name, CollectiveOp& op);
 
 // The calls recorded by at least two members in a run's timed steps (all but the first, which
 // warms up, when there are more), over one path.
-std::vector<CollectiveTiming> run_collective_timings(const RunData& run, double latency_s, double bandwidth);
+std::vector<CollectiveTiming> run_collective_timings(const RunData& run, const CollectivePath& path);
 // A bench file's collective sweep, over one path.
-std::vector<CollectiveTiming> bench_collective_timings(const BenchData& bench, double latency_s,
-                                                       double bandwidth);
+std::vector<CollectiveTiming> bench_collective_timings(const BenchData& bench, const CollectivePath& path);
 
 }  // namespace fabtrain::calib

@@ -52,18 +52,7 @@ KindCalibration fit_compute_from_bench(const BenchData& bench, const GpuType& de
   if (triad <= 0) triad = memory_rate;
 
   // The bench model's instruction mix on one rank.
-  ModelSpec model;
-  try {
-    model.name = bench.model;
-    model.n_layer = bench.model_fields.at("layers").get<int>();
-    model.n_embd = bench.model_fields.at("hidden").get<int>();
-    model.n_head = bench.model_fields.at("heads").get<int>();
-    model.n_ctx = bench.model_fields.at("context").get<int>();
-    model.vocab_size = bench.model_fields.at("vocab").get<int>();
-  } catch (const nlohmann::json::exception& e) {
-    fail("{}: model needs layers, hidden, heads, context and vocab: {}", bench.path, e.what());
-  }
-  validate(model);
+  const ModelSpec model = model_of(bench.model_fields, bench.model, bench.path);
   const Schedule schedule = compile(model, parse_plan("dp=1"), bench.batch, bench.seq);
   double F[2] = {0, 0}, Y[2] = {0, 0};
   for (const auto& in : schedule.ranks[0]) {

@@ -177,8 +177,12 @@ RunData read_run_record(const std::string& path) {
         header = true;
         run.plan = text(j, "plan", where, path);
         run.world = int(number(j, "world", where, path, 1));
-        if (j.contains("model") && j["model"].is_object() && j["model"].contains("name"))
-          run.model = j["model"]["name"].get<std::string>();
+        if (j.contains("model") && j["model"].is_object()) {
+          run.model_fields = j["model"];
+          if (j["model"].contains("name")) run.model = j["model"]["name"].get<std::string>();
+        }
+        if (j.contains("batch")) run.batch = int(number(j, "batch", where, path, 1));
+        if (j.contains("seq")) run.seq = int(number(j, "seq", where, path, 1));
         continue;
       }
       if (type != "step") fail("{}: {}: unknown type '{}' (header or step)", path, where, type);
@@ -248,6 +252,22 @@ RunData read_run_record(const std::string& path) {
   if (run.steps.empty())
     fail("{}: no step carries instruction timings (record with fabtrain-exec train --record)", path);
   return run;
+}
+
+ModelSpec model_of(const json& fields, const std::string& name, const std::string& path) {
+  ModelSpec model;
+  try {
+    model.name = name;
+    model.n_layer = fields.at("layers").get<int>();
+    model.n_embd = fields.at("hidden").get<int>();
+    model.n_head = fields.at("heads").get<int>();
+    model.n_ctx = fields.at("context").get<int>();
+    model.vocab_size = fields.at("vocab").get<int>();
+  } catch (const json::exception& e) {
+    fail("{}: model needs layers, hidden, heads, context and vocab: {}", path, e.what());
+  }
+  validate(model);
+  return model;
 }
 
 }  // namespace fabtrain::calib

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "models/model_spec.hpp"
+
 namespace fabtrain::calib {
 
 struct GemmSample {
@@ -75,9 +77,15 @@ struct StepSample {
 struct RunData {
   std::string path;
   std::string plan, model;
+  nlohmann::json model_fields;  // the header's model: name, layers, hidden, heads, context, vocab
+  int batch = 0, seq = 0;       // global batch in sequences, sequence length (0: not recorded)
   int world = 0;
   std::vector<StepSample> steps;  // only steps that carry instruction timings
 };
 RunData read_run_record(const std::string& path);
+
+// The model a bench file or run header describes by its fields (layers, hidden, heads, context,
+// vocab). Throws fabtrain::Error naming the file when one is missing or out of range.
+ModelSpec model_of(const nlohmann::json& fields, const std::string& name, const std::string& path);
 
 }  // namespace fabtrain::calib

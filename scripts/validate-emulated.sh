@@ -29,7 +29,7 @@ slice=$repo/platforms/data/slices/emulated-2site.yaml
 rate_mbit=1000
 batch=8
 seq=64
-steps=${FABTRAIN_VALIDATE_STEPS:-6}
+steps=${FABTRAIN_VALIDATE_STEPS:-10}
 nice_level=${FABTRAIN_VALIDATE_NICE:--10}
 export OMP_NUM_THREADS=1
 case "${FABTRAIN_WAN_MPIRUN_ARGS:-}" in  # once: the phases re-enter this script
@@ -132,7 +132,7 @@ for model in $models; do
     done
   done
   "$bin/fabtrain" calibrate --bench "$work/bench-$name-0.json" --bench "$work/bench-far.json" "${runs[@]}" \
-    --run-path-rtt-ms "$(IFS=,; echo "${rtts[*]}")" --fit-collectives \
+    --run-path-rtt-ms "$(IFS=,; echo "${rtts[*]}")" --fit-collectives --fit-steps "$slice" \
     --bench-path-rtt-ms "0,$((2 * max_delay))" --device-type CPU_HOST --link-class l2sts \
     -o "$work/cal-$name.yaml" | tee "$work/calibrate-$name.log"
 done

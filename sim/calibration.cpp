@@ -99,12 +99,13 @@ Calibration load_calibration(const std::string& path) {
       const auto node = collectives[to_string(op)];
       if (!node) continue;
       const std::string where = std::string("collectives.") + to_string(op);
-      reject_unknown(node, {"latency_terms", "bandwidth_factor"}, where, path);
+      reject_unknown(node, {"latency_terms", "bandwidth_factor", "overhead_s"}, where, path);
       const auto terms = number(node, "latency_terms", 1, 1e4, where, path);
       const auto factor = number(node, "bandwidth_factor", 0, 1e3, where, path);
+      const auto overhead = number(node, "overhead_s", 0, 10, where, path);
       if (!terms || !factor)
         fail("{}: {} needs both latency_terms and bandwidth_factor", path, where);
-      cal.collectives[op] = {*terms, *factor};
+      cal.collectives[op] = {*terms, *factor, overhead.value_or(0.0)};
     }
   }
   return cal;

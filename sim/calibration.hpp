@@ -13,15 +13,15 @@
 //   links:
 //     l2sts: {latency_s: 0.0002, bandwidth: 1.2e9, tcp_window_bytes: 4194304}
 //   collectives:
-//     all_reduce:     {latency_terms: 2.4, bandwidth_factor: 0.5}
+//     all_reduce:     {latency_terms: 2.4, bandwidth_factor: 0.5, overhead_s: 2e-4}
 //     reduce_scatter: {latency_terms: 2, bandwidth_factor: 1}
 //
 // A collective correction (per op; both keys required when the op is named) replaces the
 // ring/tree cost of every call of that op by
-//     latency_terms * alpha + bytes * bandwidth_factor / B
-// where bytes is the call's buffer (the Collective instruction's bytes), alpha the largest
+//     overhead_s + latency_terms * alpha + bytes * bandwidth_factor / B
+// where overhead_s (optional, default 0) is a per-call cost that does not grow with the path, bytes is the call's buffer (the Collective instruction's bytes), alpha the largest
 // one-way route latency between ring neighbours of the group and B the smallest one-flow rate
-// between them (slowest link, or the window cap tcp_window * streams / RTT when lower). It is
+// between them (slowest link, or the TCP window's limit when lower: sim/tcp_window.hpp). It is
 // played as the ring shape (group_collective.hpp) with each member sending bytes *
 // bandwidth_factor to its successor, so contention and window caps still apply; uncontended it
 // is exactly the formula. latency_terms >= 1 (a flow pays one latency itself). For collective
@@ -55,6 +55,7 @@ struct LinkCalibration {
 struct CollectiveCalibration {
   double latency_terms = 1;     // multiples of the group's one-way latency, >= 1
   double bandwidth_factor = 1;  // multiples of bytes / the group's bottleneck rate, >= 0
+  double overhead_s = 0;        // per call, whatever the path: the library's own time
 };
 
 struct Calibration {

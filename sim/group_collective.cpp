@@ -117,13 +117,15 @@ GroupCollective plan_group_collective(CollectiveOp op, double bytes, const std::
     call.tree = tree < ring;
   }
   if (correction) {
-    // Each flow pays its own hop's latency; the tail tops it up to latency_terms * alpha.
+    // Each flow pays its own hop's latency; the tail tops it up to latency_terms * alpha and adds
+    // the per-call overhead.
     const double latency = correction->latency_terms * alpha;
     for (int i = 0; i < n; ++i) {
       const int a = gpus[i], b = gpus[(i + 1) % n];
       call.flows.push_back({i, (i + 1) % n, platform.host(a), platform.host(b), nullptr,
-                            bytes * correction->bandwidth_factor, platform.rate_cap(a, b),
-                            std::max(0.0, latency - platform.route_latency(a, b))});
+                            bytes * correction->bandwidth_factor,
+                            platform.rate_cap(a, b, bytes * correction->bandwidth_factor),
+                            std::max(0.0, latency - platform.route_latency(a, b)) + correction->overhead_s});
     }
   } else if (call.tree) {
     double hop = 0;
@@ -137,15 +139,15 @@ GroupCollective plan_group_collective(CollectiveOp op, double bytes, const std::
       const int parent = (child - 1) / 2;
       const int c = gpus[child], p = gpus[parent];
       call.flows.push_back({child, parent, platform.host(c), platform.host(p), nullptr, bytes,
-                            platform.rate_cap(c, p), tail});
+                            platform.rate_cap(c, p, bytes), tail});
       call.flows.push_back({parent, child, platform.host(p), platform.host(c), nullptr, bytes,
-                            platform.rate_cap(p, c), tail});
+                            platform.rate_cap(p, c, bytes), tail});
     }
   } else {
     for (int i = 0; i < n; ++i) {
       const int a = gpus[i], b = gpus[(i + 1) % n];
       call.flows.push_back({i, (i + 1) % n, platform.host(a), platform.host(b), nullptr,
-                            steps * (bytes / n), platform.rate_cap(a, b),
+                            steps * (bytes / n), platform.rate_cap(a, b, steps * (bytes / n)),
                             (steps - 1) * platform.route_latency(a, b)});
     }
   }

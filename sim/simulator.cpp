@@ -267,11 +267,11 @@ SimResult Simulator::run(const ModelSpec& model, const Schedule& schedule, const
       if (const auto* s = std::get_if<Send>(&instruction)) {
         const int to = peer_gpu(s->peer);
         p.p2p[k].mailbox = p2p_mailbox(platform.host(gpu), platform.host(to), s->what);
-        p.p2p[k].rate_cap = platform.rate_cap(gpu, to);
+        p.p2p[k].rate_cap = platform.rate_cap(gpu, to, s->bytes);
       } else if (const auto* v = std::get_if<Recv>(&instruction)) {
         const int from = peer_gpu(v->peer);
         p.p2p[k].mailbox = p2p_mailbox(platform.host(from), platform.host(gpu), v->what);
-        p.p2p[k].rate_cap = platform.rate_cap(from, gpu);
+        p.p2p[k].rate_cap = platform.rate_cap(from, gpu, v->bytes);
       } else if (const auto* c = std::get_if<Collective>(&instruction)) {
         if (c->group < 0 || c->group >= int(schedule.groups.size()))
           fail("rank {} instruction {} ({}): group {} does not exist ({} groups)", r, k,
@@ -306,15 +306,18 @@ SimResult Simulator::run(const ModelSpec& model, const Schedule& schedule, const
         }
         const int next = members[(at - members.begin() + 1) % size];
         const int prev = members[(at - members.begin() + size - 1) % size];
-        play.inbound_cap = platform.rate_cap(peer_gpu(prev), gpu);
+        play.steps = c->op == CollectiveOp::all_reduce ? 2 * (size - 1) : size - 1;
+        play.chunk_bytes = c->bytes / size;
+        // The steps stream one after another over the same connection: the window limits their
+        // total, as for the single flow of the group mode.
+        const double streamed = play.steps * play.chunk_bytes;
+        play.inbound_cap = platform.rate_cap(peer_gpu(prev), gpu, streamed);
         const int next_gpu = peer_gpu(next);
         const std::string group = "/c" + std::to_string(c->group);
         play.inbox = sg4::Mailbox::by_name(platform.host(gpu)->get_name() + group);
         play.outbox = sg4::Mailbox::by_name(platform.host(next_gpu)->get_name() + group);
-        play.rate_cap = platform.rate_cap(gpu, next_gpu);
+        play.rate_cap = platform.rate_cap(gpu, next_gpu, streamed);
         play.latency = platform.route_latency(gpu, next_gpu);
-        play.steps = c->op == CollectiveOp::all_reduce ? 2 * (size - 1) : size - 1;
-        play.chunk_bytes = c->bytes / size;
       }
     }
   }

@@ -20,7 +20,8 @@
 //       An op the calibration corrects (sim/calibration.hpp, collectives:) is played in every
 //       mode as the ring shape with the calibrated latency terms and volume.
 //   Consecutive compute instructions are played as one timed sleep (the trace still shows each).
-// Every flow between two VMs is capped at tcp_window * streams / RTT of its link class.
+// Every flow between two VMs over a window-limited link class is limited by its TCP window
+// (tcp_window * streams): its first window at line rate, the rest at window / RTT (tcp_window.hpp).
 //
 // Breakdown of the critical rank (the one that finishes last): compute_s is its busy compute
 // time; bubble_s is the time it waited in a Recv before the peer had even sent (pipeline idle);

@@ -8,6 +8,7 @@
 
 #include "common/error.hpp"
 #include "sim/engine.hpp"
+#include "sim/tcp_window.hpp"
 
 namespace fabtrain {
 
@@ -231,18 +232,21 @@ const SlicePlatform::PairInfo& SlicePlatform::pair(int a, int b) {
                                                     : (cls ? cls->tcp_window_bytes : 0);
       if (cal && cal->tcp_window_bytes) window = *cal->tcp_window_bytes;
       const int streams = cls ? std::max(1, cls->streams_per_peer) : 1;
-      const double rtt = 2 * info.latency;
-      if (window > 0 && rtt > 0) info.cap = window * streams / rtt;
+      if (window > 0 && info.latency > 0) info.window = window * streams;
     }
-    info.bandwidth = unlimited_bandwidth;
-    for (const auto* link : route) info.bandwidth = std::min(info.bandwidth, link->get_bandwidth());
-    if (info.cap > 0) info.bandwidth = std::min(info.bandwidth, info.cap);
+    info.line_rate = unlimited_bandwidth;
+    for (const auto* link : route) info.line_rate = std::min(info.line_rate, link->get_bandwidth());
+    info.bandwidth = info.line_rate;
+    if (info.window > 0) info.bandwidth = std::min(info.bandwidth, info.window / (2 * info.latency));
   }
   return pairs_.emplace(key, info).first->second;
 }
 
 double SlicePlatform::route_latency(int a, int b) { return pair(a, b).latency; }
-double SlicePlatform::rate_cap(int a, int b) { return pair(a, b).cap; }
+double SlicePlatform::rate_cap(int a, int b, double bytes) {
+  const PairInfo& p = pair(a, b);
+  return window_rate_cap(bytes, p.window, 2 * p.latency, p.line_rate);
+}
 double SlicePlatform::route_bandwidth(int a, int b) { return pair(a, b).bandwidth; }
 
 }  // namespace fabtrain

@@ -15,8 +15,8 @@
 // Link parameters (latency, bandwidth) are not frozen in the platform: configure() sets them from
 // a slice of the same shape (e.g. after override_wan_latency) and a calibration before each run.
 // Per pair of GPUs it answers the route latency and the per-flow rate cap of window-limited link
-// classes: tcp_window * streams_per_peer / RTT, so that long TCP paths limit a flow and PCIe,
-// NVLink or RDMA paths do not.
+// classes (tcp_window * streams_per_peer over the RTT, sim/tcp_window.hpp), so that long TCP paths
+// limit a long flow and PCIe, NVLink or RDMA paths do not.
 #pragma once
 #include <memory>
 #include <string>
@@ -47,8 +47,9 @@ class SlicePlatform {
   int gpu_count() const { return int(hosts_.size()); }
   // One-way latency of the route between two GPUs (sum over its links), in seconds.
   double route_latency(int gpu_a, int gpu_b);
-  // Maximum rate of one flow between two GPUs in bytes/s, or 0 when no window limits it.
-  double rate_cap(int gpu_a, int gpu_b);
+  // Maximum rate of one flow of `bytes` between two GPUs in bytes/s, or 0 when no window limits
+  // it: a flow within one window goes at line rate, a long one tends to window / RTT.
+  double rate_cap(int gpu_a, int gpu_b, double bytes);
   // Rate of one flow alone on the route: its slowest link, or the window cap when lower.
   double route_bandwidth(int gpu_a, int gpu_b);
 
@@ -57,8 +58,9 @@ class SlicePlatform {
  private:
   struct PairInfo {
     double latency = 0;
-    double cap = 0;
-    double bandwidth = 0;
+    double window = 0;     // bytes in flight over all streams to the peer; 0: no window limit
+    double line_rate = 0;  // slowest link of the route, bytes/s
+    double bandwidth = 0;  // of a long flow: line rate or window / RTT, the lower
   };
   SlicePlatform(const Slice& slice, int id);
   const PairInfo& pair(int a, int b);

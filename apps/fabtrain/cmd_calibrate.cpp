@@ -11,6 +11,7 @@
 #include "calibrate/fit_collectives.hpp"
 #include "calibrate/fit_compute.hpp"
 #include "calibrate/fit_links.hpp"
+#include "calibrate/fit_steps.hpp"
 #include "calibrate/inputs.hpp"
 #include "command.hpp"
 #include "common/error.hpp"
@@ -26,6 +27,7 @@ struct CalibrateOptions {
   std::vector<double> bench_path_rtt_ms;  // one per bench, or empty
   std::vector<double> run_path_rtt_ms;    // one per run, or empty: the first bench's path
   bool fit_collectives = false;
+  std::string fit_steps_slice;  // empty: no step fit
   std::string output;
 };
 
@@ -130,33 +132,26 @@ void run(const CalibrateOptions& o) {
     fmt::print("\ncollectives: not fitted, the link's latency and bandwidth were not measured\n");
   if (o.fit_collectives && link.measured && link.link.latency_s && link.link.bandwidth) {
     // Each bench's path, and each run's (--run-path-rtt-ms, else the first bench's), as the simulator sees
-    // it: the link's latency plus half the path's round trip; one flow's rate capped by the
-    // window over that round trip.
+    // it: the link's latency plus half the path's round trip; the window over all of a peer's streams.
     const double window = link.link.tcp_window_bytes ? *link.link.tcp_window_bytes : link_class.tcp_window_bytes;
     auto bench_rtt_s = [&](std::size_t bench) {
       return per_bench_s.empty() ? (bench == 0 ? o.path_rtt_ms / 1e3 : 0.0) : per_bench_s[bench];
     };
-    auto path_of = [&](double rtt, double& latency, double& bandwidth) {
-      latency = *link.link.latency_s + rtt / 2;
-      bandwidth = *link.link.bandwidth;
-      if (window > 0 && latency > 0)
-        bandwidth = std::min(bandwidth, window * std::max(1, link_class.streams_per_peer) / (2 * latency));
+    auto path_of = [&](double rtt) {
+      return calib::CollectivePath{*link.link.latency_s + rtt / 2, *link.link.bandwidth,
+                                   window * std::max(1, link_class.streams_per_peer)};
     };
     std::vector<calib::CollectiveTiming> timings;
     for (std::size_t i = 0; i < benches.size(); ++i) {
-      double latency = 0, bandwidth = 0;
-      path_of(bench_rtt_s(i), latency, bandwidth);
-      const auto t = calib::bench_collective_timings(benches[i], latency, bandwidth);
+      const auto t = calib::bench_collective_timings(benches[i], path_of(bench_rtt_s(i)));
       timings.insert(timings.end(), t.begin(), t.end());
     }
     if (!o.run_path_rtt_ms.empty() && o.run_path_rtt_ms.size() != runs.size())
       fail("--run-path-rtt-ms has {} values for {} --runs: give one per run, in order",
            o.run_path_rtt_ms.size(), runs.size());
     for (std::size_t i = 0; i < runs.size(); ++i) {
-      const auto& r = runs[i];
-      double latency = 0, bandwidth = 0;
-      path_of(o.run_path_rtt_ms.empty() ? bench_rtt_s(0) : o.run_path_rtt_ms[i] / 1e3, latency, bandwidth);
-      const auto t = calib::run_collective_timings(r, latency, bandwidth);
+      const double rtt = o.run_path_rtt_ms.empty() ? bench_rtt_s(0) : o.run_path_rtt_ms[i] / 1e3;
+      const auto t = calib::run_collective_timings(runs[i], path_of(rtt));
       timings.insert(timings.end(), t.begin(), t.end());
     }
     const auto fits = calib::fit_collectives(timings);
@@ -169,6 +164,31 @@ void run(const CalibrateOptions& o) {
                  100 * f.rms_relative);
     }
     if (fits.empty()) fmt::print("  none fitted (too few calls): the ring/tree default stands\n");
+  }
+  if (!o.fit_steps_slice.empty()) {
+    if (runs.empty()) fail("--fit-steps needs --runs to fit to");
+    if (!o.run_path_rtt_ms.empty() && o.run_path_rtt_ms.size() != runs.size())
+      fail("--run-path-rtt-ms has {} values for {} --runs: give one per run, in order",
+           o.run_path_rtt_ms.size(), runs.size());
+    const Slice slice = load_slice(o.fit_steps_slice, catalog);
+    std::vector<calib::StepFitRun> fit_runs;
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      fit_runs.push_back({&runs[i], o.run_path_rtt_ms.empty() ? 0.0 : o.run_path_rtt_ms[i] / 1e3});
+    const auto fit = calib::fit_collectives_to_steps(slice, fit_runs, cal);
+    fmt::print("\ncollectives fitted to whole steps on slice {} ({} simulations):\n", slice.name, fit.simulations);
+    for (const auto& [op, c] : cal.collectives)
+      fmt::print("  {:<14} latency_terms {:.3f}  bandwidth_factor {:.3f}  overhead {:.3g} ms\n", to_string(op),
+                 c.latency_terms, c.bandwidth_factor, 1e3 * c.overhead_s);
+    double before = 0, after = 0;
+    for (std::size_t i = 0; i < fit.labels.size(); ++i) {
+      fmt::print("  {}: measured {:.4f} s, simulated {:.4f} s ({}) before, {:.4f} s ({}) after\n", fit.labels[i],
+                 fit.measured_s[i], fit.before_s[i], percent(fit.before_s[i], fit.measured_s[i]), fit.after_s[i],
+                 percent(fit.after_s[i], fit.measured_s[i]));
+      before += std::abs(fit.before_s[i] / fit.measured_s[i] - 1);
+      after += std::abs(fit.after_s[i] / fit.measured_s[i] - 1);
+    }
+    fmt::print("  mean absolute step error (in sample): {:.1f}% before, {:.1f}% after\n",
+               100 * before / fit.labels.size(), 100 * after / fit.labels.size());
   }
   std::vector<std::string> comments = {"Written by fabtrain calibrate; read by fabtrain simulate --calibration.",
                                        "device " + device.name + ", link class " + link_class.name};
@@ -205,6 +225,10 @@ Registration reg(80, [](CLI::App& app) {
                   "Round trip each run's path added, one per --runs in order (default: the first "
                   "bench's); used by --fit-collectives only")
       ->delimiter(',');
+  cmd->add_option("--fit-steps", o->fit_steps_slice,
+                  "Slice file the runs ran on: fit the collective corrections (latency terms, bandwidth "
+                  "factor, per-call overhead) so that simulating each run matches its measured step "
+                  "(median after the first); paths as --run-path-rtt-ms says");
   cmd->add_option("-o,--output", o->output, "The calibration YAML to write")->required();
   cmd->callback([o] { run(*o); });
 });

@@ -9,6 +9,7 @@
 # Usage: scripts/wan/up.sh DELAY_MS RATE_MBIT     (RATE_MBIT 0 = unlimited; <= 1000 advised)
 # Environment: FABTRAIN_WAN_BIN (emulator binary), FABTRAIN_WAN_TCP_WMEM_MAX (send buffer
 #   limit in the sites, bytes; default 4194304: the TCP window the slice file states),
+#   FABTRAIN_WAN_SLOW_START_AFTER_IDLE (the sites' net.ipv4.tcp_slow_start_after_idle; default 0),
 #   FABTRAIN_WAN_EMULATOR_ARGS (more fabtrain-wan options), FABTRAIN_WAN_STATE_DIR.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -25,6 +26,7 @@ for tool in ip ethtool ping flock timeout; do
 done
 emulator=$(wan_find_emulator)
 wmem_max=${FABTRAIN_WAN_TCP_WMEM_MAX:-4194304}
+slow_start_after_idle=${FABTRAIN_WAN_SLOW_START_AFTER_IDLE:-0}
 
 wan_lock
 trap 'rc=$?; if [ $rc -ne 0 ]; then wan_log "set-up failed: tearing down"; wan_teardown; fi' EXIT
@@ -50,6 +52,10 @@ for pair in "siteA vA $WAN_ADDRESS_A" "siteB vB $WAN_ADDRESS_B"; do
   in_ns "$ns" ip addr add "$address/24" dev "$dev"
   in_ns "$ns" ip link set "$dev" up
   in_ns "$ns" sysctl -q -w net.ipv4.tcp_wmem="4096 16384 $wmem_max"
+  # A connection idle for longer than its retransmission timeout (a step's compute, at these
+  # delays) would otherwise restart from a 10-segment window, and a 64 KiB message would take
+  # three round trips instead of one. Long-path tuning turns this off; the simulator assumes so.
+  in_ns "$ns" sysctl -q -w net.ipv4.tcp_slow_start_after_idle="$slow_start_after_idle"
 done
 for dev in wA wB; do
   in_ns wan ethtool -K "$dev" tx off tso off gso off gro off >/dev/null 2>&1 || true

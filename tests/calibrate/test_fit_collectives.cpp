@@ -103,10 +103,20 @@ TEST_CASE("a run record's collective calls: last arrival to last end, per occurr
   // Step 0: rank 0's first call ends at 0.5, long after rank 1 arrived at 0.01.
   CHECK(run.steps[0].collectives[0].seconds == doctest::Approx(0.49));
   // The first (warm-up) step is left out of the timings.
-  const auto timings = run_collective_timings(run, 1e-3, 1e9);
+  const auto timings = run_collective_timings(run, {1e-3, 1e9, 0});
   REQUIRE(timings.size() == 3);
+  CHECK(timings[0].bandwidth == doctest::Approx(1e9));  // no window: line rate
   CHECK(timings[0].seconds == doctest::Approx(0.003));
   CHECK(timings[2].op == CollectiveOp::reduce_scatter);
   CHECK(timings[2].latency_s == 1e-3);
   std::filesystem::remove(path);
+}
+
+TEST_CASE("a call's path rate is line rate within the window and tends to window / RTT beyond it") {
+  const CollectivePath path{0.05, 1e9, 4e6};  // 100 ms round trip, 4 MB in flight
+  CHECK(path.rate(1e6) == doctest::Approx(1e9));
+  CHECK(path.rate(4e6) == doctest::Approx(1e9));
+  // 400 MB: 0.4 s at line rate plus 99 more windows of 0.1 s each.
+  CHECK(path.rate(400e6) == doctest::Approx(400e6 / (0.4 + 9.9)));
+  CHECK(path.rate(400e6) < 4e6 / 0.1);
 }

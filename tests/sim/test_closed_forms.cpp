@@ -65,10 +65,11 @@ TEST_CASE("a ring all-reduce takes 2(n-1) alpha + 2(n-1)/n S/B, in ring and fast
   }
 }
 
-TEST_CASE("a single flow over a 100 ms l2sts path is limited to window / RTT") {
+TEST_CASE("a long flow over a 100 ms l2sts path is limited to window / RTT after its first window") {
   build_test_platforms();
   Catalog catalog = test_catalog();
-  catalog.link_classes["l2sts"].tcp_window_bytes = 4 * 1024 * 1024;
+  const double window = 4.0 * 1024 * 1024;
+  catalog.link_classes["l2sts"].tcp_window_bytes = window;
   catalog.link_classes["l2sts"].streams_per_peer = 1;
   const Slice slice = test_slice(catalog, {1, 1}, 1, /*rtt*/ 0.1, /*wan bw*/ 0 /*unlimited*/);
   Simulator sim(slice);
@@ -76,15 +77,32 @@ TEST_CASE("a single flow over a 100 ms l2sts path is limited to window / RTT") {
   const double bytes = 100e6;
   s.ranks[0].push_back(Send{Tensor::activation, 0, 1, bytes});
   s.ranks[1].push_back(Recv{Tensor::activation, 0, 0, bytes});
-  const double rate = 4.0 * 1024 * 1024 / 0.1;  // ~42 MB/s
+  const double rate = window / 0.1;  // ~42 MB/s
+  // The first window leaves in one flight (the 10 GB/s NICs: 0.4 ms), the rest at window / RTT.
   const auto r = sim.run(tiny_model(), s);
-  CHECK(r.step_time_s == doctest::Approx(0.05 + bytes / rate).epsilon(0.01));
+  CHECK(r.step_time_s == doctest::Approx(0.05 + window / 10e9 + (bytes - window) / rate).epsilon(0.01));
   CHECK(r.step_time_s > 2.0);  // the 10 GB/s NICs alone would take 10 ms
 
-  // Four streams per peer: four times the rate.
+  // Four streams per peer: four times the window.
   catalog.link_classes["l2sts"].streams_per_peer = 4;
   Simulator four(slice);
-  CHECK(four.run(tiny_model(), s).step_time_s == doctest::Approx(0.05 + bytes / (4 * rate)).epsilon(0.01));
+  CHECK(four.run(tiny_model(), s).step_time_s ==
+        doctest::Approx(0.05 + 4 * window / 10e9 + (bytes - 4 * window) / (4 * rate)).epsilon(0.01));
+}
+
+TEST_CASE("a flow within one TCP window crosses a long path at line rate, not window / RTT") {
+  build_test_platforms();
+  Catalog catalog = test_catalog();
+  catalog.link_classes["l2sts"].tcp_window_bytes = 4.0 * 1024 * 1024;
+  catalog.link_classes["l2sts"].streams_per_peer = 1;
+  Simulator sim(test_slice(catalog, {1, 1}, 1, /*rtt*/ 0.1, /*wan bw*/ 0));
+  Schedule s = empty_schedule(2);
+  const double bytes = 3e6;  // under the 4 MiB window
+  s.ranks[0].push_back(Send{Tensor::activation, 0, 1, bytes});
+  s.ranks[1].push_back(Recv{Tensor::activation, 0, 0, bytes});
+  const double step = sim.run(tiny_model(), s).step_time_s;
+  CHECK(step == doctest::Approx(0.05 + bytes / 10e9).epsilon(0.01));
+  CHECK(step < 0.05 + bytes / (4.0 * 1024 * 1024 / 0.1));  // a flat window / RTT cap: +71 ms
 }
 
 TEST_CASE("pipeline step with zero-cost communication is (m+p-1) stage times, bubble (p-1)/(m+p-1)") {

@@ -1,0 +1,110 @@
+// Collective corrections fitted to whole simulated steps (see fit_steps.hpp).
+#include "calibrate/fit_steps.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "common/error.hpp"
+#include "plan/plan.hpp"
+#include "plan/schedule.hpp"
+#include "sim/simulator.hpp"
+
+namespace fabtrain::calib {
+namespace {
+
+double median_step_s(const RunData& run) {
+  std::vector<double> walls;
+  for (std::size_t i = run.steps.size() > 1 ? 1 : 0; i < run.steps.size(); ++i) walls.push_back(run.steps[i].wall_s);
+  if (walls.empty()) fail("{}: no timed step to fit", run.path);
+  std::sort(walls.begin(), walls.end());
+  return walls[walls.size() / 2];
+}
+
+struct Case {
+  ModelSpec model;
+  Schedule schedule;
+  double rtt_s = 0, measured_s = 0;
+};
+
+// One searched parameter: where it lives, its bounds, its current search step and the step
+// below which the search stops moving it.
+struct Knob {
+  double* value;
+  double low, high, step, resolution;
+};
+
+}  // namespace
+
+StepFitResult fit_collectives_to_steps(const Slice& slice, const std::vector<StepFitRun>& runs,
+                                       Calibration& calibration) {
+  StepFitResult result;
+  std::vector<Case> cases;
+  std::set<CollectiveOp> ops;
+  for (const auto& r : runs) {
+    const RunData& run = *r.run;
+    if (run.batch <= 0 || run.seq <= 0 || run.model_fields.is_null())
+      fail("{}: the header lacks batch, seq or model fields (record it with a newer fabtrain-exec)", run.path);
+    Case c{model_of(run.model_fields, run.model, run.path), {}, r.path_rtt_s, median_step_s(run)};
+    c.schedule = compile(c.model, parse_plan(run.plan), run.batch, run.seq);
+    if (c.schedule.world != run.world)
+      fail("{}: plan {} has {} ranks but the record has {}", run.path, run.plan, c.schedule.world, run.world);
+    for (const auto& stream : c.schedule.ranks)
+      for (const auto& in : stream)
+        if (const auto* col = std::get_if<Collective>(&in)) ops.insert(col->op);
+    result.labels.push_back(run.path);
+    result.measured_s.push_back(c.measured_s);
+    cases.push_back(std::move(c));
+  }
+  Simulator simulator(slice);
+  SimOptions options;
+  options.calibration = &calibration;
+  auto simulate = [&](std::vector<double>* steps) {
+    double sum = 0;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      override_wan_latency(simulator.slice(), cases[i].rtt_s);
+      const double step = simulator.run(cases[i].model, cases[i].schedule, options).step_time_s;
+      ++result.simulations;
+      if (steps) steps->push_back(step);
+      const double e = std::log(step / cases[i].measured_s);
+      sum += e * e;
+    }
+    return sum / double(cases.size());
+  };
+  simulate(&result.before_s);
+  std::vector<Knob> knobs;
+  for (CollectiveOp op : ops) {
+    auto [at, fresh] = calibration.collectives.try_emplace(op);
+    auto& c = at->second;
+    knobs.push_back({&c.latency_terms, 1, 20, std::max(0.25, 0.25 * c.latency_terms), 0.01});
+    knobs.push_back({&c.bandwidth_factor, 0, 5, std::max(0.1, 0.25 * c.bandwidth_factor), 0.005});
+    knobs.push_back({&c.overhead_s, 0, 0.05, std::max(1e-4, 0.25 * c.overhead_s), 1e-6});
+  }
+  double best = simulate(nullptr);
+  for (int sweep = 0; sweep < 100; ++sweep) {
+    bool moved = false, settled = true;
+    for (auto& k : knobs) {
+      bool improved = false;
+      for (double direction : {+1.0, -1.0}) {
+        const double old = *k.value;
+        *k.value = std::clamp(old + direction * k.step, k.low, k.high);
+        if (*k.value == old) continue;
+        const double error = simulate(nullptr);
+        if (error < best * (1 - 1e-9)) {
+          best = error;
+          improved = true;
+          break;
+        }
+        *k.value = old;
+      }
+      if (improved) moved = true;
+      else k.step /= 2;
+      if (k.step >= k.resolution) settled = false;
+    }
+    if (!moved && settled) break;
+  }
+  simulate(&result.after_s);
+  return result;
+}
+
+}  // namespace fabtrain::calib
