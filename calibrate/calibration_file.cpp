@@ -51,6 +51,9 @@ std::string calibration_yaml(const Calibration& cal, const std::vector<std::stri
                                item("bandwidth_factor", c.bandwidth_factor),
                                item("overhead_s", c.overhead_s)}));
   }
+  if (cal.p2p)
+    out += fmt::format("p2p: {}\n", flow({item("latency_terms", cal.p2p->latency_terms),
+                                           item("overhead_s", cal.p2p->overhead_s)}));
   return out;
 }
 

@@ -41,6 +41,7 @@ StepFitResult fit_collectives_to_steps(const Slice& slice, const std::vector<Ste
   StepFitResult result;
   std::vector<Case> cases;
   std::set<CollectiveOp> ops;
+  bool point_to_point = false;
   for (const auto& r : runs) {
     const RunData& run = *r.run;
     if (run.batch <= 0 || run.seq <= 0 || run.model_fields.is_null())
@@ -50,8 +51,10 @@ StepFitResult fit_collectives_to_steps(const Slice& slice, const std::vector<Ste
     if (c.schedule.world != run.world)
       fail("{}: plan {} has {} ranks but the record has {}", run.path, run.plan, c.schedule.world, run.world);
     for (const auto& stream : c.schedule.ranks)
-      for (const auto& in : stream)
+      for (const auto& in : stream) {
         if (const auto* col = std::get_if<Collective>(&in)) ops.insert(col->op);
+        if (std::holds_alternative<Send>(in)) point_to_point = true;
+      }
     result.labels.push_back(run.path);
     result.measured_s.push_back(c.measured_s);
     cases.push_back(std::move(c));
@@ -79,6 +82,12 @@ StepFitResult fit_collectives_to_steps(const Slice& slice, const std::vector<Ste
     knobs.push_back({&c.latency_terms, 1, 20, std::max(0.25, 0.25 * c.latency_terms), 0.01});
     knobs.push_back({&c.bandwidth_factor, 0, 5, std::max(0.1, 0.25 * c.bandwidth_factor), 0.005});
     knobs.push_back({&c.overhead_s, 0, 0.05, std::max(1e-4, 0.25 * c.overhead_s), 1e-6});
+  }
+  if (point_to_point) {
+    if (!calibration.p2p) calibration.p2p = P2pCalibration{};
+    auto& p = *calibration.p2p;
+    knobs.push_back({&p.latency_terms, 1, 20, std::max(0.25, 0.25 * p.latency_terms), 0.01});
+    knobs.push_back({&p.overhead_s, 0, 0.05, std::max(1e-4, 0.25 * p.overhead_s), 1e-6});
   }
   double best = simulate(nullptr);
   for (int sweep = 0; sweep < 100; ++sweep) {

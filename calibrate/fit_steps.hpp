@@ -1,10 +1,11 @@
-// Fitting the collective corrections (sim/calibration.hpp, collectives:) to whole steps: each run
+// Fitting the communication corrections (sim/calibration.hpp, collectives: and p2p:) to whole steps: each run
 // record is simulated with its plan, model, batch and path round trip on the slice it ran on, and
 // the corrections of the ops its steps call are searched so that the simulated step times match
 // the measured ones (median step after the first). Per-call fits (fit_collectives.hpp) see each
 // call through the ranks' unaligned clocks; the step is what a prediction is judged by.
 // The search: coordinate descent over latency_terms [1, 20], bandwidth_factor [0, 5] and
-// overhead_s [0, 50 ms] of each op, minimising the mean squared log ratio predicted / measured,
+// overhead_s [0, 50 ms] of each op, and when the runs send point to point (pipelines) the p2p
+// latency_terms [1, 20] and overhead_s [0, 50 ms], minimising the mean squared log ratio predicted / measured,
 // starting from the calibration's corrections (or 1, 1, 0) with steps halving until 1%.
 // Compute and link parameters are taken as they are: fit them first.
 // Not here: reading the records (inputs.hpp) or choosing which runs to hold out.

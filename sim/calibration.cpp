@@ -60,7 +60,7 @@ Calibration load_calibration(const std::string& path) {
   Calibration cal;
   cal.source = path;
   if (root.IsNull()) return cal;
-  reject_unknown(root, {"compute", "links", "collectives"}, "the top level", path);
+  reject_unknown(root, {"compute", "links", "collectives", "p2p"}, "the top level", path);
   if (const auto compute = root["compute"]) {
     if (!compute.IsMap()) fail("{}: compute must map GPU type names to kinds", path);
     for (const auto& gpu : compute) {
@@ -107,6 +107,13 @@ Calibration load_calibration(const std::string& path) {
         fail("{}: {} needs both latency_terms and bandwidth_factor", path, where);
       cal.collectives[op] = {*terms, *factor, overhead.value_or(0.0)};
     }
+  }
+  if (const auto p2p = root["p2p"]) {
+    reject_unknown(p2p, {"latency_terms", "overhead_s"}, "p2p", path);
+    P2pCalibration c;
+    c.latency_terms = number(p2p, "latency_terms", 1, 1e4, "p2p", path).value_or(1.0);
+    c.overhead_s = number(p2p, "overhead_s", 0, 10, "p2p", path).value_or(0.0);
+    cal.p2p = c;
   }
   return cal;
 }

@@ -15,6 +15,7 @@
 //   collectives:
 //     all_reduce:     {latency_terms: 2.4, bandwidth_factor: 0.5, overhead_s: 2e-4}
 //     reduce_scatter: {latency_terms: 2, bandwidth_factor: 1}
+//   p2p: {latency_terms: 1.3, overhead_s: 5e-5}
 //
 // A collective correction (per op; both keys required when the op is named) replaces the
 // ring/tree cost of every call of that op by
@@ -58,13 +59,21 @@ struct CollectiveCalibration {
   double overhead_s = 0;        // per call, whatever the path: the library's own time
 };
 
+// Point-to-point messages (pipeline sends): a message is ready for its receiver
+// (latency_terms - 1) * the route's one-way latency + overhead_s after its bytes arrive.
+struct P2pCalibration {
+  double latency_terms = 1;  // >= 1
+  double overhead_s = 0;
+};
+
 struct Calibration {
   std::map<std::string, std::map<WorkKind, ComputeCalibration>> compute;  // by GPU type name
   std::map<std::string, LinkCalibration> links;                           // by link class name
   std::map<CollectiveOp, CollectiveCalibration> collectives;              // absent: ring/tree
+  std::optional<P2pCalibration> p2p;                                      // absent: one flow
   std::string source;  // the file it came from, for the resolved configuration
 
-  bool empty() const { return compute.empty() && links.empty() && collectives.empty(); }
+  bool empty() const { return compute.empty() && links.empty() && collectives.empty() && !p2p; }
 };
 
 // Throws fabtrain::Error naming the file and the key that is unknown or out of range.

@@ -85,6 +85,7 @@ struct CollectivePlay {
 struct P2pPlay {
   sg4::Mailbox* mailbox = nullptr;
   double rate_cap = 0;
+  double ready_after_s = 0;  // Recv: after the bytes arrive, the calibration's p2p extra
 };
 
 struct RankPlay {
@@ -191,6 +192,10 @@ void play_rank(RankPlay& r, double t0) {
     } else if (std::holds_alternative<Recv>(instruction)) {
       const double start = now();
       r.posted_receives[k]->wait();
+      if (r.p2p[k].ready_after_s > 0) {
+        const double ready = r.posted_receives[k]->get_finish_time() + r.p2p[k].ready_after_s;
+        if (ready > now()) sg4::this_actor::sleep_until(ready);
+      }
       const double end = now();
       const double posted = r.received[k]->posted_s;
       // Waiting for the peer to even send is pipeline idle; waiting for bytes in flight is
@@ -272,6 +277,9 @@ SimResult Simulator::run(const ModelSpec& model, const Schedule& schedule, const
         const int from = peer_gpu(v->peer);
         p.p2p[k].mailbox = p2p_mailbox(platform.host(from), platform.host(gpu), v->what);
         p.p2p[k].rate_cap = platform.rate_cap(from, gpu, v->bytes);
+        if (calibration.p2p)
+          p.p2p[k].ready_after_s = (calibration.p2p->latency_terms - 1) * platform.route_latency(from, gpu) +
+                                   calibration.p2p->overhead_s;
       } else if (const auto* c = std::get_if<Collective>(&instruction)) {
         if (c->group < 0 || c->group >= int(schedule.groups.size()))
           fail("rank {} instruction {} ({}): group {} does not exist ({} groups)", r, k,

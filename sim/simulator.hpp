@@ -8,7 +8,8 @@
 //       efficiencies and overhead from the catalog's ComputeDefaults or the calibration.
 //   LoadMicrobatch                  free (the data loader runs ahead of the GPU).
 //   Send                            an asynchronous flow to the peer (awaited at the end of the step).
-//   Recv                            posted at the start of the step, awaited here.
+//   Recv                            posted at the start of the step, awaited here (plus the
+//       calibration's p2p extra latency terms and overhead after the bytes arrive).
 //   Collective                      as NCCL plays it. Default (automatic): the call is played as
 //       a few concurrent flows started when the last member arrives (group_collective.hpp): a
 //       ring shape, each member sending its whole ring volume to its successor plus the ring's

@@ -175,10 +175,13 @@ void run(const CalibrateOptions& o) {
     for (std::size_t i = 0; i < runs.size(); ++i)
       fit_runs.push_back({&runs[i], o.run_path_rtt_ms.empty() ? 0.0 : o.run_path_rtt_ms[i] / 1e3});
     const auto fit = calib::fit_collectives_to_steps(slice, fit_runs, cal);
-    fmt::print("\ncollectives fitted to whole steps on slice {} ({} simulations):\n", slice.name, fit.simulations);
+    fmt::print("\ncommunication fitted to whole steps on slice {} ({} simulations):\n", slice.name, fit.simulations);
     for (const auto& [op, c] : cal.collectives)
       fmt::print("  {:<14} latency_terms {:.3f}  bandwidth_factor {:.3f}  overhead {:.3g} ms\n", to_string(op),
                  c.latency_terms, c.bandwidth_factor, 1e3 * c.overhead_s);
+    if (cal.p2p)
+      fmt::print("  {:<14} latency_terms {:.3f}  overhead {:.3g} ms\n", "p2p", cal.p2p->latency_terms,
+                 1e3 * cal.p2p->overhead_s);
     double before = 0, after = 0;
     for (std::size_t i = 0; i < fit.labels.size(); ++i) {
       fmt::print("  {}: measured {:.4f} s, simulated {:.4f} s ({}) before, {:.4f} s ({}) after\n", fit.labels[i],
@@ -227,7 +230,7 @@ Registration reg(80, [](CLI::App& app) {
       ->delimiter(',');
   cmd->add_option("--fit-steps", o->fit_steps_slice,
                   "Slice file the runs ran on: fit the collective corrections (latency terms, bandwidth "
-                  "factor, per-call overhead) so that simulating each run matches its measured step "
+                  "factor, per-call overhead) and, for pipelines, the p2p ones so that simulating each run matches its measured step "
                   "(median after the first); paths as --run-path-rtt-ms says");
   cmd->add_option("-o,--output", o->output, "The calibration YAML to write")->required();
   cmd->callback([o] { run(*o); });

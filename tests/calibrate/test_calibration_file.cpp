@@ -25,6 +25,8 @@ TEST_CASE("calibration YAML round trip through load_calibration") {
   cal.compute["GPU_RTX6000"][WorkKind::forward] = {0.55, std::nullopt, std::nullopt};
   cal.links["l2sts"] = {0.000151, 1.1e8, 1.234567e6};
   cal.links["l2bridge"] = {2e-5, std::nullopt, 0.0};
+  cal.collectives[CollectiveOp::all_reduce] = {2.4, 0.75, 8.9e-4};
+  cal.p2p = P2pCalibration{1.33, 2e-5};
   const std::string path = temp_path("roundtrip.yaml");
   calib::write_calibration(cal, {"test file", "second comment"}, path);
   const Calibration back = load_calibration(path);
@@ -45,6 +47,14 @@ TEST_CASE("calibration YAML round trip through load_calibration") {
     CHECK(b.bandwidth == l.bandwidth);
     CHECK(b.tcp_window_bytes == l.tcp_window_bytes);
   }
+  REQUIRE(back.collectives.size() == 1);
+  const auto& c = back.collectives.at(CollectiveOp::all_reduce);
+  CHECK(c.latency_terms == 2.4);
+  CHECK(c.bandwidth_factor == 0.75);
+  CHECK(c.overhead_s == 8.9e-4);
+  REQUIRE(back.p2p);
+  CHECK(back.p2p->latency_terms == 1.33);
+  CHECK(back.p2p->overhead_s == 2e-5);
   std::filesystem::remove(path);
 }
 

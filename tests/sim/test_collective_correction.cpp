@@ -9,6 +9,7 @@
 #include "common/error.hpp"
 #include "sim/simulator.hpp"
 #include "sim_fixtures.hpp"
+#include "tests/test_support.hpp"
 
 using namespace fabtrain;
 using namespace fabtrain::test;
@@ -103,4 +104,27 @@ TEST_CASE("a corrected collective over a window-limited path is still capped by 
   const double expected = 1.2 * (rtt / 2) + window / 10e9 + (bytes * 0.5 - window) / (window / rtt);
   CHECK(sim.run(tiny_model(), one_call(CollectiveOp::all_reduce, 2, bytes), o).step_time_s ==
         doctest::Approx(expected).epsilon(0.01));
+}
+
+TEST_CASE("a p2p correction delays each received message by its extra latency terms and overhead") {
+  build_test_platforms();
+  Catalog catalog = test_catalog();
+  catalog.link_classes["l2sts"].tcp_window_bytes = 0;  // line rate: the closed form stays simple
+  const double rtt = 0.1, bytes = 1e6, nic = 10e9;
+  Simulator sim(test_slice(catalog, {1, 1}, 1, rtt, 0));
+  Schedule s = empty_schedule(2);
+  s.ranks[0].push_back(Send{Tensor::activation, 0, 1, bytes});
+  s.ranks[1].push_back(Recv{Tensor::activation, 0, 0, bytes});
+  SimOptions o;
+  const double plain = sim.run(tiny_model(), s, o).step_time_s;
+  CHECK(plain == doctest::Approx(rtt / 2 + bytes / nic).epsilon(0.01));
+  Calibration cal;
+  cal.p2p = P2pCalibration{1.5, 2e-3};
+  o.calibration = &cal;
+  CHECK(sim.run(tiny_model(), s, o).step_time_s == doctest::Approx(1.5 * rtt / 2 + 2e-3 + bytes / nic).epsilon(0.01));
+
+  const auto bad = write_temp("p2p-below.yaml", "p2p: {latency_terms: 0.5}\n");
+  const std::string message = error_of([&] { load_calibration(bad); });
+  CHECK(message.find("p2p") != std::string::npos);
+  CHECK(message.find("latency_terms") != std::string::npos);
 }
