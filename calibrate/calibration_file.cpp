@@ -49,7 +49,8 @@ std::string calibration_yaml(const Calibration& cal, const std::vector<std::stri
       out += fmt::format("  {}: {}\n", to_string(op),
                          flow({item("latency_terms", c.latency_terms),
                                item("bandwidth_factor", c.bandwidth_factor),
-                               item("overhead_s", c.overhead_s)}));
+                               item("overhead_s", c.overhead_s), item("small_bytes", c.small_bytes),
+                               item("small_latency_terms", c.small_latency_terms)}));
   }
   if (cal.p2p)
     out += fmt::format("p2p: {}\n", flow({item("latency_terms", cal.p2p->latency_terms),

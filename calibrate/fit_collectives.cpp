@@ -1,6 +1,7 @@
 // Least squares of collective call times (see fit_collectives.hpp).
 #include "calibrate/fit_collectives.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/tcp_window.hpp"
@@ -8,37 +9,61 @@
 namespace fabtrain::calib {
 namespace {
 
-struct Weighted {
-  double x1, x2, y, w;  // features, measured seconds, weight
+constexpr int kFeatures = 3;  // latency, bytes / rate, 1 (per-call overhead)
+
+struct Sample {
+  double x[kFeatures];
+  double y;  // measured seconds
 };
 
-// Minimises sum w (y - a x1 - b x2)^2; false when the normal equations are singular.
-bool solve_two(const std::vector<Weighted>& s, double& a, double& b) {
-  double s11 = 0, s12 = 0, s22 = 0, s1y = 0, s2y = 0;
-  for (const auto& p : s) {
-    s11 += p.w * p.x1 * p.x1;
-    s12 += p.w * p.x1 * p.x2;
-    s22 += p.w * p.x2 * p.x2;
-    s1y += p.w * p.x1 * p.y;
-    s2y += p.w * p.x2 * p.y;
+// Lower bounds of latency_terms, bandwidth_factor, overhead_s.
+constexpr double kLowest[kFeatures] = {1, 0, 0};
+
+// Least squares of relative residuals with the features in `fixed` held at their lower bounds;
+// false when the free ones cannot be separated or one falls below its bound.
+bool solve_with_fixed(const std::vector<Sample>& samples, const bool fixed[kFeatures], double out[kFeatures]) {
+  int free[kFeatures], m = 0;
+  for (int j = 0; j < kFeatures; ++j)
+    if (!fixed[j]) free[m++] = j;
+  double a[kFeatures][kFeatures + 1] = {};  // normal equations, augmented
+  for (const auto& p : samples) {
+    const double w = 1 / (p.y * p.y);
+    double rest = p.y;
+    for (int j = 0; j < kFeatures; ++j)
+      if (fixed[j]) rest -= kLowest[j] * p.x[j];
+    for (int r = 0; r < m; ++r) {
+      for (int c = 0; c < m; ++c) a[r][c] += w * p.x[free[r]] * p.x[free[c]];
+      a[r][m] += w * p.x[free[r]] * rest;
+    }
   }
-  const double det = s11 * s22 - s12 * s12;
-  if (!(std::abs(det) > 1e-12 * s11 * s22) || s11 <= 0 || s22 <= 0) return false;
-  a = (s1y * s22 - s2y * s12) / det;
-  b = (s11 * s2y - s12 * s1y) / det;
+  for (int c = 0; c < m; ++c) {  // Gauss-Jordan with partial pivoting
+    int pivot = c;
+    for (int r = c + 1; r < m; ++r)
+      if (std::abs(a[r][c]) > std::abs(a[pivot][c])) pivot = r;
+    if (!(std::abs(a[pivot][c]) > 1e-12 * std::abs(a[c][c] == 0 ? 1 : a[c][c])) || a[pivot][c] == 0) return false;
+    std::swap(a[c], a[pivot]);
+    for (int r = 0; r < m; ++r) {
+      if (r == c) continue;
+      const double f = a[r][c] / a[c][c];
+      for (int k = c; k <= m; ++k) a[r][k] -= f * a[c][k];
+    }
+  }
+  for (int j = 0; j < kFeatures; ++j) out[j] = kLowest[j];
+  for (int r = 0; r < m; ++r) {
+    out[free[r]] = a[r][m] / a[r][r];
+    if (!std::isfinite(out[free[r]]) || out[free[r]] < kLowest[free[r]]) return false;
+  }
   return true;
 }
 
-// One coefficient on feature x with the other term fixed: minimises sum w (y - fixed - c x)^2.
-double solve_one(const std::vector<Weighted>& s, bool first, double other) {
-  double sxx = 0, sxy = 0;
-  for (const auto& p : s) {
-    const double x = first ? p.x1 : p.x2;
-    const double rest = p.y - other * (first ? p.x2 : p.x1);
-    sxx += p.w * x * x;
-    sxy += p.w * x * rest;
+double rms_relative(const std::vector<Sample>& samples, const double c[kFeatures]) {
+  double sum = 0;
+  for (const auto& p : samples) {
+    double t = 0;
+    for (int j = 0; j < kFeatures; ++j) t += c[j] * p.x[j];
+    sum += (t - p.y) * (t - p.y) / (p.y * p.y);
   }
-  return sxx > 0 ? sxy / sxx : 0;
+  return std::sqrt(sum / double(samples.size()));
 }
 
 }  // namespace
@@ -57,30 +82,48 @@ bool collective_op(const std::string& name, CollectiveOp& op) {
   return false;
 }
 
-std::map<CollectiveOp, CollectiveFit> fit_collectives(const std::vector<CollectiveTiming>& timings) {
-  std::map<CollectiveOp, std::vector<Weighted>> by_op;
+std::map<CollectiveOp, CollectiveFit> fit_collectives(const std::vector<CollectiveTiming>& timings,
+                                                      double small_bytes) {
+  std::map<CollectiveOp, std::vector<Sample>> by_op, small_by_op;
   for (const auto& t : timings)
-    if (t.seconds >= kFewestLatencies * t.latency_s && t.latency_s > 0 && t.bandwidth > 0)
-      by_op[t.op].push_back({t.latency_s, t.bytes / t.bandwidth, t.seconds, 1});
+    if (t.seconds >= kFewestLatencies * t.latency_s && t.seconds > 0 && t.latency_s > 0 && t.bandwidth > 0)
+      (t.bytes <= small_bytes ? small_by_op : by_op)[t.op].push_back({{t.latency_s, t.bytes / t.bandwidth, 1}, t.seconds});
   std::map<CollectiveOp, CollectiveFit> fits;
   for (const auto& [op, samples] : by_op) {
-    if (samples.size() < 2) continue;
-    double a = 0, b = 0;
-    if (!solve_two(samples, a, b)) continue;
-    if (a < 1) {
-      a = 1;
-      b = solve_one(samples, false, a);
+    if (samples.size() < 3) continue;
+    // Every choice of features held at their bounds (the free fit first): the feasible one that
+    // fits best. Bounded least squares by enumeration: 2^3 small systems.
+    double best[kFeatures] = {}, best_rms = INFINITY;
+    for (int mask = 0; mask < (1 << kFeatures); ++mask) {
+      bool fixed[kFeatures];
+      for (int j = 0; j < kFeatures; ++j) fixed[j] = mask & (1 << j);
+      double c[kFeatures];
+      if (!solve_with_fixed(samples, fixed, c)) continue;
+      const double rms = rms_relative(samples, c);
+      if (rms < best_rms) {
+        best_rms = rms;
+        std::copy(c, c + kFeatures, best);
+      }
     }
-    if (b < 0) {
-      b = 0;
-      a = std::max(1.0, solve_one(samples, true, b));
+    if (!std::isfinite(best_rms)) continue;
+    CollectiveFit fit;
+    fit.correction = {best[0], best[1], best[2]};
+    fit.samples = int(samples.size());
+    fit.rms_relative = best_rms;
+    const auto small = small_by_op.find(op);
+    if (small != small_by_op.end() && !small->second.empty()) {
+      // One coefficient on the latency, the rest as fitted: minimises the relative residuals.
+      double num = 0, den = 0;
+      for (const auto& p : small->second) {
+        const double w = 1 / (p.y * p.y);
+        num += w * p.x[0] * (p.y - best[1] * p.x[1] - best[2]);
+        den += w * p.x[0] * p.x[0];
+      }
+      fit.correction.small_bytes = small_bytes;
+      fit.correction.small_latency_terms = std::max(1.0, den > 0 ? num / den : 1.0);
+      fit.small_samples = int(small->second.size());
     }
-    double sum = 0;
-    for (const auto& p : samples) {
-      const double r = (a * p.x1 + b * p.x2 - p.y) / p.y;
-      sum += r * r;
-    }
-    fits[op] = {{a, b}, int(samples.size()), std::sqrt(sum / samples.size())};
+    fits[op] = fit;
   }
   return fits;
 }

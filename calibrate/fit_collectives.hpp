@@ -1,10 +1,10 @@
 // Fitting the simulator's per-op collective correction (sim/calibration.hpp, collectives:) from
-// measured collective calls: for each op, least squares of the measured seconds against the two
-// features the simulator multiplies, t ~ latency_terms * latency_s + bandwidth_factor * bytes / bandwidth,
-// with latency_s and bandwidth those of the path each call ran over. Residuals are absolute
-// (seconds): the calls that weigh most in a step time weigh most in the fit.
-// Bounds: latency_terms >= 1 and bandwidth_factor >= 0; when the free fit breaks one, that one is
-// fixed at its bound and the other fitted alone.
+// measured collective calls: for each op, least squares of the measured seconds against the three
+// terms the simulator adds, t ~ latency_terms * latency_s + bandwidth_factor * bytes / bandwidth
+// + overhead_s, with latency_s and bandwidth those of the path each call ran over. Residuals are
+// relative: a 1 ms call at no added delay weighs as much as a 150 ms one over a long path, so the
+// per-call overhead is seen. Bounds: latency_terms >= 1, bandwidth_factor >= 0, overhead_s >= 0
+// (the best feasible fit with some of them held at their bounds).
 // Not here: where the samples come from (apps/fabtrain/cmd_calibrate.cpp: bench files' collective
 // sweeps and run records' calls), or how the simulator plays the result.
 #pragma once
@@ -41,13 +41,16 @@ inline constexpr double kFewestLatencies = 0.5;
 
 struct CollectiveFit {
   CollectiveCalibration correction;
-  int samples = 0;
+  int samples = 0;        // calls larger than small_bytes
+  int small_samples = 0;  // calls of at most small_bytes
   double rms_relative = 0;  // of the fitted formula against the samples
 };
 
-// Ops with fewer than 2 samples, or whose samples cannot separate the two features (all the
-// same bytes / bandwidth and latency), are left out.
-std::map<CollectiveOp, CollectiveFit> fit_collectives(const std::vector<CollectiveTiming>& timings);
+// Ops with fewer than 3 samples, or whose samples cannot separate the terms, are left out.
+// Calls of at most small_bytes (0: none) are fitted apart: their own latency terms
+// (small_latency_terms), with the overhead and bandwidth factor of the larger calls.
+std::map<CollectiveOp, CollectiveFit> fit_collectives(const std::vector<CollectiveTiming>& timings,
+                                                      double small_bytes = 0);
 
 // The collective op a bench or run record names (all_reduce, reduce_scatter, all_gather), or
 // false for anything else.

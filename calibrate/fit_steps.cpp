@@ -37,10 +37,10 @@ struct Knob {
 }  // namespace
 
 StepFitResult fit_collectives_to_steps(const Slice& slice, const std::vector<StepFitRun>& runs,
-                                       Calibration& calibration) {
+                                       Calibration& calibration, double small_bytes) {
   StepFitResult result;
   std::vector<Case> cases;
-  std::set<CollectiveOp> ops;
+  std::set<CollectiveOp> ops, with_small_calls;
   bool point_to_point = false;
   for (const auto& r : runs) {
     const RunData& run = *r.run;
@@ -52,7 +52,10 @@ StepFitResult fit_collectives_to_steps(const Slice& slice, const std::vector<Ste
       fail("{}: plan {} has {} ranks but the record has {}", run.path, run.plan, c.schedule.world, run.world);
     for (const auto& stream : c.schedule.ranks)
       for (const auto& in : stream) {
-        if (const auto* col = std::get_if<Collective>(&in)) ops.insert(col->op);
+        if (const auto* col = std::get_if<Collective>(&in)) {
+          ops.insert(col->op);
+          if (col->bytes <= small_bytes) with_small_calls.insert(col->op);
+        }
         if (std::holds_alternative<Send>(in)) point_to_point = true;
       }
     result.labels.push_back(run.path);
@@ -82,6 +85,11 @@ StepFitResult fit_collectives_to_steps(const Slice& slice, const std::vector<Ste
     knobs.push_back({&c.latency_terms, 1, 20, std::max(0.25, 0.25 * c.latency_terms), 0.01});
     knobs.push_back({&c.bandwidth_factor, 0, 5, std::max(0.1, 0.25 * c.bandwidth_factor), 0.005});
     knobs.push_back({&c.overhead_s, 0, 0.05, std::max(1e-4, 0.25 * c.overhead_s), 1e-6});
+    if (with_small_calls.count(op)) {
+      if (fresh || c.small_bytes <= 0) c.small_latency_terms = c.latency_terms;
+      c.small_bytes = small_bytes;
+      knobs.push_back({&c.small_latency_terms, 1, 20, std::max(0.25, 0.25 * c.small_latency_terms), 0.01});
+    }
   }
   if (point_to_point) {
     if (!calibration.p2p) calibration.p2p = P2pCalibration{};

@@ -4,7 +4,7 @@
 // the measured ones (median step after the first). Per-call fits (fit_collectives.hpp) see each
 // call through the ranks' unaligned clocks; the step is what a prediction is judged by.
 // The search: coordinate descent over latency_terms [1, 20], bandwidth_factor [0, 5] and
-// overhead_s [0, 50 ms] of each op, and when the runs send point to point (pipelines) the p2p
+// overhead_s [0, 50 ms] of each op (and small_latency_terms [1, 20] when the op has small calls), and when the runs send point to point (pipelines) the p2p
 // latency_terms [1, 20] and overhead_s [0, 50 ms], minimising the mean squared log ratio predicted / measured,
 // starting from the calibration's corrections (or 1, 1, 0) with steps halving until 1%.
 // Compute and link parameters are taken as they are: fit them first.
@@ -32,7 +32,8 @@ struct StepFitResult {
 };
 
 // Throws fabtrain::Error when a run lacks batch, seq or model fields, or does not fit the slice.
+// Calls of at most small_bytes get their own latency terms (CollectiveCalibration::small_bytes).
 StepFitResult fit_collectives_to_steps(const Slice& slice, const std::vector<StepFitRun>& runs,
-                                       Calibration& calibration);
+                                       Calibration& calibration, double small_bytes = 0);
 
 }  // namespace fabtrain::calib

@@ -39,7 +39,7 @@ struct CollectiveResult {
   std::string op;       // all_reduce, reduce_scatter, all_gather
   double bytes = 0;     // the full buffer (all-reduce data, reduce-scatter input, all-gather output)
   int ranks = 0;
-  double seconds = 0;   // median
+  double seconds = 0;   // per call, back to back: the median of 3 timings, averaged over ranks
   double algbw = 0;     // bytes / seconds
   double busbw = 0;     // algbw * 2(n-1)/n (all-reduce) or (n-1)/n (the others)
 };

@@ -58,7 +58,7 @@ fi
 if [ "${1:-}" = "--bench-phase" ]; then
   work=$2 bin=$3 model=$4 out=$5
   exec timeout 300 "$wan/mpirun-2site.sh" nice -n "$nice_level" "$bin/fabtrain-exec" bench --model "$model" \
-    --batch 4 --seq "$seq" --budget-s 0.5 --p2p-mib 2 --p2p-messages 32 --collective-mib 1,4 -o "$out"
+    --batch 4 --seq "$seq" --budget-s 0.5 --p2p-mib 2 --p2p-messages 32 --collective-mib 0.000004,0.0625,1,4 -o "$out"
 fi
 
 short=0
@@ -121,7 +121,7 @@ fi
 for model in $models; do
   name=$(model_name "$model")
   "$bin/fabtrain" calibrate --bench "$work/bench-$name-0.json" --bench "$work/bench-far.json" \
-    --bench-path-rtt-ms "0,$((2 * max_delay))" --device-type CPU_HOST --link-class l2sts \
+    --bench-path-rtt-ms "0,$((2 * max_delay))" --device-type CPU_HOST --link-class l2sts --fit-collectives \
     -o "$work/cal-bench-$name.yaml" >"$work/calibrate-bench-$name.log"
   runs=()
   rtts=()

@@ -99,13 +99,17 @@ Calibration load_calibration(const std::string& path) {
       const auto node = collectives[to_string(op)];
       if (!node) continue;
       const std::string where = std::string("collectives.") + to_string(op);
-      reject_unknown(node, {"latency_terms", "bandwidth_factor", "overhead_s"}, where, path);
+      reject_unknown(node, {"latency_terms", "bandwidth_factor", "overhead_s", "small_bytes", "small_latency_terms"},
+                     where, path);
       const auto terms = number(node, "latency_terms", 1, 1e4, where, path);
       const auto factor = number(node, "bandwidth_factor", 0, 1e3, where, path);
       const auto overhead = number(node, "overhead_s", 0, 10, where, path);
+      const auto small_bytes = number(node, "small_bytes", 0, 1e15, where, path);
+      const auto small_terms = number(node, "small_latency_terms", 1, 1e4, where, path);
       if (!terms || !factor)
         fail("{}: {} needs both latency_terms and bandwidth_factor", path, where);
-      cal.collectives[op] = {*terms, *factor, overhead.value_or(0.0)};
+      cal.collectives[op] = {*terms, *factor, overhead.value_or(0.0), small_bytes.value_or(0.0),
+                             small_terms.value_or(1.0)};
     }
   }
   if (const auto p2p = root["p2p"]) {

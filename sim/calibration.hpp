@@ -13,13 +13,15 @@
 //   links:
 //     l2sts: {latency_s: 0.0002, bandwidth: 1.2e9, tcp_window_bytes: 4194304}
 //   collectives:
-//     all_reduce:     {latency_terms: 2.4, bandwidth_factor: 0.5, overhead_s: 2e-4}
+//     all_reduce:     {latency_terms: 2.4, bandwidth_factor: 0.5, overhead_s: 2e-4,
+//                      small_bytes: 4096, small_latency_terms: 1}
 //     reduce_scatter: {latency_terms: 2, bandwidth_factor: 1}
 //   p2p: {latency_terms: 1.3, overhead_s: 5e-5}
 //
 // A collective correction (per op; both keys required when the op is named) replaces the
 // ring/tree cost of every call of that op by
 //     overhead_s + latency_terms * alpha + bytes * bandwidth_factor / B
+// (small_latency_terms instead of latency_terms for calls of at most small_bytes, both optional)
 // where overhead_s (optional, default 0) is a per-call cost that does not grow with the path, bytes is the call's buffer (the Collective instruction's bytes), alpha the largest
 // one-way route latency between ring neighbours of the group and B the smallest one-flow rate
 // between them (slowest link, or the TCP window's limit when lower: sim/tcp_window.hpp). It is
@@ -57,6 +59,11 @@ struct CollectiveCalibration {
   double latency_terms = 1;     // multiples of the group's one-way latency, >= 1
   double bandwidth_factor = 1;  // multiples of bytes / the group's bottleneck rate, >= 0
   double overhead_s = 0;        // per call, whatever the path: the library's own time
+  // Calls of at most small_bytes (0: none) pay small_latency_terms instead: libraries switch to a
+  // latency-optimal algorithm for small buffers (OpenMPI's 2-rank all-reduce of a scalar is one
+  // exchange, of 64 KiB and more a reduce-scatter then an all-gather).
+  double small_bytes = 0;
+  double small_latency_terms = 1;  // >= 1
 };
 
 // Point-to-point messages (pipeline sends): a message is ready for its receiver

@@ -119,7 +119,8 @@ GroupCollective plan_group_collective(CollectiveOp op, double bytes, const std::
   if (correction) {
     // Each flow pays its own hop's latency; the tail tops it up to latency_terms * alpha and adds
     // the per-call overhead.
-    const double latency = correction->latency_terms * alpha;
+    const bool small = bytes <= correction->small_bytes;
+    const double latency = (small ? correction->small_latency_terms : correction->latency_terms) * alpha;
     for (int i = 0; i < n; ++i) {
       const int a = gpus[i], b = gpus[(i + 1) % n];
       call.flows.push_back({i, (i + 1) % n, platform.host(a), platform.host(b), nullptr,

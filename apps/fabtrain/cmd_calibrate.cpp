@@ -27,6 +27,7 @@ struct CalibrateOptions {
   std::vector<double> bench_path_rtt_ms;  // one per bench, or empty
   std::vector<double> run_path_rtt_ms;    // one per run, or empty: the first bench's path
   bool fit_collectives = false;
+  double small_collective_bytes = 4096;
   std::string fit_steps_slice;  // empty: no step fit
   std::string output;
 };
@@ -154,14 +155,18 @@ void run(const CalibrateOptions& o) {
       const auto t = calib::run_collective_timings(runs[i], path_of(rtt));
       timings.insert(timings.end(), t.begin(), t.end());
     }
-    const auto fits = calib::fit_collectives(timings);
-    fmt::print("\ncollectives ({} measured calls; t = terms * latency + factor * bytes / bandwidth):\n",
+    const auto fits = calib::fit_collectives(timings, o.small_collective_bytes);
+    fmt::print("\ncollectives ({} measured calls; t = overhead + terms * latency + factor * bytes / bandwidth):\n",
                timings.size());
     for (const auto& [op, f] : fits) {
       cal.collectives[op] = f.correction;
-      fmt::print("  {:<14} latency_terms {:.3f}  bandwidth_factor {:.3f}  ({} calls, rms relative residual {:.1f}%)\n",
-                 to_string(op), f.correction.latency_terms, f.correction.bandwidth_factor, f.samples,
-                 100 * f.rms_relative);
+      fmt::print("  {:<14} latency_terms {:.3f}  bandwidth_factor {:.3f}  overhead {:.3g} ms  ({} calls, rms "
+                 "relative residual {:.1f}%)\n",
+                 to_string(op), f.correction.latency_terms, f.correction.bandwidth_factor,
+                 1e3 * f.correction.overhead_s, f.samples, 100 * f.rms_relative);
+      if (f.small_samples)
+        fmt::print("  {:<14} calls of at most {:.0f} bytes: latency_terms {:.3f} ({} calls)\n", "", o.small_collective_bytes,
+                   f.correction.small_latency_terms, f.small_samples);
     }
     if (fits.empty()) fmt::print("  none fitted (too few calls): the ring/tree default stands\n");
   }
@@ -174,11 +179,12 @@ void run(const CalibrateOptions& o) {
     std::vector<calib::StepFitRun> fit_runs;
     for (std::size_t i = 0; i < runs.size(); ++i)
       fit_runs.push_back({&runs[i], o.run_path_rtt_ms.empty() ? 0.0 : o.run_path_rtt_ms[i] / 1e3});
-    const auto fit = calib::fit_collectives_to_steps(slice, fit_runs, cal);
+    const auto fit = calib::fit_collectives_to_steps(slice, fit_runs, cal, o.small_collective_bytes);
     fmt::print("\ncommunication fitted to whole steps on slice {} ({} simulations):\n", slice.name, fit.simulations);
     for (const auto& [op, c] : cal.collectives)
-      fmt::print("  {:<14} latency_terms {:.3f}  bandwidth_factor {:.3f}  overhead {:.3g} ms\n", to_string(op),
-                 c.latency_terms, c.bandwidth_factor, 1e3 * c.overhead_s);
+      fmt::print("  {:<14} latency_terms {:.3f}  bandwidth_factor {:.3f}  overhead {:.3g} ms  small calls' "
+                 "latency_terms {:.3f}\n",
+                 to_string(op), c.latency_terms, c.bandwidth_factor, 1e3 * c.overhead_s, c.small_latency_terms);
     if (cal.p2p)
       fmt::print("  {:<14} latency_terms {:.3f}  overhead {:.3g} ms\n", "p2p", cal.p2p->latency_terms,
                  1e3 * cal.p2p->overhead_s);
@@ -224,6 +230,11 @@ Registration reg(80, [](CLI::App& app) {
                 "Also fit per-op collective corrections (latency terms, bandwidth factor) from the "
                 "benches' collective sweeps and the runs' calls; give runs over a long path too "
                 "(--run-path-rtt-ms)");
+  cmd->add_option("--small-collective-bytes", o->small_collective_bytes,
+                  "Collective calls of at most this many bytes get their own latency terms (libraries "
+                  "play small buffers with a latency-optimal algorithm); 0: no split")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--run-path-rtt-ms", o->run_path_rtt_ms,
                   "Round trip each run's path added, one per --runs in order (default: the first "
                   "bench's); used by --fit-collectives only")

@@ -17,12 +17,12 @@ namespace {
 
 // Calls of `op` at several sizes over a short and a long path, timed by the formula the
 // simulator plays, with a +-2% alternating perturbation.
-std::vector<CollectiveTiming> synthetic(CollectiveOp op, double terms, double factor) {
+std::vector<CollectiveTiming> synthetic(CollectiveOp op, double terms, double factor, double overhead = 0) {
   std::vector<CollectiveTiming> out;
   int i = 0;
   for (const auto& [latency, bandwidth] : {std::pair{1e-4, 1e9}, std::pair{0.05, 2e8}})
     for (double bytes : {4.0, 65536.0, 1e6, 4.5e6, 3e7}) {
-      const double t = terms * latency + factor * bytes / bandwidth;
+      const double t = overhead + terms * latency + factor * bytes / bandwidth;
       out.push_back({op, bytes, t * (i++ % 2 ? 1.02 : 0.98), latency, bandwidth});
     }
   return out;
@@ -45,14 +45,46 @@ TEST_CASE("the collective fit recovers known parameters per op") {
   CHECK_FALSE(fits.count(CollectiveOp::all_gather));
 }
 
+TEST_CASE("the collective fit recovers a per-call overhead that does not grow with the path") {
+  const auto fits = fit_collectives(synthetic(CollectiveOp::all_reduce, 2.5, 0.7, 1e-3));
+  REQUIRE(fits.count(CollectiveOp::all_reduce));
+  const auto& c = fits.at(CollectiveOp::all_reduce).correction;
+  CHECK(c.overhead_s == doctest::Approx(1e-3).epsilon(0.1));
+  CHECK(c.latency_terms == doctest::Approx(2.5).epsilon(0.05));
+  CHECK(c.bandwidth_factor == doctest::Approx(0.7).epsilon(0.05));
+  // Without an overhead in the calls, none is fitted.
+  CHECK(fit_collectives(synthetic(CollectiveOp::all_reduce, 2.5, 0.7)).at(CollectiveOp::all_reduce)
+            .correction.overhead_s < 2e-5);
+}
+
+TEST_CASE("small calls get their own latency terms, the larger ones keep theirs") {
+  std::vector<CollectiveTiming> timings;
+  for (const auto& t : synthetic(CollectiveOp::all_reduce, 2.5, 0.7, 1e-3))
+    if (t.bytes > 4096) timings.push_back(t);
+  // Calls of at most 4 KiB played as one exchange: one latency plus the overhead.
+  for (double latency : {1e-4, 0.05})
+    for (double bytes : {4.0, 1024.0}) timings.push_back({CollectiveOp::all_reduce, bytes, 1e-3 + latency, latency, 1e9});
+  const auto fits = fit_collectives(timings, 4096);
+  REQUIRE(fits.count(CollectiveOp::all_reduce));
+  const auto& f = fits.at(CollectiveOp::all_reduce);
+  CHECK(f.small_samples == 4);
+  CHECK(f.correction.small_bytes == 4096);
+  CHECK(f.correction.small_latency_terms == doctest::Approx(1.0).epsilon(0.05));
+  CHECK(f.correction.latency_terms == doctest::Approx(2.5).epsilon(0.05));
+  CHECK(f.rms_relative < 0.05);
+  CHECK(f.rms_relative > 0);  // the synthetic calls carry +-2% noise
+}
+
 TEST_CASE("the collective fit keeps latency_terms >= 1 and bandwidth_factor >= 0") {
   // Calls faster than one latency: the free fit would give 0.5 terms; held at 1.
   const auto fast = fit_collectives(synthetic(CollectiveOp::all_gather, 0.5, 2.0));
   REQUIRE(fast.count(CollectiveOp::all_gather));
   CHECK(fast.at(CollectiveOp::all_gather).correction.latency_terms == 1.0);
   CHECK(fast.at(CollectiveOp::all_gather).correction.bandwidth_factor >= 0);
-  // One sample cannot separate the two terms: no fit.
-  CHECK(fit_collectives({{CollectiveOp::all_reduce, 1e6, 0.01, 1e-3, 1e9}}).empty());
+  // Two samples cannot separate the three terms: no fit.
+  CHECK(fit_collectives({{CollectiveOp::all_reduce, 1e6, 0.01, 1e-3, 1e9},
+                         {CollectiveOp::all_reduce, 2e6, 0.02, 1e-3, 1e9}})
+            .empty());
 }
 
 TEST_CASE("fitted corrections round-trip through the calibration YAML") {

@@ -128,3 +128,19 @@ TEST_CASE("a p2p correction delays each received message by its extra latency te
   CHECK(message.find("p2p") != std::string::npos);
   CHECK(message.find("latency_terms") != std::string::npos);
 }
+
+TEST_CASE("a corrected collective of at most small_bytes pays small_latency_terms instead") {
+  build_test_platforms();
+  Catalog catalog = test_catalog();
+  catalog.link_classes["l2sts"].tcp_window_bytes = 0;
+  const double rtt = 0.1;
+  Simulator sim(test_slice(catalog, {1, 1}, 1, rtt, 0));
+  Calibration cal;
+  cal.collectives[CollectiveOp::all_reduce] = {2.5, 1.0, 0.0, 4096, 1.0};
+  SimOptions o;
+  o.calibration = &cal;
+  CHECK(sim.run(tiny_model(), one_call(CollectiveOp::all_reduce, 2, 4), o).step_time_s ==
+        doctest::Approx(1.0 * rtt / 2).epsilon(0.01));
+  CHECK(sim.run(tiny_model(), one_call(CollectiveOp::all_reduce, 2, 8192), o).step_time_s ==
+        doctest::Approx(2.5 * rtt / 2 + 8192 / 10e9).epsilon(0.01));
+}
