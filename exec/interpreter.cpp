@@ -176,6 +176,7 @@ StepOutcome Interpreter::play_step(int step, float lr, const MicrobatchFeed& fee
   clip_scale_ = 1.0f;
   grad_norm_ = 0;
   loss_sum_ = 0;
+  mean_loss_.reset();
   StepOutcome outcome;
   outcome.timings.resize(stream_.size());
   const Clock::time_point step_start = Clock::now();
@@ -192,6 +193,7 @@ StepOutcome Interpreter::play_step(int step, float lr, const MicrobatchFeed& fee
   for (int mb = 0; mb < schedule_.plan.mb; ++mb) stage_.release(mb);
   outcome.loss_sum = loss_sum_;
   outcome.grad_norm = grad_norm_;
+  outcome.mean_loss = mean_loss_;
   return outcome;
 }
 
@@ -322,9 +324,12 @@ void Interpreter::gradient_norm(int group) {
     for (std::size_t i = 0; i < g.size(); ++i)
       if (counted_local_[i]) sum += double(g[i]) * g[i];
   }
-  float total = float(sum);
-  comm_.all_reduce(group, std::span<float>(&total, 1));
-  grad_norm_ = std::sqrt(total);
+  // The loss rides along: each rank's share of the mean over the global batch (loss_sum_ is
+  // complete here, every backward pass being done).
+  float both[2] = {float(sum), float(loss_sum_ / double(schedule_.plan.mb * schedule_.plan.dp))};
+  comm_.all_reduce(group, std::span<float>(both, 2));
+  grad_norm_ = std::sqrt(both[0]);
+  mean_loss_ = both[1];
   clip_scale_ = (grad_clip_ > 0 && grad_norm_ > grad_clip_) ? grad_clip_ / grad_norm_ : 1.0f;
 }
 

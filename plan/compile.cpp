@@ -224,7 +224,9 @@ class StepBuilder {
     if (tied_group_[rank] >= 0 && (c.pp == 0 || c.pp == plan_.pp - 1))
       out.push_back(collective(CollectiveOp::all_reduce, Purpose::tied_embedding,
                                tied_group_[rank], double(m_.vocab_size) * m_.n_embd * e_));
-    out.push_back(collective(CollectiveOp::all_reduce, Purpose::grad_norm, world_group_, 4));
+    // Two floats: the squared gradient norm and the step's loss, so reporting the loss costs no
+    // call of its own.
+    out.push_back(collective(CollectiveOp::all_reduce, Purpose::grad_norm, world_group_, 8));
     const double owned = stage_parameters(m_, plan_, c.pp) / (plan_.zero >= 1 ? plan_.dp : 1);
     out.push_back(OptimizerStep{owned, optimizer_bytes(owned)});
     if (plan_.zero == 1 || plan_.zero == 2)

@@ -63,7 +63,7 @@ struct Recv {
 // Why a collective runs: tensor-parallel sums inside blocks; gradient / parameter traffic of
 // the data-parallel group (plain all-reduce, ZeRO reduce-scatter and all-gather); the sum of the
 // tied embedding's gradients between the first and last pipeline stage; the global gradient
-// norm for clipping (one float over all ranks).
+// norm for clipping and the step's loss (two floats over all ranks).
 enum class Purpose {
   tp_forward,
   tp_backward,

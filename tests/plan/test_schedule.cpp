@@ -103,7 +103,7 @@ void check_schedule(const ModelSpec& m, const Plan& plan, int B, int s) {
             break;
           case Purpose::grad_norm:
             ++norms;
-            CHECK(col->bytes == 4);
+            CHECK(col->bytes == 8);  // squared norm and loss
             CHECK(n == sched.world);
             break;
         }
