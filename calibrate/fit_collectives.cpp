@@ -149,4 +149,35 @@ std::vector<CollectiveTiming> bench_collective_timings(const BenchData& bench, c
   return out;
 }
 
+std::vector<MessageTiming> bench_message_timings(const BenchData& bench, const CollectivePath& path) {
+  std::vector<MessageTiming> out;
+  for (const auto& pair : bench.pairs)
+    for (const auto& [bytes, seconds] : pair.message_latencies)
+      out.push_back({bytes, seconds, path.latency_s, path.rate(bytes)});
+  return out;
+}
+
+std::optional<P2pCalibration> fit_p2p(const std::vector<MessageTiming>& timings) {
+  std::vector<Sample> samples;  // features: latency, unused, 1; y: time beyond the bytes' transfer
+  for (const auto& t : timings) {
+    const double y = t.seconds - t.bytes / t.bandwidth;
+    if (y > 0 && t.latency_s > 0) samples.push_back({{t.latency_s, 0, 1}, y});
+  }
+  if (samples.size() < 2) return std::nullopt;
+  double best[kFeatures] = {}, best_rms = INFINITY;
+  for (const bool hold_terms : {false, true})
+    for (const bool hold_overhead : {false, true}) {
+      const bool fixed[kFeatures] = {hold_terms, true, hold_overhead};
+      double c[kFeatures];
+      if (!solve_with_fixed(samples, fixed, c)) continue;
+      const double rms = rms_relative(samples, c);
+      if (rms < best_rms) {
+        best_rms = rms;
+        std::copy(c, c + kFeatures, best);
+      }
+    }
+  if (!std::isfinite(best_rms)) return std::nullopt;
+  return P2pCalibration{best[0], best[2]};
+}
+
 }  // namespace fabtrain::calib

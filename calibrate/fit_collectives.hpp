@@ -9,6 +9,7 @@
 // sweeps and run records' calls), or how the simulator plays the result.
 #pragma once
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,17 @@ bool collective_op(const std::string& name, CollectiveOp& op);
 // The calls recorded by at least two members in a run's timed steps (all but the first, which
 // warms up, when there are more), over one path.
 std::vector<CollectiveTiming> run_collective_timings(const RunData& run, const CollectivePath& path);
+// Point-to-point messages of a bench file's ping-pongs (message_latencies), over one path: the
+// one-way time of each size.
+struct MessageTiming {
+  double bytes = 0, seconds = 0, latency_s = 0, bandwidth = 0;
+};
+std::vector<MessageTiming> bench_message_timings(const BenchData& bench, const CollectivePath& path);
+// The p2p correction (sim/calibration.hpp, p2p:) from message timings over at least two paths:
+// t - bytes / bandwidth ~ latency_terms * latency_s + overhead_s, least squares of relative
+// residuals, latency_terms >= 1, overhead_s >= 0. Nothing when the paths cannot separate them.
+std::optional<P2pCalibration> fit_p2p(const std::vector<MessageTiming>& timings);
+
 // A bench file's collective sweep, over one path.
 std::vector<CollectiveTiming> bench_collective_timings(const BenchData& bench, const CollectivePath& path);
 

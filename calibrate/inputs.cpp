@@ -118,10 +118,19 @@ BenchData parse_bench(const json& doc, const std::string& path) {
   for (std::size_t i = 0; i < p2p.size(); ++i) {
     const std::string w = fmt::format("p2p[{}]", i);
     reject_unknown(p2p[i], {"a", "b", "host_a", "host_b", "rtt_s", "latency_s", "latency_bytes",
-                            "message_bytes", "messages", "stream_s", "bandwidth"},
+                            "message_bytes", "messages", "stream_s", "bandwidth", "message_latencies"},
                    w, path);
     b.pairs.push_back({int(number(p2p[i], "a", w, path)), int(number(p2p[i], "b", w, path)),
                        number(p2p[i], "rtt_s", w, path, 1e-12), number(p2p[i], "bandwidth", w, path, 1)});
+    if (p2p[i].contains("message_latencies")) {
+      const json& ml = array(p2p[i], "message_latencies", w, path);
+      for (std::size_t k = 0; k < ml.size(); ++k) {
+        const std::string wk = fmt::format("{}.message_latencies[{}]", w, k);
+        reject_unknown(ml[k], {"bytes", "one_way_s"}, wk, path);
+        b.pairs.back().message_latencies.emplace_back(number(ml[k], "bytes", wk, path, 1),
+                                                      number(ml[k], "one_way_s", wk, path, 1e-12));
+      }
+    }
   }
   const json& coll = array(doc, "collectives", top, path);
   for (std::size_t i = 0; i < coll.size(); ++i) {

@@ -5,6 +5,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/model_spec.hpp"
@@ -25,6 +26,7 @@ struct PairSample {
   int a = 0, b = 0;
   double rtt_s = 0;
   double bandwidth = 0;    // bytes/s
+  std::vector<std::pair<double, double>> message_latencies;  // (bytes, one-way s); may be empty
 };
 struct CollectiveSample {
   std::string op;

@@ -82,10 +82,31 @@ std::vector<PairResult> measure_pairs(Communicator& comm, const NetworkOptions& 
         r.stream_s = median(streams);
         const double transfer_s = std::max(r.stream_s - r.rtt_s, 1e-9);
         r.bandwidth = r.messages * r.message_bytes / transfer_s;
+        for (double bytes : o.message_latency_bytes) {
+          std::vector<float> message(floats_for(bytes), 1.0f);
+          auto round_trip = [&] {
+            if (me == a) {
+              comm.send(b, message, kTagPing);
+              comm.recv(b, message, kTagPing);
+            } else {
+              comm.recv(a, message, kTagPing);
+              comm.send(a, message, kTagPing);
+            }
+          };
+          round_trip();  // untimed
+          const double once = seconds_of(round_trip);
+          count[0] = me == a ? float(reps_within(once, o.budget_s, o.latency_reps)) : 0.0f;
+          if (me == a) comm.send(b, count, kTagCount); else comm.recv(a, count, kTagCount);
+          std::vector<double> trips;
+          for (int i = 0; i < int(count[0]); ++i) trips.push_back(seconds_of(round_trip));
+          r.message_latencies.emplace_back(double(message.size() * sizeof(float)), median(trips) / 2);
+        }
       }
       // Rank 0 learns the pair's numbers from a (unless it is a).
       if (a != 0) {
         std::vector<float> packed{float(r.rtt_s), float(r.stream_s), float(r.bandwidth)};
+        for (const auto& [bytes, seconds] : r.message_latencies) packed.push_back(float(seconds));
+        packed.resize(3 + o.message_latency_bytes.size());
         if (me == a) comm.send(0, packed, kTagCount + 1);
         if (me == 0) {
           comm.recv(a, packed, kTagCount + 1);
@@ -93,6 +114,10 @@ std::vector<PairResult> measure_pairs(Communicator& comm, const NetworkOptions& 
           r.latency_s = r.rtt_s / 2;
           r.stream_s = packed[1];
           r.bandwidth = packed[2];
+          r.message_latencies.clear();
+          for (std::size_t i = 0; i < o.message_latency_bytes.size(); ++i)
+            r.message_latencies.emplace_back(double(floats_for(o.message_latency_bytes[i]) * sizeof(float)),
+                                             packed[3 + i]);
         }
       }
       results.push_back(r);

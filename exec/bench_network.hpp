@@ -6,6 +6,7 @@
 // Not here: compute (exec/bench_compute.hpp).
 #pragma once
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "exec/bench_timing.hpp"
@@ -21,11 +22,16 @@ struct PairResult {
   int messages = 0;           // messages per timed stream
   double stream_s = 0;        // median time from the first send to the acknowledgement
   double bandwidth = 0;       // bytes/s: messages * bytes / (stream_s - rtt)
+  // One-way time of a message of each NetworkOptions::message_latency_bytes size: half the
+  // median round trip of a ping-pong of that size (pipeline activations cost more than a byte's
+  // latency over TCP).
+  std::vector<std::pair<double, double>> message_latencies;  // (bytes, one-way seconds)
 };
 
 struct NetworkOptions {
   double latency_bytes = 8;
   int latency_reps = 30;
+  std::vector<double> message_latency_bytes;  // extra ping-pong sizes; none by default
   double message_bytes = 4 << 20;
   int messages = 4;
   int stream_reps = 3;

@@ -55,6 +55,8 @@ void validate(const BenchConfig& c) {
   if (!(c.p2p_mib > 0)) fail("--p2p-mib {} must be positive", c.p2p_mib);
   if (c.p2p_messages < 1) fail("--p2p-messages {} must be at least 1", c.p2p_messages);
   if (!(c.latency_bytes >= 1)) fail("--latency-bytes {} must be at least 1", c.latency_bytes);
+  for (double b : c.message_bytes)
+    if (!(b >= 1)) fail("--message-bytes {} must be at least 1", b);
   for (double s : c.collective_mib)
     if (!(s > 0)) fail("--collective-mib {} must be positive", s);
 }
@@ -93,6 +95,8 @@ nlohmann::json run_bench(const BenchConfig& config, MpiCommunicator& comm) {
 
   bench::NetworkOptions net;
   net.latency_bytes = config.latency_bytes;
+  net.message_latency_bytes = {double(config.batch) * config.seq * model.n_embd * sizeof(float)};
+  for (double b : config.message_bytes) net.message_latency_bytes.push_back(b);
   net.message_bytes = config.p2p_mib * (1 << 20);
   net.messages = config.p2p_messages;
   net.budget_s = 3 * config.budget_s;
@@ -138,11 +142,15 @@ nlohmann::json run_bench(const BenchConfig& config, MpiCommunicator& comm) {
   }
   doc["memory"] = mem;
   json p2p = json::array();
-  for (const auto& p : pairs)
+  for (const auto& p : pairs) {
+    json latencies = json::array();
+    for (const auto& [bytes, seconds] : p.message_latencies)
+      latencies.push_back({{"bytes", bytes}, {"one_way_s", seconds}});
     p2p.push_back({{"a", p.a}, {"b", p.b}, {"host_a", hosts[p.a]}, {"host_b", hosts[p.b]},
                    {"rtt_s", p.rtt_s}, {"latency_s", p.latency_s}, {"latency_bytes", config.latency_bytes},
                    {"message_bytes", p.message_bytes}, {"messages", p.messages},
-                   {"stream_s", p.stream_s}, {"bandwidth", p.bandwidth}});
+                   {"stream_s", p.stream_s}, {"bandwidth", p.bandwidth}, {"message_latencies", latencies}});
+  }
   doc["p2p"] = p2p;
   json coll = json::array();
   for (const auto& c : collectives)

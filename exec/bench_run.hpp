@@ -21,6 +21,9 @@ struct BenchConfig {
   double budget_s = 1.0;         // per measurement
   double memory_mib = 32;        // per array of the memory kernels
   double latency_bytes = 8;
+  // Extra ping-pong sizes for message latencies; the benched shapes' pipeline activation
+  // (batch x seq x hidden floats) is always measured.
+  std::vector<double> message_bytes;
   double p2p_mib = 4;            // per message of the bandwidth stream
   int p2p_messages = 4;
   std::vector<double> collective_mib = {1, 8};

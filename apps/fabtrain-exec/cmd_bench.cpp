@@ -45,6 +45,10 @@ Registration reg(20, [](CLI::App& app) {
   cmd->add_option("--memory-mib", c->memory_mib, "Array size of the memory kernels, MiB")->capture_default_str();
   cmd->add_option("--latency-bytes", c->latency_bytes, "Message size of the latency ping-pong")
       ->capture_default_str();
+  cmd->add_option("--message-bytes", c->message_bytes,
+                  "More message sizes whose one-way time is measured by ping-pong (the model's pipeline "
+                  "activation, batch x seq x hidden floats, always is)")
+      ->delimiter(',');
   cmd->add_option("--p2p-mib", c->p2p_mib, "Message size of the bandwidth stream, MiB")->capture_default_str();
   cmd->add_option("--p2p-messages", c->p2p_messages, "Messages per bandwidth stream")->capture_default_str();
   cmd->add_option("--collective-mib", c->collective_mib, "Collective buffer sizes, MiB")

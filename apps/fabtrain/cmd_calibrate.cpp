@@ -169,6 +169,16 @@ void run(const CalibrateOptions& o) {
                    f.correction.small_latency_terms, f.small_samples);
     }
     if (fits.empty()) fmt::print("  none fitted (too few calls): the ring/tree default stands\n");
+    std::vector<calib::MessageTiming> messages;
+    for (std::size_t i = 0; i < benches.size(); ++i) {
+      const auto m = calib::bench_message_timings(benches[i], path_of(bench_rtt_s(i)));
+      messages.insert(messages.end(), m.begin(), m.end());
+    }
+    if (const auto p2p = calib::fit_p2p(messages)) {
+      cal.p2p = *p2p;
+      fmt::print("  {:<14} latency_terms {:.3f}  overhead {:.3g} ms  ({} ping-pong sizes and paths)\n", "p2p",
+                 p2p->latency_terms, 1e3 * p2p->overhead_s, messages.size());
+    }
   }
   if (!o.fit_steps_slice.empty()) {
     if (runs.empty()) fail("--fit-steps needs --runs to fit to");

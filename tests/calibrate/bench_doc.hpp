@@ -31,7 +31,8 @@ inline nlohmann::json bench_doc(double gemm_rate, double memory_rate, std::vecto
   for (const auto& p : pairs)
     p2p.push_back({{"a", 0}, {"b", 1}, {"host_a", "siteA"}, {"host_b", "siteB"}, {"rtt_s", p.rtt_s},
                    {"latency_s", p.rtt_s / 2}, {"latency_bytes", 8}, {"message_bytes", 4194304},
-                   {"messages", 4}, {"stream_s", 0.5}, {"bandwidth", p.bandwidth}});
+                   {"messages", 4}, {"stream_s", 0.5}, {"bandwidth", p.bandwidth},
+                   {"message_latencies", json::array({{{"bytes", 32768}, {"one_way_s", 0.7 * p.rtt_s}}})}});
   return {{"format", "fabtrain-bench"},
           {"version", 1},
           {"model", {{"name", "gpt2-nano"}, {"layers", 2}, {"hidden", 64}, {"heads", 4},

@@ -75,6 +75,22 @@ TEST_CASE("small calls get their own latency terms, the larger ones keep theirs"
   CHECK(f.rms_relative > 0);  // the synthetic calls carry +-2% noise
 }
 
+TEST_CASE("the p2p fit recovers latency terms and overhead from ping-pongs over two paths") {
+  std::vector<MessageTiming> timings;
+  for (double latency : {2e-5, 0.05})
+    for (double bytes : {32768.0, 131072.0})
+      timings.push_back({bytes, 3e-4 + 1.4 * latency + bytes / 1e8, latency, 1e8});
+  const auto p2p = fit_p2p(timings);
+  REQUIRE(p2p);
+  CHECK(p2p->latency_terms == doctest::Approx(1.4).epsilon(0.01));
+  CHECK(p2p->overhead_s == doctest::Approx(3e-4).epsilon(0.01));
+  // Faster than one latency: terms held at 1.
+  for (auto& t : timings) t.seconds = 0.8 * t.latency_s + t.bytes / 1e8;
+  REQUIRE(fit_p2p(timings));
+  CHECK(fit_p2p(timings)->latency_terms == 1.0);
+  CHECK_FALSE(fit_p2p({timings[0]}));  // one sample separates nothing
+}
+
 TEST_CASE("the collective fit keeps latency_terms >= 1 and bandwidth_factor >= 0") {
   // Calls faster than one latency: the free fit would give 0.5 terms; held at 1.
   const auto fast = fit_collectives(synthetic(CollectiveOp::all_gather, 0.5, 2.0));

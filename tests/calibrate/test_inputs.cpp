@@ -35,7 +35,10 @@ TEST_CASE("a well-formed bench file and run record are read") {
   const auto b = calib::parse_bench(test::bench_doc(1e10, 1e10, {{0.001, 1e8}}), "ok.json");
   CHECK(b.gemm.size() == 15);
   CHECK(b.memory.size() == 3);
-  CHECK(b.pairs.size() == 1);
+  REQUIRE(b.pairs.size() == 1);
+  REQUIRE(b.pairs[0].message_latencies.size() == 1);
+  CHECK(b.pairs[0].message_latencies[0].first == 32768);
+  CHECK(b.pairs[0].message_latencies[0].second == doctest::Approx(0.0007));
   CHECK(b.hosts == std::vector<std::string>{"siteA", "siteB"});
   const auto run = calib::read_run_record(write_temp("ok.jsonl", std::string(kHeader) + "\n" + kStep + "\n"));
   CHECK(run.world == 2);
