@@ -66,6 +66,25 @@ double rms_relative(const std::vector<Sample>& samples, const double c[kFeatures
   return std::sqrt(sum / double(samples.size()));
 }
 
+// Bounded least squares by enumeration: every choice of the features held at their lower bounds
+// (those in always_held always are), the feasible fit with the smallest residual. False when none.
+bool bounded_fit(const std::vector<Sample>& samples, int always_held, double best[kFeatures], double& best_rms) {
+  best_rms = INFINITY;
+  for (int mask = 0; mask < (1 << kFeatures); ++mask) {
+    if ((mask & always_held) != always_held) continue;
+    bool fixed[kFeatures];
+    for (int j = 0; j < kFeatures; ++j) fixed[j] = mask & (1 << j);
+    double c[kFeatures];
+    if (!solve_with_fixed(samples, fixed, c)) continue;
+    const double rms = rms_relative(samples, c);
+    if (rms < best_rms) {
+      best_rms = rms;
+      std::copy(c, c + kFeatures, best);
+    }
+  }
+  return std::isfinite(best_rms);
+}
+
 }  // namespace
 
 double CollectivePath::rate(double bytes) const {
@@ -91,21 +110,8 @@ std::map<CollectiveOp, CollectiveFit> fit_collectives(const std::vector<Collecti
   std::map<CollectiveOp, CollectiveFit> fits;
   for (const auto& [op, samples] : by_op) {
     if (samples.size() < 3) continue;
-    // Every choice of features held at their bounds (the free fit first): the feasible one that
-    // fits best. Bounded least squares by enumeration: 2^3 small systems.
-    double best[kFeatures] = {}, best_rms = INFINITY;
-    for (int mask = 0; mask < (1 << kFeatures); ++mask) {
-      bool fixed[kFeatures];
-      for (int j = 0; j < kFeatures; ++j) fixed[j] = mask & (1 << j);
-      double c[kFeatures];
-      if (!solve_with_fixed(samples, fixed, c)) continue;
-      const double rms = rms_relative(samples, c);
-      if (rms < best_rms) {
-        best_rms = rms;
-        std::copy(c, c + kFeatures, best);
-      }
-    }
-    if (!std::isfinite(best_rms)) continue;
+    double best[kFeatures], best_rms;
+    if (!bounded_fit(samples, 0, best, best_rms)) continue;
     CollectiveFit fit;
     fit.correction = {best[0], best[1], best[2]};
     fit.samples = int(samples.size());
@@ -164,19 +170,8 @@ std::optional<P2pCalibration> fit_p2p(const std::vector<MessageTiming>& timings)
     if (y > 0 && t.latency_s > 0) samples.push_back({{t.latency_s, 0, 1}, y});
   }
   if (samples.size() < 2) return std::nullopt;
-  double best[kFeatures] = {}, best_rms = INFINITY;
-  for (const bool hold_terms : {false, true})
-    for (const bool hold_overhead : {false, true}) {
-      const bool fixed[kFeatures] = {hold_terms, true, hold_overhead};
-      double c[kFeatures];
-      if (!solve_with_fixed(samples, fixed, c)) continue;
-      const double rms = rms_relative(samples, c);
-      if (rms < best_rms) {
-        best_rms = rms;
-        std::copy(c, c + kFeatures, best);
-      }
-    }
-  if (!std::isfinite(best_rms)) return std::nullopt;
+  double best[kFeatures], best_rms;
+  if (!bounded_fit(samples, 1 << 1, best, best_rms)) return std::nullopt;  // no bytes term
   return P2pCalibration{best[0], best[2]};
 }
 

@@ -47,15 +47,16 @@ std::vector<PairResult> measure_pairs(Communicator& comm, const NetworkOptions& 
       r.message_bytes = double(large.size() * sizeof(float));
       r.messages = o.messages;
       if (me == a || me == b) {
-        auto ping = [&] {  // a -> b -> a
+        auto ping_pong = [&](std::vector<float>& message) {  // a -> b -> a
           if (me == a) {
-            comm.send(b, small, kTagPing);
-            comm.recv(b, small, kTagPing);
+            comm.send(b, message, kTagPing);
+            comm.recv(b, message, kTagPing);
           } else {
-            comm.recv(a, small, kTagPing);
-            comm.send(a, small, kTagPing);
+            comm.recv(a, message, kTagPing);
+            comm.send(a, message, kTagPing);
           }
         };
+        auto ping = [&] { ping_pong(small); };
         auto stream = [&] {  // a sends the messages back to back, b acknowledges the last
           if (me == a) {
             for (int m = 0; m < o.messages; ++m) comm.send(b, large, kTagStream);
@@ -84,15 +85,7 @@ std::vector<PairResult> measure_pairs(Communicator& comm, const NetworkOptions& 
         r.bandwidth = r.messages * r.message_bytes / transfer_s;
         for (double bytes : o.message_latency_bytes) {
           std::vector<float> message(floats_for(bytes), 1.0f);
-          auto round_trip = [&] {
-            if (me == a) {
-              comm.send(b, message, kTagPing);
-              comm.recv(b, message, kTagPing);
-            } else {
-              comm.recv(a, message, kTagPing);
-              comm.send(a, message, kTagPing);
-            }
-          };
+          auto round_trip = [&] { ping_pong(message); };
           round_trip();  // untimed
           const double once = seconds_of(round_trip);
           count[0] = me == a ? float(reps_within(once, o.budget_s, o.latency_reps)) : 0.0f;
