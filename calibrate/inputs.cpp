@@ -135,7 +135,7 @@ BenchData parse_bench(const json& doc, const std::string& path) {
   const json& coll = array(doc, "collectives", top, path);
   for (std::size_t i = 0; i < coll.size(); ++i) {
     const std::string w = fmt::format("collectives[{}]", i);
-    reject_unknown(coll[i], {"op", "bytes", "ranks", "seconds", "algbw", "busbw"}, w, path);
+    reject_unknown(coll[i], {"op", "group", "bytes", "ranks", "seconds", "algbw", "busbw"}, w, path);
     b.collectives.push_back({text(coll[i], "op", w, path), number(coll[i], "bytes", w, path),
                              number(coll[i], "seconds", w, path), number(coll[i], "busbw", w, path),
                              int(number(coll[i], "ranks", w, path, 1))});

@@ -119,21 +119,23 @@ std::vector<PairResult> measure_pairs(Communicator& comm, const NetworkOptions& 
   return results;
 }
 
-std::vector<CollectiveResult> measure_collectives(Communicator& comm,
-                                                  const std::vector<double>& sizes_bytes,
+std::vector<CollectiveResult> measure_collectives(Communicator& comm, const std::string& kind, int group,
+                                                  int group_size, const std::vector<double>& sizes_bytes,
                                                   const NetworkOptions& o) {
   std::vector<CollectiveResult> results;
-  const int n = comm.size();
+  const int n = group_size;
   if (n < 2) return results;
+  const bool member = group >= 0;
   for (const double size : sizes_bytes) {
     // A multiple of n floats, so reduce-scatter and all-gather chunks are equal.
     const std::size_t total = (floats_for(size) + n - 1) / n * n;
     std::vector<float> full(total, 1.0f), chunk(total / n, 1.0f);
     for (const std::string op : {"all_reduce", "reduce_scatter", "all_gather"}) {
       auto run = [&] {
-        if (op == "all_reduce") comm.all_reduce(0, full);
-        else if (op == "reduce_scatter") comm.reduce_scatter(0, full, chunk);
-        else comm.all_gather(0, chunk, full);
+        if (!member) return;
+        if (op == "all_reduce") comm.all_reduce(group, full);
+        else if (op == "reduce_scatter") comm.reduce_scatter(group, full, chunk);
+        else comm.all_gather(group, chunk, full);
       };
       comm.barrier();
       run();  // connection set-up and first-touch, untimed
@@ -149,9 +151,9 @@ std::vector<CollectiveResult> measure_collectives(Communicator& comm,
                         }) /
                         calls);
       }
-      std::vector<float> mean{float(median(times) / n)};  // over the ranks
-      comm.all_reduce(0, mean);
-      CollectiveResult r{op, double(total * sizeof(float)), n, double(mean[0])};
+      std::vector<float> sum{member ? float(median(times)) : 0.0f, member ? 1.0f : 0.0f};
+      comm.all_reduce(0, sum);  // the mean over the member ranks
+      CollectiveResult r{op, kind, double(total * sizeof(float)), n, double(sum[0] / sum[1])};
       r.algbw = r.seconds > 0 ? r.bytes / r.seconds : 0;
       r.busbw = r.algbw * bus_factor(op, n);
       results.push_back(r);

@@ -43,6 +43,7 @@ std::vector<PairResult> measure_pairs(Communicator& comm, const NetworkOptions& 
 
 struct CollectiveResult {
   std::string op;       // all_reduce, reduce_scatter, all_gather
+  std::string group;    // the kind of group it ran over: world, or a plan's tp, dp, tied_embedding
   double bytes = 0;     // the full buffer (all-reduce data, reduce-scatter input, all-gather output)
   int ranks = 0;
   double seconds = 0;   // per call, back to back: the median of 3 timings, averaged over ranks
@@ -53,9 +54,12 @@ struct CollectiveResult {
 // nccl-tests' bus-bandwidth factor for a collective over n ranks.
 double bus_factor(const std::string& op, int ranks);
 
-// Over group 0 (the world) at each size; empty with one rank.
-std::vector<CollectiveResult> measure_collectives(Communicator& comm,
-                                                  const std::vector<double>& sizes_bytes,
+// Over groups of one kind, all of them at once as training runs them (their contention
+// included): `group` is this rank's group of that kind (-1: in none, it only keeps step), every
+// group of the kind has `group_size` ranks; at each size. Empty when group_size < 2. Every rank
+// calls it; group 0 must be the world.
+std::vector<CollectiveResult> measure_collectives(Communicator& comm, const std::string& kind, int group,
+                                                  int group_size, const std::vector<double>& sizes_bytes,
                                                   const NetworkOptions& options);
 
 }  // namespace fabtrain::bench

@@ -4,6 +4,7 @@
 #include <mpi.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <thread>
@@ -14,6 +15,8 @@
 #include "exec/mpi_check.hpp"
 #include "exec/host_info.hpp"
 #include "models/model_spec.hpp"
+#include "plan/plan.hpp"
+#include "plan/schedule.hpp"
 
 namespace fabtrain {
 namespace {
@@ -59,6 +62,7 @@ void validate(const BenchConfig& c) {
     if (!(b >= 1)) fail("--message-bytes {} must be at least 1", b);
   for (double s : c.collective_mib)
     if (!(s > 0)) fail("--collective-mib {} must be positive", s);
+  if (!c.plan.empty()) parse_plan(c.plan);  // a clear error before any measuring
 }
 
 }  // namespace
@@ -73,7 +77,18 @@ nlohmann::json run_bench(const BenchConfig& config, MpiCommunicator& comm) {
   const bool root = comm.rank() == 0;
   std::vector<int> world(n);
   for (int r = 0; r < n; ++r) world[r] = r;
-  comm.set_groups({world});
+  // Group 0 is the world; a plan's groups follow (its own world among them).
+  std::vector<std::vector<int>> groups{world};
+  std::vector<GroupKind> kinds{GroupKind::world};
+  if (!config.plan.empty()) {
+    const Plan plan = parse_plan(config.plan);
+    if (plan.ranks() != n)
+      fail("--plan {} needs {} ranks; the bench runs on {}", config.plan, plan.ranks(), n);
+    const Schedule s = compile(model, plan, config.batch * plan.dp * plan.mb, config.seq);
+    groups.insert(groups.end(), s.groups.begin(), s.groups.end());
+    kinds.insert(kinds.end(), s.group_kinds.begin(), s.group_kinds.end());
+  }
+  comm.set_groups(groups);
   if (root)
     fmt::print("fabtrain-exec bench: {} (L={} C={} V={}), B={} T={}, {} ranks, {} threads each\n",
                model.name, model.n_layer, model.n_embd, model.vocab_size, config.batch, config.seq,
@@ -103,7 +118,18 @@ nlohmann::json run_bench(const BenchConfig& config, MpiCommunicator& comm) {
   const auto pairs = bench::measure_pairs(comm, net);
   std::vector<double> sizes;
   for (double mib : config.collective_mib) sizes.push_back(mib * (1 << 20));
-  const auto collectives = bench::measure_collectives(comm, sizes, net);
+  std::vector<bench::CollectiveResult> collectives =
+      bench::measure_collectives(comm, "world", 0, n, sizes, net);
+  for (GroupKind kind : {GroupKind::tp, GroupKind::dp, GroupKind::tied_embedding}) {
+    int mine = -1, size = 0;
+    for (std::size_t g = 1; g < groups.size(); ++g)
+      if (kinds[g] == kind) {
+        size = int(groups[g].size());
+        if (std::find(groups[g].begin(), groups[g].end(), comm.rank()) != groups[g].end()) mine = int(g);
+      }
+    const auto more = bench::measure_collectives(comm, to_string(kind), mine, size, sizes, net);
+    collectives.insert(collectives.end(), more.begin(), more.end());
+  }
   if (!root) return {};
 
   using nlohmann::json;
@@ -154,7 +180,7 @@ nlohmann::json run_bench(const BenchConfig& config, MpiCommunicator& comm) {
   doc["p2p"] = p2p;
   json coll = json::array();
   for (const auto& c : collectives)
-    coll.push_back({{"op", c.op}, {"bytes", c.bytes}, {"ranks", c.ranks}, {"seconds", c.seconds},
+    coll.push_back({{"op", c.op}, {"group", c.group}, {"bytes", c.bytes}, {"ranks", c.ranks}, {"seconds", c.seconds},
                     {"algbw", c.algbw}, {"busbw", c.busbw}});
   doc["collectives"] = coll;
   return doc;

@@ -27,6 +27,9 @@ struct BenchConfig {
   double p2p_mib = 4;            // per message of the bandwidth stream
   int p2p_messages = 4;
   std::vector<double> collective_mib = {1, 8};
+  // A plan over the ranks: collectives are measured over each kind of its groups (tp, dp, tied
+  // embedding) as well as the world; empty: the world only.
+  std::string plan;
   std::string output = "bench.json";
 };
 

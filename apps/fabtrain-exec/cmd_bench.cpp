@@ -54,6 +54,9 @@ Registration reg(20, [](CLI::App& app) {
   cmd->add_option("--collective-mib", c->collective_mib, "Collective buffer sizes, MiB")
       ->delimiter(',')
       ->capture_default_str();
+  cmd->add_option("--plan", c->plan,
+                  "Also measure the collectives over each kind of this plan's groups (tp, dp, tied "
+                  "embedding), all groups of a kind at once; its ranks must be the bench's");
   cmd->add_option("-o,--output", c->output, "The bench file to write (JSON)")->capture_default_str();
   cmd->callback([c] { run(*c); });
 });
