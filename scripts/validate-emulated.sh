@@ -21,11 +21,27 @@
 # that limit, so its bandwidth is TCP's, not one handshake per message.
 # Needs root and network namespaces: where `ip netns add` is not permitted it prints SKIP and
 # exits 77. Programs: FABTRAIN_BIN_DIR (default: the newest build*/bin with both programs).
-# On real sites, replace the scripts/wan calls by your own mpirun and slice file.
+# On real sites (FABRIC VMs, GPUs): the same script, pointed at the sites' hosts instead of the
+# namespaces by FABTRAIN_VALIDATE_LAUNCH (a command that starts two ranks, one per site, e.g.
+# "mpirun -np 2 --host vm-utah,vm-amst"), FABTRAIN_VALIDATE_SLICE (the slice file of those VMs),
+# FABTRAIN_VALIDATE_PATH_RTT_MS (its round trip between the sites, as in the slice),
+# FABTRAIN_VALIDATE_DEVICE (cpu|cuda) and FABTRAIN_VALIDATE_DEVICE_TYPE (the catalog's GPU type).
+# Give the launcher the settings the emulated one uses (OpenMPI: --mca btl_tcp_eager_limit 16777216
+# --mca btl_tcp_rndv_eager_limit 16777216 -x OMP_NUM_THREADS), or the measurements will carry
+# rendezvous round trips the simulator does not model.
+# It then measures the path as it is (one "delay", labelled site), calibrates from the benches
+# alone and from the benches plus all runs (in sample: one path cannot hold rows out), and
+# tabulates as below. Needs neither root nor namespaces.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 wan=$repo/scripts/wan
-slice=$repo/platforms/data/slices/emulated-2site.yaml
+slice=${FABTRAIN_VALIDATE_SLICE:-$repo/platforms/data/slices/emulated-2site.yaml}
+launch_cmd=${FABTRAIN_VALIDATE_LAUNCH:-}   # empty: the emulated sites
+site_mode=0
+[ -n "$launch_cmd" ] && site_mode=1
+path_rtt_ms=${FABTRAIN_VALIDATE_PATH_RTT_MS:-0}
+device=${FABTRAIN_VALIDATE_DEVICE:-cpu}
+device_type=${FABTRAIN_VALIDATE_DEVICE_TYPE:-CPU_HOST}
 rate_mbit=1000
 batch=8
 seq=64
@@ -38,6 +54,16 @@ case "${FABTRAIN_WAN_MPIRUN_ARGS:-}" in  # once: the phases re-enter this script
 esac
 # A model's short name: a built-in's own, or a config.json's folder.
 model_name() { case $1 in *.json) basename "$(dirname "$1")" ;; *) echo "$1" ;; esac; }
+# Two ranks, one per site: the emulated sites' mpirun, or the user's launcher (split on spaces).
+if [ "$site_mode" -eq 1 ]; then read -r -a launcher <<<"$launch_cmd"; else launcher=("$wan/mpirun-2site.sh"); fi
+# COMMAND over the path of DELAY: the emulated link made for it and torn down after, or the sites'.
+over_link() {
+  local delay=$1
+  shift
+  if [ "$site_mode" -eq 1 ]; then "$@"; else "$wan/run.sh" "$delay" "$rate_mbit" -- "$@"; fi
+}
+# The round trip, in ms, a delay's path adds to the slice's own latencies.
+rtt_of() { if [ "$site_mode" -eq 1 ]; then echo "$path_rtt_ms"; else echo $((2 * $1)); fi; }
 
 # Re-entered by run.sh while the link is up: run every (model, plan) at one delay.
 if [ "${1:-}" = "--phase" ]; then
@@ -47,7 +73,7 @@ if [ "${1:-}" = "--phase" ]; then
     for plan in $plans; do
       tag=$(model_name "$model")-${plan//[,=]/_}-$delay
       echo "== train $model $plan at $delay ms"
-      timeout 600 "$wan/mpirun-2site.sh" nice -n "$nice_level" "$bin/fabtrain-exec" train --model "$model" --plan "$plan" \
+      timeout 600 "${launcher[@]}" nice -n "$nice_level" "$bin/fabtrain-exec" train --device "$device" --model "$model" --plan "$plan" \
         --data "$repo/data/tiny_prose_train.txt" --batch "$batch" --seq "$seq" --steps "$steps" \
         --print-every 1000 --record "$work/run-$tag.jsonl" >"$work/train-$tag.log" 2>&1 ||
         { tail -20 "$work/train-$tag.log"; exit 1; }
@@ -57,20 +83,26 @@ if [ "${1:-}" = "--phase" ]; then
 fi
 if [ "${1:-}" = "--bench-phase" ]; then
   work=$2 bin=$3 model=$4 out=$5
-  exec timeout 300 "$wan/mpirun-2site.sh" nice -n "$nice_level" "$bin/fabtrain-exec" bench --model "$model" \
+  timeout 300 "${launcher[@]}" nice -n "$nice_level" "$bin/fabtrain-exec" bench --model "$model" --device "$device" \
     --batch 4 --seq "$seq" --budget-s 0.5 --p2p-mib 2 --p2p-messages 32 --collective-mib 0.000004,0.0625,1,4 -o "$out"
+  exit
 fi
 
 short=0
 [ "${1:-}" = "--short" ] && short=1
 skip() { echo "SKIP: $*"; exit 77; }
-[ "$(id -u)" -eq 0 ] || skip "needs root to create network namespaces (ip netns add)"
-probe=fabtrain-validate-probe-$$
-ip netns add "$probe" 2>/dev/null || skip "'ip netns add' is not permitted here"
-ip netns delete "$probe"
-for tool in mpirun python3 ethtool ping; do
-  command -v "$tool" >/dev/null || skip "'$tool' is not installed (scripts/install-deps.sh)"
-done
+if [ "$site_mode" -eq 0 ]; then
+  [ "$(id -u)" -eq 0 ] || skip "needs root to create network namespaces (ip netns add)"
+  probe=fabtrain-validate-probe-$$
+  ip netns add "$probe" 2>/dev/null || skip "'ip netns add' is not permitted here"
+  ip netns delete "$probe"
+  for tool in mpirun python3 ethtool ping; do
+    command -v "$tool" >/dev/null || skip "'$tool' is not installed (scripts/install-deps.sh)"
+  done
+else
+  command -v python3 >/dev/null || { echo "FAIL: python3 is needed for the tables"; exit 1; }
+  command -v "${launcher[0]}" >/dev/null || { echo "FAIL: FABTRAIN_VALIDATE_LAUNCH: '${launcher[0]}' not found"; exit 1; }
+fi
 bin=${FABTRAIN_BIN_DIR:-}
 if [ -z "$bin" ]; then
   for candidate in $(ls -td "$repo"/build*/bin 2>/dev/null); do
@@ -87,26 +119,31 @@ if [ "$short" -eq 1 ]; then
 else
   models="$nano $larger"; plans="dp=2 dp=2,zero=2 pp=2,mb=4,schedule=1f1b tp=2"; delays="0 5 25 50"
 fi
+[ "$site_mode" -eq 1 ] && delays="site"  # the sites' own path: one case per (model, plan)
 max_delay=${delays##* }
 # FABTRAIN_VALIDATE_REUSE=DIR: calibrate, predict and tabulate again from DIR's benches and runs
 # (a previous run's work directory, same models/plans/delays) without measuring anything.
 reuse=${FABTRAIN_VALIDATE_REUSE:-}
 work=${reuse:-$(mktemp -d /tmp/fabtrain-validate.XXXXXX)}
-echo "validate-emulated: models [$models] plans [$plans] delays [$delays] ms, work $work, programs $bin"
+echo "validate-emulated: models [$models] plans [$plans] one-way delays [$delays] (ms), work $work, programs $bin, slice $slice"
 
 if [ -z "$reuse" ]; then
-# 1. Bench each model's shapes at no delay, and the link over the longest path.
+# 1. Bench each model's shapes at no delay, and the link over the longest path (on real sites: the
+# one path there is).
+first_delay=${delays%% *}
 for model in $models; do
   name=$(model_name "$model")
-  "$wan/run.sh" 0 "$rate_mbit" -- "$0" --bench-phase "$work" "$bin" "$model" "$work/bench-$name-0.json" \
+  over_link "$first_delay" "$0" --bench-phase "$work" "$bin" "$model" "$work/bench-$name-0.json" \
     >"$work/bench-$name-0.log" 2>&1 || { tail -20 "$work/bench-$name-0.log"; exit 1; }
 done
-"$wan/run.sh" "$max_delay" "$rate_mbit" -- "$0" --bench-phase "$work" "$bin" "$nano" \
-  "$work/bench-far.json" >"$work/bench-far.log" 2>&1 || { tail -20 "$work/bench-far.log"; exit 1; }
+if [ "$site_mode" -eq 0 ]; then
+  over_link "$max_delay" "$0" --bench-phase "$work" "$bin" "$nano" \
+    "$work/bench-far.json" >"$work/bench-far.log" 2>&1 || { tail -20 "$work/bench-far.log"; exit 1; }
+fi
 
 # 2. Measure: one link per delay, every model and plan over it.
 for delay in $delays; do
-  "$wan/run.sh" "$delay" "$rate_mbit" -- "$0" --phase "$delay" "$work" "$bin" "$models" "$plans" \
+  over_link "$delay" "$0" --phase "$delay" "$work" "$bin" "$models" "$plans" \
     >"$work/phase-$delay.log" 2>&1 || { tail -30 "$work/phase-$delay.log"; exit 1; }
   grep -E "^fabtrain-wan: total" "$work/phase-$delay.log" | sed "s/^/  $delay ms: /" || true
   echo "  $delay ms: load average after the phase: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -117,23 +154,29 @@ fi
 # 3. Calibrate: from the benches alone, and from the benches plus the runs at no added delay and
 # at the longest delay (compute from the former; the communicator's per-collective latency terms
 # and bandwidth factor from both, since at no delay per-call overhead hides the link's latency).
-# The rows at the delays in between are held out.
+# The rows at the delays in between are held out. (On real sites: the one path's runs, in sample.)
+if [ "$site_mode" -eq 1 ]; then fit_delays="site"; else fit_delays="0 $max_delay"; fi
 for model in $models; do
   name=$(model_name "$model")
-  "$bin/fabtrain" calibrate --bench "$work/bench-$name-0.json" --bench "$work/bench-far.json" \
-    --bench-path-rtt-ms "0,$((2 * max_delay))" --device-type CPU_HOST --link-class l2sts --fit-collectives \
-    -o "$work/cal-bench-$name.yaml" >"$work/calibrate-bench-$name.log"
+  benches=(--bench "$work/bench-$name-0.json")
+  bench_rtts="$(rtt_of 0)"
+  if [ "$site_mode" -eq 0 ]; then
+    benches+=(--bench "$work/bench-far.json")
+    bench_rtts+=",$(rtt_of "$max_delay")"
+  fi
+  "$bin/fabtrain" calibrate "${benches[@]}" --bench-path-rtt-ms "$bench_rtts" --device-type "$device_type" \
+    --link-class l2sts --fit-collectives -o "$work/cal-bench-$name.yaml" >"$work/calibrate-bench-$name.log"
   runs=()
   rtts=()
-  for delay in 0 "$max_delay"; do
+  for delay in $fit_delays; do
     for plan in $plans; do
       runs+=(--runs "$work/run-$name-${plan//[,=]/_}-$delay.jsonl")
-      rtts+=("$((2 * delay))")
+      rtts+=("$(rtt_of "$delay")")
     done
   done
-  "$bin/fabtrain" calibrate --bench "$work/bench-$name-0.json" --bench "$work/bench-far.json" "${runs[@]}" \
+  "$bin/fabtrain" calibrate "${benches[@]}" "${runs[@]}" \
     --run-path-rtt-ms "$(IFS=,; echo "${rtts[*]}")" --fit-collectives --fit-steps "$slice" \
-    --bench-path-rtt-ms "0,$((2 * max_delay))" --device-type CPU_HOST --link-class l2sts \
+    --bench-path-rtt-ms "$bench_rtts" --device-type "$device_type" --link-class l2sts \
     -o "$work/cal-$name.yaml" | tee "$work/calibrate-$name.log"
 done
 
@@ -145,7 +188,7 @@ for model in $models; do
       tag=$name-${plan//[,=]/_}-$delay
       for cal in cal cal-bench; do
         "$bin/fabtrain" simulate --model "$model" --slice "$slice" --plan "$plan" --batch "$batch" \
-          --seq "$seq" --wan-latency-ms $((2 * delay)) --calibration "$work/$cal-$name.yaml" \
+          --seq "$seq" --wan-latency-ms "$(rtt_of "$delay")" --calibration "$work/$cal-$name.yaml" \
           --json "$work/sim-$cal-$tag.json" --trace "$work/trace-$cal-$tag.json" >"$work/sim-$cal-$tag.log" 2>&1 ||
           { cat "$work/sim-$cal-$tag.log"; exit 1; }
       done
@@ -160,6 +203,7 @@ work, short = sys.argv[1], sys.argv[2] == "1"
 models, plans, delays = sys.argv[3].split(), sys.argv[4].split(), sys.argv[5].split()
 def name(m): return os.path.basename(os.path.dirname(m)) if m.endswith(".json") else m
 def tag(m, p, d): return f"{name(m)}-{p.replace(',', '_').replace('=', '_')}-{d}"
+def label(d): return d + " ms" if d.isdigit() else d  # "site": a real path as it is
 COMPUTE = {"fwd": "fwd", "bwd": "bwd", "opt": "opt", "optimizer": "opt"}
 def kind(k): return COMPUTE.get(k, "comm" if k != "load" else "load")
 def measured(path):
@@ -195,11 +239,11 @@ for m in models:
             kind_rows.append((name(m), d, p, pk, mk))
             err, berr = (pred[p] - meas[p]) / meas[p], (bench_only - meas[p]) / meas[p]
             errors.append(abs(err)); bench_errors.append(abs(berr))
-            print(f"{name(m):<13} {d + ' ms':>6} {p:<24} {pred[p]:>9.4f}s {meas[p]:>9.4f}s {100 * err:>+6.1f}%"
+            print(f"{name(m):<13} {label(d):>6} {p:<24} {pred[p]:>9.4f}s {meas[p]:>9.4f}s {100 * err:>+6.1f}%"
                   f"  {bench_only:>9.4f}s {100 * berr:>+6.1f}%")
         by_pred, by_meas = sorted(plans, key=pred.get), sorted(plans, key=meas.get)
         agree = by_pred == by_meas
-        print(f"{'':<13} {d + ' ms':>6} ranking {'agrees' if agree else 'DIFFERS'}: predicted {' < '.join(by_pred)}; "
+        print(f"{'':<13} {label(d):>6} ranking {'agrees' if agree else 'DIFFERS'}: predicted {' < '.join(by_pred)}; "
               f"measured {' < '.join(by_meas)}; best plan {'same' if by_pred[0] == by_meas[0] else 'DIFFERENT'}")
         if not agree: flips.append((m, d))
         if by_pred[0] != by_meas[0]: best_differs.append((m, d))
@@ -210,7 +254,7 @@ for n, d, p, pk, mk in kind_rows:
         if k in pk or k in mk:
             a, b = pk.get(k, 0.0), mk.get(k, 0.0)
             cells.append(f"{k} {a:.4f}/{b:.4f}" + (f" ({100 * (a - b) / b:+.0f}%)" if b > 0 else ""))
-    print(f"  {n:<13} {d + ' ms':>6} {p:<24} " + "  ".join(cells))
+    print(f"  {n:<13} {label(d):>6} {p:<24} " + "  ".join(cells))
 # Compute does not depend on the delay: its spread over the delays of one (model, plan) is the
 # measurement's own noise (neighbours on the shared cores), a floor under any prediction error.
 spread = []
