@@ -1,11 +1,14 @@
 // Simulator speed: plan simulations per second in a long-lived process (GPT-2 medium, 2 sites,
-// 4 GPUs; target >= 1000 per core) and one step of dp=16,tp=8,pp=8 on a 1024-GPU slice (target
-// < 1 s), plus the process's peak memory. Prints measured values and ratios against the targets.
-// Times are the process's CPU time (one core), so other work on the machine does not skew them.
+// 4 GPUs; target >= 1000 per core) and one step of dp=16,tp=8,pp=8 on 1024 GPUs (target < 1 s):
+// as 3D parallelism is deployed (nodes of 8 on NVLink, tp inside a node), and the harder case of
+// tp groups spanning 3-GPU VMs; plus the process's peak memory. Prints measured values and ratios
+// against the targets. Times are the process's CPU time (one core), medians of 3 for the steps.
 #include <fmt/format.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <ctime>
+#include <vector>
 
 #include "common/data_dir.hpp"
 #include "models/model_spec.hpp"
@@ -88,15 +91,22 @@ int main(int argc, char** argv) {
     tp2_s = (cpu_seconds() - t) / runs;
   }
 
+  // The median of three steps each: this machine is shared and noisy.
+  auto median_step_s = [&](Simulator& sim, SimResult& result) {
+    std::vector<double> times;
+    for (int i = 0; i < 3; ++i) {
+      const double t = cpu_seconds();
+      result = sim.run(medium, s1024);
+      times.push_back(cpu_seconds() - t);
+    }
+    std::sort(times.begin(), times.end());
+    return times[1];
+  };
   SimResult r, r_nodes;
   double big_s = 0, nodes_s = 0;
   if (only != "small") {
-    const double t2 = cpu_seconds();
-    r = large.run(medium, s1024);
-    big_s = cpu_seconds() - t2;
-    const double t3 = cpu_seconds();
-    r_nodes = nodes.run(medium, s1024);
-    nodes_s = cpu_seconds() - t3;
+    nodes_s = median_step_s(nodes, r_nodes);
+    big_s = median_step_s(large, r);
   }
 
   rusage usage{};
@@ -105,10 +115,10 @@ int main(int argc, char** argv) {
   fmt::print("{:<52} {:>12.0f} {:>12} ratio {:.2f}\n", "gpt2-medium dp=2,pp=2,mb=8, 2 sites x 2 GPUs: sims/s/core",
              per_s, ">= 1000", per_s / 1000);
   fmt::print("{:<52} {:>12.4f}\n", "gpt2-large tp=2,pp=3,mb=8 on utah-amst-6: CPU s/sim", tp2_s);
-  fmt::print("{:<52} {:>12.3f} {:>12} ratio {:.2f}\n", "gpt2-medium dp=16,tp=8,pp=8 on 1024 GPUs: CPU s/step",
-             big_s, "< 1", 1.0 / big_s);
-  fmt::print("{:<52} {:>12.3f} {:>12} ratio {:.2f}\n", "same on 128 nodes x 8 A100 (NVLink, tp in a node): CPU s",
+  fmt::print("{:<52} {:>12.3f} {:>12} ratio {:.2f}\n", "dp=16,tp=8,pp=8, 1024 GPUs = 128 nodes x 8 A100 NVLink",
              nodes_s, "< 1", 1.0 / nodes_s);
+  fmt::print("{:<52} {:>12.3f} {:>12} ratio {:.2f}\n", "  harder: same on 342 VMs x 3 A30, tp spanning VMs",
+             big_s, "< 1", 1.0 / big_s);
   fmt::print("{:<52} {:>12.1f}\n", "peak RSS (MiB)", usage.ru_maxrss / 1024.0);
   fmt::print("(1024-GPU steps simulated: {:.3f} s on A30 VMs, {:.3f} s on A100 nodes, {} ranks)\n",
              r.step_time_s, r_nodes.step_time_s, r.ranks.size());
