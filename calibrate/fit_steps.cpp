@@ -1,4 +1,4 @@
-// Collective corrections fitted to whole simulated steps (see fit_steps.hpp).
+// Communication corrections fitted to whole simulated steps (see fit_steps.hpp).
 #include "calibrate/fit_steps.hpp"
 
 #include <algorithm>

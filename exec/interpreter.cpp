@@ -59,6 +59,12 @@ Interpreter::Interpreter(const ModelSpec& model, const Schedule& schedule, int r
   tokens_.resize(tokens_per_mb_);
   targets_.resize(tokens_per_mb_);
   for (const Instruction& in : stream_) names_.push_back(to_string(in));
+  // The step's loss travels in the gradient-norm call: a stream without one could not report it.
+  if (std::none_of(stream_.begin(), stream_.end(), [](const Instruction& in) {
+        const auto* c = std::get_if<Collective>(&in);
+        return c && c->purpose == Purpose::grad_norm;
+      }))
+    fail("rank {}: the schedule has no gradient-norm call, which carries the step's loss", rank);
 
   dp_ = plan.dp;
   sharded_ = plan.zero >= 1 && plan.dp > 1;
@@ -176,7 +182,7 @@ StepOutcome Interpreter::play_step(int step, float lr, const MicrobatchFeed& fee
   clip_scale_ = 1.0f;
   grad_norm_ = 0;
   loss_sum_ = 0;
-  mean_loss_.reset();
+  mean_loss_ = 0;
   StepOutcome outcome;
   outcome.timings.resize(stream_.size());
   const Clock::time_point step_start = Clock::now();

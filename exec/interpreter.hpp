@@ -17,7 +17,6 @@
 #include <functional>
 #include <span>
 #include <string>
-#include <optional>
 #include <vector>
 
 #include "exec/communicator.hpp"
@@ -35,9 +34,7 @@ using MicrobatchFeed = std::function<void(int mb, std::span<int> tokens, std::sp
 struct StepOutcome {
   double loss_sum = 0;      // sum of microbatch losses, on the last stage's tp rank 0, else 0
   float grad_norm = 0;      // global, before clipping
-  // The mean loss over the global batch, reduced with the gradient norm (every rank), when the
-  // schedule has a gradient-norm call; else the caller reduces loss_sum itself.
-  std::optional<float> mean_loss;
+  float mean_loss = 0;      // over the global batch, reduced with the gradient norm (every rank)
   std::vector<InstructionTiming> timings;
 };
 
@@ -116,7 +113,7 @@ class Interpreter {
   float clip_scale_ = 1.0f;
   float grad_norm_ = 0;
   double loss_sum_ = 0;
-  std::optional<float> mean_loss_;  // from the gradient-norm call of this step
+  float mean_loss_ = 0;  // from the gradient-norm call of this step
 
   std::vector<unsigned char> decay_local_, counted_local_, decay_shard_, counted_shard_;
   std::vector<float> m_, v_;

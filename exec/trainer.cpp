@@ -73,10 +73,6 @@ struct Run {
     return value;
   }
 
-  // The mean loss over the global batch from each replica's last-stage loss sums.
-  float mean_loss(double loss_sum) {
-    return world_sum(float(loss_sum / double(plan.mb * plan.dp)));
-  }
 
   float validate() {
     double sum = 0;
@@ -326,9 +322,7 @@ TrainResult train(const TrainConfig& config, MpiCommunicator& comm, const Device
     if (timing) comm.barrier();  // one time origin for every rank's instruction timings
     const Clock::time_point start = Clock::now();
     StepOutcome outcome = run.interpreter->play_step(step, lr.at(step), run.feed(run.train_data.get(), step));
-    // The step is the schedule: its loss came with the gradient norm. (A schedule without that
-    // call, none today, would reduce it here, inside the timed step.)
-    const float loss = outcome.mean_loss ? *outcome.mean_loss : run.mean_loss(outcome.loss_sum);
+    const float loss = outcome.mean_loss;  // came with the gradient norm: the step is the schedule
     const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
     result.losses.push_back(loss);
     StepSummary summary{step, wall_s, loss, lr.at(step), outcome.grad_norm, tokens_per_step / wall_s};

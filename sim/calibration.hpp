@@ -22,7 +22,8 @@
 // ring/tree cost of every call of that op by
 //     overhead_s + latency_terms * alpha + bytes * bandwidth_factor / B
 // (small_latency_terms instead of latency_terms for calls of at most small_bytes, both optional)
-// where overhead_s (optional, default 0) is a per-call cost that does not grow with the path, bytes is the call's buffer (the Collective instruction's bytes), alpha the largest
+// where overhead_s (optional, default 0) is a per-call cost that does not grow with the path,
+// bytes is the call's buffer (the Collective instruction's bytes), alpha the largest
 // one-way route latency between ring neighbours of the group and B the smallest one-flow rate
 // between them (slowest link, or the TCP window's limit when lower: sim/tcp_window.hpp). It is
 // played as the ring shape (group_collective.hpp) with each member sending bytes *

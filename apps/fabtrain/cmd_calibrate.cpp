@@ -115,6 +115,16 @@ void run(const CalibrateOptions& o) {
 
   std::vector<double> per_bench_s;
   for (double ms : o.bench_path_rtt_ms) per_bench_s.push_back(ms / 1e3);
+  // The round trip each bench's and each run's path added (a run's default: the first bench's).
+  auto bench_rtt_s = [&](std::size_t bench) {
+    return per_bench_s.empty() ? (bench == 0 ? o.path_rtt_ms / 1e3 : 0.0) : per_bench_s[bench];
+  };
+  if (!o.run_path_rtt_ms.empty() && o.run_path_rtt_ms.size() != runs.size())
+    fail("--run-path-rtt-ms has {} values for {} --runs: give one per run, in order",
+         o.run_path_rtt_ms.size(), runs.size());
+  auto run_rtt_s = [&](std::size_t run) {
+    return o.run_path_rtt_ms.empty() ? bench_rtt_s(0) : o.run_path_rtt_ms[run] / 1e3;
+  };
   const calib::LinkFit link = per_bench_s.empty()
                                   ? calib::fit_link(benches, link_class, o.path_rtt_ms / 1e3)
                                   : calib::fit_link_per_bench(benches, link_class, per_bench_s);
@@ -135,9 +145,6 @@ void run(const CalibrateOptions& o) {
     // Each bench's path, and each run's (--run-path-rtt-ms, else the first bench's), as the simulator sees
     // it: the link's latency plus half the path's round trip; the window over all of a peer's streams.
     const double window = link.link.tcp_window_bytes ? *link.link.tcp_window_bytes : link_class.tcp_window_bytes;
-    auto bench_rtt_s = [&](std::size_t bench) {
-      return per_bench_s.empty() ? (bench == 0 ? o.path_rtt_ms / 1e3 : 0.0) : per_bench_s[bench];
-    };
     auto path_of = [&](double rtt) {
       return calib::CollectivePath{*link.link.latency_s + rtt / 2, *link.link.bandwidth,
                                    window * std::max(1, link_class.streams_per_peer)};
@@ -147,12 +154,8 @@ void run(const CalibrateOptions& o) {
       const auto t = calib::bench_collective_timings(benches[i], path_of(bench_rtt_s(i)));
       timings.insert(timings.end(), t.begin(), t.end());
     }
-    if (!o.run_path_rtt_ms.empty() && o.run_path_rtt_ms.size() != runs.size())
-      fail("--run-path-rtt-ms has {} values for {} --runs: give one per run, in order",
-           o.run_path_rtt_ms.size(), runs.size());
     for (std::size_t i = 0; i < runs.size(); ++i) {
-      const double rtt = o.run_path_rtt_ms.empty() ? bench_rtt_s(0) : o.run_path_rtt_ms[i] / 1e3;
-      const auto t = calib::run_collective_timings(runs[i], path_of(rtt));
+      const auto t = calib::run_collective_timings(runs[i], path_of(run_rtt_s(i)));
       timings.insert(timings.end(), t.begin(), t.end());
     }
     const auto fits = calib::fit_collectives(timings, o.small_collective_bytes);
@@ -182,13 +185,10 @@ void run(const CalibrateOptions& o) {
   }
   if (!o.fit_steps_slice.empty()) {
     if (runs.empty()) fail("--fit-steps needs --runs to fit to");
-    if (!o.run_path_rtt_ms.empty() && o.run_path_rtt_ms.size() != runs.size())
-      fail("--run-path-rtt-ms has {} values for {} --runs: give one per run, in order",
-           o.run_path_rtt_ms.size(), runs.size());
     const Slice slice = load_slice(o.fit_steps_slice, catalog);
     std::vector<calib::StepFitRun> fit_runs;
     for (std::size_t i = 0; i < runs.size(); ++i)
-      fit_runs.push_back({&runs[i], o.run_path_rtt_ms.empty() ? 0.0 : o.run_path_rtt_ms[i] / 1e3});
+      fit_runs.push_back({&runs[i], run_rtt_s(i)});
     const auto fit = calib::fit_collectives_to_steps(slice, fit_runs, cal, o.small_collective_bytes);
     fmt::print("\ncommunication fitted to whole steps on slice {} ({} simulations):\n", slice.name, fit.simulations);
     for (const auto& [op, c] : cal.collectives)
@@ -237,9 +237,9 @@ Registration reg(80, [](CLI::App& app) {
   // the emulated link, fitting on the benches plus 0 ms runs made the 5-50 ms predictions worse;
   // adding runs at the far delay made them better), so the default output stays as before.
   cmd->add_flag("--fit-collectives", o->fit_collectives,
-                "Also fit per-op collective corrections (latency terms, bandwidth factor) from the "
-                "benches' collective sweeps and the runs' calls; give runs over a long path too "
-                "(--run-path-rtt-ms)");
+                "Also fit per-op collective corrections (latency terms, bandwidth factor, per-call "
+                "overhead) from the benches' collective sweeps and the runs' calls, and the p2p one from "
+                "the benches' message ping-pongs; give runs over a long path too (--run-path-rtt-ms)");
   cmd->add_option("--small-collective-bytes", o->small_collective_bytes,
                   "Collective calls of at most this many bytes get their own latency terms (libraries "
                   "play small buffers with a latency-optimal algorithm); 0: no split")
@@ -247,12 +247,12 @@ Registration reg(80, [](CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--run-path-rtt-ms", o->run_path_rtt_ms,
                   "Round trip each run's path added, one per --runs in order (default: the first "
-                  "bench's); used by --fit-collectives only")
+                  "bench's); used by --fit-collectives and --fit-steps")
       ->delimiter(',');
   cmd->add_option("--fit-steps", o->fit_steps_slice,
                   "Slice file the runs ran on: fit the collective corrections (latency terms, bandwidth "
-                  "factor, per-call overhead) and, for pipelines, the p2p ones so that simulating each run matches its measured step "
-                  "(median after the first); paths as --run-path-rtt-ms says");
+                  "factor, per-call overhead) and, for pipelines, the p2p ones so that simulating each "
+                  "run matches its measured step (median after the first); paths as --run-path-rtt-ms");
   cmd->add_option("-o,--output", o->output, "The calibration YAML to write")->required();
   cmd->callback([o] { run(*o); });
 });
