@@ -11,7 +11,7 @@
 #include "models/model_spec.hpp"
 #include "plan/schedule.hpp"
 #include "platforms/slice.hpp"
-#include "sim/calibration.hpp"
+#include "sim/cost/calibration.hpp"
 #include "sim/sim_report.hpp"
 #include "sim/simulator.hpp"
 

@@ -1,4 +1,4 @@
-// A calibration's per-op collective correction (sim/calibration.hpp, collectives:): loaded with
+// A calibration's per-op collective correction (sim/cost/calibration.hpp, collectives:): loaded with
 // unknown keys and bad values rejected, played as latency_terms * alpha + bytes * factor / B in
 // every collective mode, window caps still binding, and ops it does not name left on the ring.
 #include <doctest/doctest.h>
