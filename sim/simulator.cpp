@@ -242,6 +242,10 @@ SimResult Simulator::run(const ModelSpec& model, const Schedule& schedule, const
         if (calibration.p2p)
           p.p2p[k].ready_after_s = (calibration.p2p->latency_terms - 1) * platform.route_latency(from, gpu) +
                                    calibration.p2p->overhead_s;
+        // Over the library's eager limit the message first waits for its receiver (rendezvous).
+        const CommunicatorProfile& comm = slice_.communicator;
+        if (comm.eager_limit_bytes > 0 && v->bytes > comm.eager_limit_bytes && from != gpu)
+          p.p2p[k].ready_after_s += comm.rendezvous_round_trips * 2 * platform.route_latency(from, gpu);
       } else if (const auto* c = std::get_if<Collective>(&instruction)) {
         if (c->group < 0 || c->group >= int(schedule.groups.size()))
           fail("rank {} instruction {} ({}): group {} does not exist ({} groups)", r, k,
