@@ -124,6 +124,16 @@ std::vector<double> replay(const ReplayConfig& config, MpiCommunicator& comm) {
     std::vector<double> per_rank;
     for (int r = 0; r < comm.size(); ++r) per_rank.push_back(replay_memory(schedule, r).total());
     header["memory_per_rank_bytes"] = per_rank;
+    // The seconds each instruction sleeps, per rank (0 for communication): what the measured
+    // compute durations are checked against.
+    nlohmann::json modelled = nlohmann::json::array();
+    for (int r = 0; r < comm.size(); ++r) {
+      nlohmann::json seconds = nlohmann::json::array();
+      for (const Instruction& in : schedule.ranks[r])
+        seconds.push_back(fabtrain::compute_seconds(in, gpu, plan.precision, builtin_catalog().compute, calibration));
+      modelled.push_back(seconds);
+    }
+    header["modelled_s"] = modelled;
     record->header(header);
   }
   if (root && !config.trace.empty()) trace = std::make_unique<ChromeTrace>(comm.size());
