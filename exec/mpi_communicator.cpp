@@ -121,10 +121,11 @@ void MpiCommunicator::reduce_scatter(int group, std::span<const float> in, std::
   if (in.size() != out.size() * n)
     fail("reduce-scatter over {} ranks: input of {} floats is not {} chunks of {}", n, in.size(),
          n, out.size());
+  // MPI_Reduce_scatter with equal counts, not _block: Open MPI's tuned component has a ring for
+  // it (coll_tuned_reduce_scatter_algorithm 3), the algorithm NCCL and the simulator play.
   const void* send = in.data() == out.data() ? MPI_IN_PLACE : in.data();
-  MPI_CHECK(MPI_Reduce_scatter_block(send, out.data(),
-                                     checked_count(out.size(), "reduce-scatter chunk"), MPI_FLOAT,
-                                     MPI_SUM, comm));
+  const std::vector<int> counts(n, checked_count(out.size(), "reduce-scatter chunk"));
+  MPI_CHECK(MPI_Reduce_scatter(send, out.data(), counts.data(), MPI_FLOAT, MPI_SUM, comm));
 }
 
 void MpiCommunicator::all_gather(int group, std::span<const float> in, std::span<float> out) {

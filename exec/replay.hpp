@@ -29,7 +29,8 @@ struct ReplayMemory {
   double buffer = 0;        // the shared buffer: the largest message
   double send_copies = 0;   // the communicator copies each send until it completes (all of a step)
   double library = 0;       // the collective library's own temporaries (see replay.cpp)
-  double total() const { return buffer + send_copies + library; }
+  double process = 0;       // the process itself: MPI and the other libraries
+  double total() const { return buffer + send_copies + library + process; }
 };
 ReplayMemory replay_memory(const Schedule& schedule, int rank);
 
