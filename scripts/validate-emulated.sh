@@ -143,6 +143,17 @@ if [ "${1:-}" = "--phase" ]; then
   done
   exit 0
 fi
+# The pair inside one VM, benched in both sites at once: on this machine the two sites' local
+# transfers share its cores, as they do when a step runs (siteA's bench is the one calibrated from).
+if [ "${1:-}" = "--intra-bench-phase" ]; then
+  work=$2 bin=$3 model=$4
+  FABTRAIN_WAN_RANKS_PER_SITE=2 FABTRAIN_WAN_NP=2 FABTRAIN_WAN_FIRST_SITE=siteB "$0" --bench-phase "$work" "$bin" "$model" \
+    "$work/bench-intra-siteB.json" >"$work/bench-intra-siteB.log" 2>&1 &
+  other=$!
+  FABTRAIN_WAN_RANKS_PER_SITE=2 FABTRAIN_WAN_NP=2 "$0" --bench-phase "$work" "$bin" "$model" "$work/bench-intra.json" || exit 1
+  wait "$other" || { tail -20 "$work/bench-intra-siteB.log"; exit 1; }
+  exit 0
+fi
 if [ "${1:-}" = "--bench-phase" ]; then
   work=$2 bin=$3 model=$4 out=$5
   timeout 300 "${launcher[@]}" nice -n "$nice_level" "$bin/fabtrain-exec" bench --model "$model" --device "$device" \
@@ -220,8 +231,8 @@ if [ -z "$reuse" ]; then
 if [ "$full" = 1 ]; then  # at no added delay: the line rate, and the pair inside a site
   over_link 0 "$0" --bench-phase "$work" "$bin" "$nano" "$work/bench-near.json" \
     >"$work/bench-near.log" 2>&1 || { tail -20 "$work/bench-near.log"; exit 1; }
-  FABTRAIN_WAN_RANKS_PER_SITE=2 FABTRAIN_WAN_NP=2 over_link 0 "$0" --bench-phase "$work" "$bin" "$nano" \
-    "$work/bench-intra.json" >"$work/bench-intra.log" 2>&1 || { tail -20 "$work/bench-intra.log"; exit 1; }
+  over_link 0 "$0" --intra-bench-phase "$work" "$bin" "$nano" >"$work/bench-intra.log" 2>&1 ||
+    { tail -20 "$work/bench-intra.log"; exit 1; }
 else
   for model in $models; do
     name=$(model_name "$model")

@@ -10,7 +10,8 @@
 #   FABTRAIN_WAN_RANKS_PER_SITE (default 1): with N > 1 each site holds N slots, filled in order
 #   (ranks 0..N-1 in siteA, N..2N-1 in siteB: a VM of N GPUs per site, as the plans place them);
 #   FABTRAIN_WAN_NP (default 2 x ranks per site): fewer ranks fill siteA first;
-#   FABTRAIN_WAN_MAP_BY (default: node for 1 rank per site, slot otherwise).
+#   FABTRAIN_WAN_MAP_BY (default: node for 1 rank per site, slot otherwise);
+#   FABTRAIN_WAN_FIRST_SITE (default siteA): the site whose slots fill first.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/common.sh"
@@ -20,14 +21,16 @@ for ns in siteA siteB wan; do
 done
 command -v mpirun >/dev/null || wan_die "mpirun not found (openmpi-bin)"
 mkdir -p "$WAN_STATE_DIR"
-hostfile="$WAN_STATE_DIR/hostfile"
 per_site=${FABTRAIN_WAN_RANKS_PER_SITE:-1}
 [[ $per_site =~ ^[1-9][0-9]*$ ]] || wan_die "FABTRAIN_WAN_RANKS_PER_SITE=$per_site must be a positive integer"
 np=${FABTRAIN_WAN_NP:-$((2 * per_site))}
 [[ $np =~ ^[1-9][0-9]*$ ]] && [ "$np" -le $((2 * per_site)) ] ||
   wan_die "FABTRAIN_WAN_NP=$np must be 1..$((2 * per_site)) (two sites of $per_site slots)"
 map_by=${FABTRAIN_WAN_MAP_BY:-$([ "$per_site" -eq 1 ] && echo node || echo slot)}
-printf 'siteA slots=%s\nsiteB slots=%s\n' "$per_site" "$per_site" >"$hostfile"
+first=${FABTRAIN_WAN_FIRST_SITE:-siteA}
+case $first in siteA) second=siteB ;; siteB) second=siteA ;; *) wan_die "FABTRAIN_WAN_FIRST_SITE=$first: siteA or siteB" ;; esac
+hostfile="$WAN_STATE_DIR/hostfile-$$"  # one per launch: two may run at once
+printf '%s slots=%s\n%s slots=%s\n' "$first" "$per_site" "$second" "$per_site" >"$hostfile"
 
 # shellcheck disable=SC2086  # extra options are meant to be split
 exec ip netns exec siteA unshare --uts /bin/sh -c 'hostname siteA && exec "$@"' sh \
