@@ -335,6 +335,9 @@ models, delays, pipeshard = sys.argv[3].split(), sys.argv[5].split(), sys.argv[6
 def name(m): return os.path.basename(os.path.dirname(m)) if m.endswith(".json") else m
 def plans_of(m): return [l.strip() for l in open(f"{work}/plans-{name(m)}") if l.strip()]
 def tag(m, p, d): return f"{name(m)}-{p.replace(',', '_').replace('=', '_').replace(':', '_')}-{d}"
+def brief(p):  # a plan without its default keys, for the tables
+    for default in ("tp=1,", "zero=0,", ",recompute=off", ",precision=fp32"): p = p.replace(default, "")
+    return p
 def label(d):  # full-size: the round trip a one-way delay makes; else the delay ("site": a real path)
     if not d.replace('.', '', 1).isdigit(): return d
     return f"{2 * float(d):g} ms" if full else d + " ms"
@@ -360,7 +363,7 @@ def predicted_kinds(path):
         if e.get("ph") == "X": by_rank[(kind(e["name"].split()[0]), e["pid"])] += e["dur"] / 1e6
     return {k: pick(k)(v for (kk, _), v in by_rank.items() if kk == k) for k in {k for k, _ in by_rank}}
 errors, bench_errors, flips, best_differs, kind_rows = [], [], [], [], []
-W = max(24, max(len(p) for m in models for p in plans_of(m)))
+W = max(24, max(len(brief(p)) for m in models for p in plans_of(m)))
 print(f"\n{'model':<13} {'rtt' if full else 'delay':>7} {'plan':<{W}} {'predicted':>10} {'measured':>10} {'error':>7}  {'bench-only':>10} {'error':>7}")
 ratios, not_measured, bench_pred = [], [], {}
 for m in models:
@@ -378,15 +381,16 @@ for m in models:
             kind_rows.append((name(m), d, p, pk, mk))
             err, berr = (pred[p] - meas[p]) / meas[p], (bench_only - meas[p]) / meas[p]
             errors.append(abs(err)); bench_errors.append(abs(berr))
-            print(f"{name(m):<13} {label(d):>7} {p:<{W}} {pred[p]:>9.4f}s {meas[p]:>9.4f}s {100 * err:>+6.1f}%"
+            print(f"{name(m):<13} {label(d):>7} {brief(p):<{W}} {pred[p]:>9.4f}s {meas[p]:>9.4f}s {100 * err:>+6.1f}%"
                   f"  {bench_only:>9.4f}s {100 * berr:>+6.1f}%")
+        if not plans: continue
         by_pred, by_meas = sorted(plans, key=pred.get), sorted(plans, key=meas.get)
         agree = by_pred == by_meas
         if full and "dp=4" in meas and pipeshard in meas:
             ratios.append((m, d, meas["dp=4"] / meas[pipeshard], bench_pred[(m, "dp=4", d)] / bench_pred[(m, pipeshard, d)],
                            pred["dp=4"] / pred[pipeshard]))
-        print(f"{'':<13} {label(d):>7} ranking {'agrees' if agree else 'DIFFERS'}: predicted {' < '.join(by_pred)}; "
-              f"measured {' < '.join(by_meas)}; best plan {'same' if by_pred[0] == by_meas[0] else 'DIFFERENT'}")
+        print(f"{'':<13} {label(d):>7} ranking {'agrees' if agree else 'DIFFERS'}: predicted {' < '.join(map(brief, by_pred))}; "
+              f"measured {' < '.join(map(brief, by_meas))}; best plan {'same' if by_pred[0] == by_meas[0] else 'DIFFERENT'}")
         if not agree: flips.append((m, d))
         if by_pred[0] != by_meas[0]: best_differs.append((m, d))
 print("\nper instruction kind, seconds per step (compute: slowest rank; comm: least waiting rank): predicted / measured (error)")
@@ -396,7 +400,7 @@ for n, d, p, pk, mk in kind_rows:
         if k in pk or k in mk:
             a, b = pk.get(k, 0.0), mk.get(k, 0.0)
             cells.append(f"{k} {a:.4f}/{b:.4f}" + (f" ({100 * (a - b) / b:+.0f}%)" if b > 0 else ""))
-    print(f"  {n:<13} {label(d):>7} {p:<{W}} " + "  ".join(cells))
+    print(f"  {n:<13} {label(d):>7} {brief(p):<{W}} " + "  ".join(cells))
 # Compute does not depend on the delay: its spread over the delays of one (model, plan) is the
 # measurement's own noise (neighbours on the shared cores), a floor under any prediction error.
 spread = []
@@ -409,7 +413,7 @@ if spread:
           f"on average (max-min over mean; up to {100 * max(spread):.0f}%): the noise floor of this machine")
 for m, p, d in not_measured:
     why = open(f"{work}/skip-{tag(m, p, d)}.txt").read().strip() if os.path.exists(f"{work}/skip-{tag(m, p, d)}.txt") else "not placed"
-    print(f"not measured: {name(m)} {p} at {label(d)}: {why}")
+    print(f"not measured: {name(m)} {brief(p)} at {label(d)}: {why}")
 if ratios:
     print("\ndata parallel over pipeshard (dp=4 / " + pipeshard + "), step time ratio:")
     for m, d, mr, br, cr in ratios:
@@ -419,7 +423,7 @@ if ratios:
         if d == delays[-1]:
             print(f"dp/pipeshard at {label(d)}: measured {mr:.2f}, predicted {br:.2f} ({name(m)}, bench only; {cr:.2f} with the runs)")
 mape, bench_mape = 100 * sum(errors) / len(errors), 100 * sum(bench_errors) / len(bench_errors)
-cases = len(delays) * len(models)
+cases = len({(m, d) for m in models for d in delays for p in plans_of(m) if (m, p, d) not in not_measured})
 print(f"\nmean absolute percentage error {mape:.1f}% over {len(errors)} cases (bench only: {bench_mape:.1f}%); "
       f"rankings agree at {cases - len(flips)} of {cases} (model, delay); best plan same at {cases - len(best_differs)} of {cases}")
 if short and full and (bench_mape > 25 or flips):
