@@ -24,6 +24,7 @@ struct CollectiveTiming {
   double seconds = 0;
   double latency_s = 0;  // one-way latency of the path the call ran over
   double bandwidth = 0;  // one flow of `bytes` on that path: bytes / its transfer seconds
+  int members = 2;       // ranks in the call (the fit is of a two-rank call's terms)
 };
 
 // A path as the simulator sees it (sim/tcp_window.hpp): a flow within the window goes at line
