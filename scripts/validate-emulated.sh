@@ -72,11 +72,12 @@ if [ "$full" = 1 ]; then  # batch: 8 per GPU (batch_of); compute slept as the st
   seq=1024
   device_type=GPU_RTX6000
   steps=${FABTRAIN_VALIDATE_STEPS:-2}  # the first opens the connections; the second is measured
-  # Four replay ranks wait in MPI calls, which Open MPI spins in: on these 2 cores they would
-  # starve the kernel's packet processing and the emulator (2% of frames over 1 ms late at 10 ms,
-  # an invalid run). So they run below everything else and yield while they wait; their compute
-  # is a sleep, which a low priority delays little.
-  nice_level=${FABTRAIN_VALIDATE_NICE:-10}
+  # Four replay ranks wait in MPI calls, which Open MPI spins in: above the kernel's packet
+  # processing they starved it and the emulator (2% of frames over 1 ms late at 10 ms, an invalid
+  # run); below other jobs they starved themselves (their reductions and copies are real work:
+  # ZeRO-2 took 3x as long). So they run at the kernel's own priority and yield while they wait.
+  # Either way the machine must be otherwise quiet.
+  nice_level=${FABTRAIN_VALIDATE_NICE:-0}
 fi
 export OMP_NUM_THREADS=1
 # The collectives Open MPI plays are pinned to rings, the algorithm the simulator and NCCL play
