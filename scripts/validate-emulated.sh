@@ -202,8 +202,11 @@ elif [ "$short" -eq 1 ]; then
 else
   models="$nano $larger"; plans="dp=2 dp=2,zero=2 pp=2,mb=4,schedule=1f1b tp=2"; delays="0 5 25 50"
 fi
+delays=${FABTRAIN_VALIDATE_DELAYS:-$delays}  # one-way delays in ms, e.g. "51.5" for 103 ms only
+models=${FABTRAIN_VALIDATE_MODELS:-$models}
 [ "$site_mode" -eq 1 ] && delays="site"  # the sites' own path: one case per (model, plan)
 max_delay=${delays##* }
+# FABTRAIN_VALIDATE_DELAYS / FABTRAIN_VALIDATE_MODELS narrow a mode to some delays or models.
 # FABTRAIN_VALIDATE_REUSE=DIR: calibrate, predict and tabulate again from DIR's benches and runs
 # (a previous run's work directory, same models/plans/delays) without measuring anything.
 reuse=${FABTRAIN_VALIDATE_REUSE:-}
