@@ -189,14 +189,14 @@ void SlicePlatform::configure(const Slice& slice, const Calibration& calibration
     double latency = cls ? cls->latency_s : 0;
     if (cal && cal->latency_s) latency = *cal->latency_s;
     if (l.wide_area) {
-      const Network& network = slice.networks[l.network];
-      const double rtt = network.rtt_s >= 0 ? network.rtt_s : catalog.latency(l.site_a, l.site_b).rtt_s;
-      latency += rtt / 2;
+      latency += slice.site_rtt(slice.networks[l.network], l.site_a, l.site_b).value / 2;
     } else if (l.link_class == "l2bridge") {
       latency /= 2;  // NICs: half the switch hop on egress, half on ingress
     }
-    // Wide-area links take the network's bandwidth as the slice states it now (what-ifs).
-    const double rate = l.wide_area ? slice.networks[l.network].bandwidth : l.line_rate;
+    // Wide-area links take the network's or the measured link's bandwidth as the slice states it
+    // now (what-ifs).
+    const double rate =
+        l.wide_area ? slice.site_bandwidth(slice.networks[l.network], l.site_a, l.site_b).value : l.line_rate;
     double bandwidth = rate > 0 ? rate * (cls ? cls->efficiency : 1.0) : unlimited_bandwidth;
     if (cal && cal->bandwidth && (l.line_rate > 0 || l.wide_area)) bandwidth = *cal->bandwidth;
     l.link->set_latency(latency);

@@ -30,6 +30,7 @@ struct SearchCli {
   double dataset_tokens = 0;
   double wan_latency_ms = -1;
   std::string calibration_file;
+  std::string catalog_file;  // --catalog: the user's own GPU types, NICs, sites
   std::string precision = "fp32";
   int workers = 0;
 
