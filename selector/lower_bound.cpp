@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "common/error.hpp"
 #include "sim/simulator.hpp"
 
 namespace fabtrain {
@@ -68,6 +69,90 @@ double step_lower_bound(const Schedule& schedule, const Slice& slice, SlicePlatf
     for (int s = 0; s < stage; ++s)
       fill_and_drain += first_forward[s] + last_backward[s] + 2 * hop[s];
     worst = std::max(worst, own[r] + fill_and_drain);
+  }
+  return worst;
+}
+
+PlanFloor::PlanFloor(const ModelSpec& model, const Slice& slice, SlicePlatform& platform, int seq,
+                     Precision precision, const Calibration* calibration)
+    : model_(model), slice_(slice), platform_(platform), seq_(seq) {
+  static const Calibration none;
+  const Calibration& cal = calibration ? *calibration : none;
+  framework_bytes_ = slice.catalog->compute.framework_memory_bytes;
+  for (const auto& g : slice.gpus()) {
+    double peak = 0;
+    try {
+      peak = peak_flops(*g.type, precision);
+    } catch (const Error&) {
+      // No peak in this precision: its plans fail to simulate, and say why there.
+    }
+    double efficiency = 0;
+    for (WorkKind kind : {WorkKind::forward, WorkKind::backward})
+      efficiency = std::max(efficiency,
+                            compute_parameters(slice.catalog->compute, cal, g.type->name, kind).matmul_efficiency);
+    rate_.push_back(peak * efficiency);
+    capacity_.push_back(g.type->memory_bytes);
+  }
+}
+
+std::vector<PlanFloor::Stage> PlanFloor::stages(const Candidate& c) const {
+  const Plan& plan = c.plan;
+  const int b = c.global_batch / plan.dp / plan.mb;
+  std::vector<Stage> out;
+  const auto ranges = stage_blocks(model_, plan);
+  for (int s = 0; s < int(ranges.size()); ++s) {
+    Stage st;
+    for (int i = ranges[s].begin; i < ranges[s].end; ++i) {
+      const Block block = block_at(model_, i);
+      st.forward += forward_cost(model_, block, b, seq_, plan.tp, plan.precision).flops;
+      st.backward += backward_cost(model_, block, b, seq_, plan.tp, plan.precision).flops;
+      if (plan.recompute && !replicated_over_tp(block))
+        st.backward += forward_cost(model_, block, b, seq_, plan.tp, plan.precision).flops;
+      st.activations += activation_bytes(model_, block, b, seq_, plan.tp, plan.precision, plan.recompute);
+    }
+    st.state = model_state_bytes(stage_parameters(model_, plan, s), plan.precision, plan.zero, plan.dp).total();
+    out.push_back(st);
+  }
+  return out;
+}
+
+double PlanFloor::seconds_per_token(const Candidate& c) const {
+  const Plan& plan = c.plan;
+  const auto st = stages(c);
+  const double inf = 1e300;
+  std::vector<double> first_forward(plan.pp, inf), last_backward(plan.pp, inf), hop(plan.pp, inf);
+  std::vector<std::vector<int>> devices(plan.pp);
+  for (int r = 0; r < plan.ranks(); ++r) {
+    const int stage = rank_coord(plan, r).pp, dev = device_of(plan, r);
+    if (!(rate_[dev] > 0)) return 0;
+    devices[stage].push_back(dev);
+    first_forward[stage] = std::min(first_forward[stage], st[stage].forward / rate_[dev]);
+    last_backward[stage] = std::min(last_backward[stage], st[stage].backward / rate_[dev]);
+  }
+  for (int s = 0; s + 1 < plan.pp; ++s)
+    for (int a : devices[s])
+      for (int b : devices[s + 1]) hop[s] = std::min(hop[s], platform_.route_latency(a, b));
+  double worst = 0, fill = 0;
+  for (int s = 0; s < plan.pp; ++s) {
+    double slowest = 0;
+    for (int dev : devices[s]) slowest = std::max(slowest, plan.mb * (st[s].forward + st[s].backward) / rate_[dev]);
+    worst = std::max(worst, slowest + fill);
+    fill += first_forward[s] + last_backward[s] + 2 * hop[s];
+  }
+  return worst / (double(c.global_batch) * seq_);
+}
+
+int PlanFloor::short_of_memory(const Candidate& c, double* bytes) const {
+  const auto st = stages(c);
+  int worst = -1;
+  double worst_excess = 0;  // the rank with the least headroom, as estimate_memory() names it
+  for (int r = 0; r < c.plan.ranks(); ++r) {
+    const int stage = rank_coord(c.plan, r).pp, dev = device_of(c.plan, r);
+    const double need = st[stage].state + st[stage].activations + framework_bytes_;
+    if (need - capacity_[dev] > worst_excess) {
+      worst = r, worst_excess = need - capacity_[dev];
+      if (bytes) *bytes = need;
+    }
   }
   return worst;
 }
