@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <vector>
 
 #include "common/error.hpp"
@@ -12,7 +13,11 @@ namespace fabtrain {
 // A lower bound of a schedule's step time, so that plans that cannot win are not simulated.
 // Per rank: its own compute, plus for each collective it blocks on the fewest latency terms its
 // algorithm can take (tree all-reduce 2 floor(log2 n), ring n - 1) over the group's fastest hop
-// (a collective cannot end before its data crossed them), plus the
+// (a collective cannot end before its data crossed them) and the time of the least volume one of
+// its flows carries (all-reduce: the buffer, as a tree edge does and a ring's 2(n-1)/n share
+// exceeds; the others: a ring's (n-1)/n) over the fastest route that leaves a VM, since a group
+// over several VMs has a flow that does (sim/group_collective.hpp's ring and tree shapes; with a
+// calibration's collective correction that term is left out), plus the
 // pipeline's fill and drain: a rank of stage k cannot start before the first microbatch's
 // forward has crossed the stages before it, and the step cannot end before the last
 // microbatch's gradient has crossed them back (each stage's fastest rank, each hop's latency).
@@ -27,16 +32,39 @@ double step_lower_bound(const Schedule& schedule, const Slice& slice, SlicePlatf
     return platform.route_latency(device_of(plan, rank_a), device_of(plan, rank_b));
   };
   // The fastest hop between any two members: a ring or a tree cannot take fewer latency terms.
+  // And the pairs (both directions) a flow of the call may use: those across VMs when the group
+  // spans several, else all.
   std::vector<double> hop_latency(schedule.groups.size(), 0);
+  std::vector<std::vector<std::pair<int, int>>> flow_pairs(schedule.groups.size());
   for (size_t g = 0; g < schedule.groups.size(); ++g) {
     const auto& members = schedule.groups[g];
     if (members.size() < 2 || members.size() > 64) continue;  // 0 stays a valid bound
     double fastest = 1e300;
+    bool spans_vms = false;
     for (size_t i = 0; i < members.size(); ++i)
-      for (size_t j = i + 1; j < members.size(); ++j)
+      for (size_t j = i + 1; j < members.size(); ++j) {
         fastest = std::min(fastest, latency(members[i], members[j]));
+        spans_vms = spans_vms || gpus[device_of(plan, members[i])].vm != gpus[device_of(plan, members[j])].vm;
+      }
     hop_latency[g] = fastest;
+    for (int a : members)
+      for (int b : members) {
+        const bool across = gpus[device_of(plan, a)].vm != gpus[device_of(plan, b)].vm;
+        if (a != b && (across || !spans_vms)) flow_pairs[g].emplace_back(device_of(plan, a), device_of(plan, b));
+      }
   }
+  std::map<std::pair<int, double>, double> transfer;  // (group, bytes) -> least flow time
+  auto least_transfer = [&](const Collective& c) {
+    if (cal.collectives.count(c.op)) return 0.0;
+    const int n = int(schedule.groups[c.group].size());
+    const double bytes = c.op == CollectiveOp::all_reduce ? c.bytes : c.bytes * (n - 1) / n;
+    const auto key = std::make_pair(c.group, bytes);
+    const auto it = transfer.find(key);
+    if (it != transfer.end()) return it->second;
+    double least = flow_pairs[c.group].empty() ? 0 : 1e300;
+    for (const auto& [a, b] : flow_pairs[c.group]) least = std::min(least, platform.transfer_seconds(a, b, bytes));
+    return transfer.emplace(key, least).first->second;
+  };
   const double inf = 1e300;
   std::vector<double> own(schedule.world, 0);
   std::vector<double> first_forward(plan.pp, inf), last_backward(plan.pp, inf), hop(plan.pp, inf);
@@ -54,7 +82,7 @@ double step_lower_bound(const Schedule& schedule, const Slice& slice, SlicePlatf
         const int n = int(schedule.groups[c->group].size());
         const double hops =
             c->op == CollectiveOp::all_reduce ? 2 * std::floor(std::log2(n)) : n - 1;
-        own[r] += hops * hop_latency[c->group];
+        own[r] += hops * hop_latency[c->group] + least_transfer(*c);
       }
       if (const auto* send = std::get_if<Send>(&ins); send && send->what == Tensor::activation)
         hop[stage] = std::min(hop[stage], latency(r, send->peer));
@@ -95,9 +123,11 @@ PlanFloor::PlanFloor(const ModelSpec& model, const Slice& slice, SlicePlatform& 
   }
 }
 
-std::vector<PlanFloor::Stage> PlanFloor::stages(const Candidate& c) const {
+const std::vector<PlanFloor::Stage>& PlanFloor::stages(const Candidate& c) const {
   const Plan& plan = c.plan;
   const int b = c.global_batch / plan.dp / plan.mb;
+  StageKey key{b, plan.tp, plan.pp, plan.dp, plan.zero, plan.recompute, plan.layers};
+  if (const auto it = stages_.find(key); it != stages_.end()) return it->second;
   std::vector<Stage> out;
   const auto ranges = stage_blocks(model_, plan);
   for (int s = 0; s < int(ranges.size()); ++s) {
@@ -113,12 +143,12 @@ std::vector<PlanFloor::Stage> PlanFloor::stages(const Candidate& c) const {
     st.state = model_state_bytes(stage_parameters(model_, plan, s), plan.precision, plan.zero, plan.dp).total();
     out.push_back(st);
   }
-  return out;
+  return stages_.emplace(std::move(key), std::move(out)).first->second;
 }
 
 double PlanFloor::seconds_per_token(const Candidate& c) const {
   const Plan& plan = c.plan;
-  const auto st = stages(c);
+  const auto& st = stages(c);
   const double inf = 1e300;
   std::vector<double> first_forward(plan.pp, inf), last_backward(plan.pp, inf), hop(plan.pp, inf);
   std::vector<std::vector<int>> devices(plan.pp);
@@ -143,7 +173,7 @@ double PlanFloor::seconds_per_token(const Candidate& c) const {
 }
 
 int PlanFloor::short_of_memory(const Candidate& c, double* bytes) const {
-  const auto st = stages(c);
+  const auto& st = stages(c);
   int worst = -1;
   double worst_excess = 0;  // the rank with the least headroom, as estimate_memory() names it
   for (int r = 0; r < c.plan.ranks(); ++r) {

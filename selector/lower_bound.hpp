@@ -3,6 +3,7 @@
 // counts; the test suite checks it never exceeds the simulated step.
 #pragma once
 #include <map>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -39,7 +40,8 @@ class PlanFloor {
   struct Stage {
     double forward = 0, backward = 0, activations = 0, state = 0;  // FLOPs and bytes, per rank
   };
-  std::vector<Stage> stages(const Candidate& candidate) const;
+  // Per stage, cached by what the costs depend on (many candidates differ only in their GPUs).
+  const std::vector<Stage>& stages(const Candidate& candidate) const;
   const ModelSpec& model_;
   const Slice& slice_;
   SlicePlatform& platform_;
@@ -47,6 +49,8 @@ class PlanFloor {
   std::vector<double> rate_;  // per slice GPU: FLOP/s it cannot exceed (0: no peak, no floor)
   std::vector<double> capacity_;
   double framework_bytes_ = 0;
+  using StageKey = std::tuple<int, int, int, int, int, bool, std::vector<int>>;  // b tp pp dp zero recompute layers
+  mutable std::map<StageKey, std::vector<Stage>> stages_;
 };
 
 }  // namespace fabtrain

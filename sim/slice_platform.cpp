@@ -248,5 +248,9 @@ double SlicePlatform::rate_cap(int a, int b, double bytes) {
   return window_rate_cap(bytes, p.window, 2 * p.latency, p.line_rate);
 }
 double SlicePlatform::route_bandwidth(int a, int b) { return pair(a, b).bandwidth; }
+double SlicePlatform::transfer_seconds(int a, int b, double bytes) {
+  const PairInfo& p = pair(a, b);
+  return window_limited_seconds(bytes, p.window, 2 * p.latency, p.line_rate);
+}
 
 }  // namespace fabtrain
