@@ -10,6 +10,7 @@ namespace fabtrain::bench {
 namespace {
 
 constexpr int kTagPing = 9100, kTagStream = 9101, kTagAck = 9102, kTagCount = 9103;
+constexpr std::size_t kPacked = 5;  // numbers of a pair sent to rank 0 before the message latencies
 
 std::size_t floats_for(double bytes) {
   return std::max<std::size_t>(1, std::size_t(std::ceil(bytes / sizeof(float))));
@@ -79,6 +80,8 @@ std::vector<PairResult> measure_pairs(Communicator& comm, const NetworkOptions& 
         std::vector<double> streams;
         for (int i = 0; i < int(count[0]); ++i) streams.push_back(seconds_of(stream));
         r.rtt_s = median(rtts);
+        r.rtt_p90_s = quantile(rtts, 0.9);
+        r.rtt_samples = int(rtts.size());
         r.latency_s = r.rtt_s / 2;
         r.stream_s = median(streams);
         const double transfer_s = std::max(r.stream_s - r.rtt_s, 1e-9);
@@ -97,9 +100,10 @@ std::vector<PairResult> measure_pairs(Communicator& comm, const NetworkOptions& 
       }
       // Rank 0 learns the pair's numbers from a (unless it is a).
       if (a != 0) {
-        std::vector<float> packed{float(r.rtt_s), float(r.stream_s), float(r.bandwidth)};
+        std::vector<float> packed{float(r.rtt_s), float(r.stream_s), float(r.bandwidth),
+                                  float(r.rtt_p90_s), float(r.rtt_samples)};
         for (const auto& [bytes, seconds] : r.message_latencies) packed.push_back(float(seconds));
-        packed.resize(3 + o.message_latency_bytes.size());
+        packed.resize(kPacked + o.message_latency_bytes.size());
         if (me == a) comm.send(0, packed, kTagCount + 1);
         if (me == 0) {
           comm.recv(a, packed, kTagCount + 1);
@@ -107,10 +111,12 @@ std::vector<PairResult> measure_pairs(Communicator& comm, const NetworkOptions& 
           r.latency_s = r.rtt_s / 2;
           r.stream_s = packed[1];
           r.bandwidth = packed[2];
+          r.rtt_p90_s = packed[3];
+          r.rtt_samples = int(packed[4]);
           r.message_latencies.clear();
           for (std::size_t i = 0; i < o.message_latency_bytes.size(); ++i)
             r.message_latencies.emplace_back(double(floats_for(o.message_latency_bytes[i]) * sizeof(float)),
-                                             packed[3 + i]);
+                                             packed[kPacked + i]);
         }
       }
       results.push_back(r);

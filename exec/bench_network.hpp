@@ -17,6 +17,8 @@ namespace fabtrain::bench {
 struct PairResult {
   int a = 0, b = 0;           // ranks, a < b
   double rtt_s = 0;           // median round trip of a small message
+  double rtt_p90_s = 0;       // its 90th percentile
+  int rtt_samples = 0;
   double latency_s = 0;       // rtt / 2
   double message_bytes = 0;   // size of each large message
   int messages = 0;           // messages per timed stream
