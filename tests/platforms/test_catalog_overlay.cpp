@@ -18,19 +18,6 @@ constexpr double kGiB = 1024.0 * 1024 * 1024;
 
 std::string example(const std::string& name) { return source_dir() + "/platforms/data/examples/" + name; }
 
-std::string text_of(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  const auto at = text.find(from);
-  REQUIRE_MESSAGE(at != std::string::npos, from);
-  return text.replace(at, from.size(), to);
-}
-
 // The example catalog's entries, indented to sit under a slice's `catalog:` key.
 std::string as_section(const std::string& catalog_text) {
   std::string out = "catalog:\n";
@@ -65,9 +52,9 @@ TEST_CASE("--catalog: the example RTX 3090 catalog adds a GPU type and a site to
 
 TEST_CASE("a slice's catalog: section does the same, and a built-in name is replaced") {
   test::TempYaml dir;
-  const std::string catalog = text_of(example("rtx3090.catalog.yaml"));
-  std::string slice = text_of(example("rtx3090-lab.yaml"));
-  slice = replaced(slice, "vms:\n", as_section(catalog) + "vms:\n");
+  const std::string catalog = test::text_of(example("rtx3090.catalog.yaml"));
+  std::string slice = test::text_of(example("rtx3090-lab.yaml"));
+  slice = test::replaced_first(slice, "vms:\n", as_section(catalog) + "vms:\n");
   const Slice s = load_slice(dir.write("lab.yaml", slice));
   REQUIRE(s.own_catalog);
   CHECK(s.catalog == s.own_catalog.get());
@@ -88,7 +75,7 @@ TEST_CASE("a slice's catalog: section does the same, and a built-in name is repl
 
 TEST_CASE("the user's catalog follows the built-in rules: sources, units, strict keys") {
   test::TempYaml dir;
-  const std::string good = text_of(example("rtx3090.catalog.yaml"));
+  const std::string good = test::text_of(example("rtx3090.catalog.yaml"));
   struct Case {
     std::string from, to, expected;
   };
@@ -101,15 +88,15 @@ TEST_CASE("the user's catalog follows the built-in rules: sources, units, strict
   };
   for (const auto& c : cases) {
     CAPTURE(c.expected);
-    const std::string path = dir.write("bad.catalog.yaml", replaced(good, c.from, c.to));
+    const std::string path = dir.write("bad.catalog.yaml", test::replaced_first(good, c.from, c.to));
     const std::string message = test::error_of([&] { extend_catalog(builtin_catalog(), path); });
     CHECK(message.find(c.expected) != std::string::npos);
     CHECK(message.find("bad.catalog.yaml") != std::string::npos);
   }
   // A missing source is refused too, inside a slice with the place in the slice named.
   std::string no_source = good;
-  no_source = replaced(no_source, no_source.substr(no_source.find("    source: \"NVIDIA")), "sites:\n  MYLAB: {location: x, latitude: 1, longitude: 2}\n");
-  std::string slice = replaced(text_of(example("rtx3090-lab.yaml")), "vms:\n", as_section(no_source) + "vms:\n");
+  no_source = test::replaced_first(no_source, no_source.substr(no_source.find("    source: \"NVIDIA")), "sites:\n  MYLAB: {location: x, latitude: 1, longitude: 2}\n");
+  std::string slice = test::replaced_first(test::text_of(example("rtx3090-lab.yaml")), "vms:\n", as_section(no_source) + "vms:\n");
   const std::string message = test::error_of([&] { load_slice(dir.write("lab.yaml", slice)); });
   CHECK(message.find("lab.yaml: catalog.gpus.GPU_RTX3090.source: missing") != std::string::npos);
 }

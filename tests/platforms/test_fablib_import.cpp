@@ -4,8 +4,6 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include "common/data_dir.hpp"
 #include "common/error.hpp"
@@ -18,25 +16,6 @@ using namespace fabtrain;
 namespace {
 
 std::string fixture(const std::string& name) { return source_dir() + "/tests/platforms/fablib/" + name; }
-
-std::string text_of(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  const auto at = text.find(from);
-  REQUIRE_MESSAGE(at != std::string::npos, from);
-  return text.replace(at, from.size(), to);
-}
-
-std::string replaced_all(std::string text, const std::string& from, const std::string& to) {
-  for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
-    text.replace(at, from.size(), to);
-  return text;
-}
 
 const ImportedVm& vm_named(const ImportedSlice& s, const std::string& name) {
   const auto it = std::find_if(s.vms.begin(), s.vms.end(), [&](auto& v) { return v.vm.name == name; });
@@ -138,34 +117,34 @@ TEST_CASE("import: an instantiated slice records which VMs share a physical host
 
 TEST_CASE("import: unknown GPU and NIC models are refused by name with the known ones") {
   test::TempYaml dir;
-  const std::string mesh = text_of(fixture("three-site-mesh.graphml"));
-  const std::string gpu = import_error(dir.write("gpu.graphml", replaced(mesh, ">Tesla T4<", ">RTX 3090<")));
+  const std::string mesh = test::text_of(fixture("three-site-mesh.graphml"));
+  const std::string gpu = import_error(dir.write("gpu.graphml", test::replaced_first(mesh, ">Tesla T4<", ">RTX 3090<")));
   CHECK(gpu.find("unknown GPU model 'RTX 3090'") != std::string::npos);
   CHECK(gpu.find("mass-vm-gpu0") != std::string::npos);
   CHECK(gpu.find("GPU Tesla T4") != std::string::npos);
-  const std::string nic = import_error(dir.write("nic.graphml", replaced(mesh, ">ConnectX-5<", ">ConnectX-9<")));
+  const std::string nic = import_error(dir.write("nic.graphml", test::replaced_first(mesh, ">ConnectX-5<", ">ConnectX-9<")));
   CHECK(nic.find("unknown NIC model 'ConnectX-9'") != std::string::npos);
   CHECK(nic.find("SmartNIC BlueField-2-ConnectX-6") != std::string::npos);
 }
 
 TEST_CASE("import: a VM with no site, two GPU types in a VM, an unknown site") {
   test::TempYaml dir;
-  const std::string two = text_of(fixture("two-site-l2sts.graphml"));
+  const std::string two = test::text_of(fixture("two-site-l2sts.graphml"));
   // The first VM's Site is the first <data> of key d10 (Site) in the file.
-  const std::string no_site = import_error(dir.write("nosite.graphml", replaced(two, "<data key=\"d10\">UTAH</data>", "")));
+  const std::string no_site = import_error(dir.write("nosite.graphml", test::replaced_first(two, "<data key=\"d10\">UTAH</data>", "")));
   CHECK(no_site.find("VM 'utah-vm' has no Site") != std::string::npos);
   CHECK(no_site.find("nosite.graphml") != std::string::npos);
-  const std::string site = import_error(dir.write("site.graphml", replaced(two, ">AMST<", ">NOWHERE<")));
+  const std::string site = import_error(dir.write("site.graphml", test::replaced_first(two, ">AMST<", ">NOWHERE<")));
   CHECK(site.find("site 'NOWHERE'") != std::string::npos);
   CHECK(site.find("--catalog") != std::string::npos);
-  const std::string mixed = import_error(dir.write("mixed.graphml", replaced(two, ">RTX6000<", ">A40<")));
+  const std::string mixed = import_error(dir.write("mixed.graphml", test::replaced_first(two, ">RTX6000<", ">A40<")));
   CHECK(mixed.find("two types") != std::string::npos);
 }
 
 TEST_CASE("import: files that are not saved fablib slices get a clear error, never a crash") {
   test::TempYaml dir;
-  const std::string two = text_of(fixture("two-site-l2sts.graphml"));
-  const std::string json = text_of(fixture("fabnetv4.json"));
+  const std::string two = test::text_of(fixture("two-site-l2sts.graphml"));
+  const std::string json = test::text_of(fixture("fabnetv4.json"));
   struct Case {
     std::string name, text, expected;
   };
@@ -179,10 +158,10 @@ TEST_CASE("import: files that are not saved fablib slices get a clear error, nev
       {"plain.graphml",
        "<graphml><graph><node id=\"a\"/><node id=\"b\"/><edge source=\"a\" target=\"b\"/></graph></graphml>",
        "no vertex has a Class"},
-      {"dangling.graphml", replaced(two, "<edge source=\"", "<edge source=\"missing-"), "is not a vertex"},
-      {"badkey.graphml", replaced(two, "<data key=\"d8\">", "<data key=\"d99\">"), "names no <key>"},
-      {"nogpu.json", replaced_all(json, "\"GPU\"", "\"NVME\""), "VMs has a GPU"},
-      {"badcap.graphml", replaced(two, "{\"core\": 16", "{\"core\": "), "Capacities is not valid JSON"},
+      {"dangling.graphml", test::replaced_first(two, "<edge source=\"", "<edge source=\"missing-"), "is not a vertex"},
+      {"badkey.graphml", test::replaced_first(two, "<data key=\"d8\">", "<data key=\"d99\">"), "names no <key>"},
+      {"nogpu.json", test::replaced_all(json, "\"GPU\"", "\"NVME\""), "VMs has a GPU"},
+      {"badcap.graphml", test::replaced_first(two, "{\"core\": 16", "{\"core\": "), "Capacities is not valid JSON"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.name);

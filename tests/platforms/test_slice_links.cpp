@@ -25,12 +25,6 @@ links:
   - {sites: [STAR, UTAH], rtt_ms: 38.5, rtt_p90_ms: 41, bandwidth_gbit_s: 9.4, bandwidth_one_stream_gbit_s: 2.1, streams: 8, source: "probe 2026-12-01: MPI ping-pong and TCP streams"}
 )";
 
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  const auto at = text.find(from);
-  REQUIRE_MESSAGE(at != std::string::npos, from);
-  return text.replace(at, from.size(), to);
-}
-
 std::string error_of(const test::TempYaml& dir, const std::string& text) {
   const std::string path = dir.write("s.yaml", text);
   return test::error_of([&] { load_slice(path); });
@@ -67,7 +61,7 @@ TEST_CASE("links: a measured pair takes the link's numbers, the others the catal
 
 TEST_CASE("links: a network's own round trip and a what-if override win over a measured link") {
   test::TempYaml dir;
-  const Slice given = load_slice(dir.write("given.yaml", replaced(kRouted, "kind: fabnetv4,", "kind: fabnetv4, rtt_ms: 70,")));
+  const Slice given = load_slice(dir.write("given.yaml", test::replaced_first(kRouted, "kind: fabnetv4,", "kind: fabnetv4, rtt_ms: 70,")));
   CHECK(given.site_rtt(given.networks[0], "UTAH", "STAR").value == doctest::Approx(0.070));
   CHECK(given.site_rtt(given.networks[0], "UTAH", "STAR").origin == "given");
   Slice what_if = load_slice(dir.write("what-if.yaml", kRouted));
@@ -89,13 +83,13 @@ networks:
   CHECK(s.network_between("a", "b").kind == "l2ptp");
   CHECK(s.network_between("a", "b").sites == std::vector<std::string>{"UTAH", "AMST"});
   CHECK(s.network_between("b", "c").kind == "fabnetv6");
-  CHECK(error_of(dir, replaced(two, "kind: l2ptp, vms: [a, b]", "kind: l2ptp, vms: [a, b, c]"))
+  CHECK(error_of(dir, test::replaced_first(two, "kind: l2ptp, vms: [a, b]", "kind: l2ptp, vms: [a, b, c]"))
             .find("exactly two interfaces") != std::string::npos);
-  CHECK(error_of(dir, replaced(two, "kind: l2ptp, vms: [a, b]", "kind: l2ptp, vms: [b, c]"))
+  CHECK(error_of(dir, test::replaced_first(two, "kind: l2ptp, vms: [a, b]", "kind: l2ptp, vms: [b, c]"))
             .find("joins exactly two sites") != std::string::npos);
-  CHECK(error_of(dir, replaced(two, "kind: fabnetv6,", "kind: fabnetv6, sites: [UTAH, AMST],"))
+  CHECK(error_of(dir, test::replaced_first(two, "kind: fabnetv6,", "kind: fabnetv6, sites: [UTAH, AMST],"))
             .find("only an l2sts or l2ptp network names its sites") != std::string::npos);
-  CHECK(error_of(dir, replaced(two, "kind: fabnetv6", "kind: fabnetv5")).find("fabnetv4, fabnetv6") !=
+  CHECK(error_of(dir, test::replaced_first(two, "kind: fabnetv6", "kind: fabnetv5")).find("fabnetv4, fabnetv6") !=
         std::string::npos);
 }
 
@@ -118,7 +112,7 @@ TEST_CASE("links: rejected when they do not fit the slice, naming the file, elem
   };
   for (const auto& c : cases) {
     CAPTURE(c.expected);
-    const std::string message = error_of(dir, replaced(kRouted, c.from, c.to));
+    const std::string message = error_of(dir, test::replaced_first(kRouted, c.from, c.to));
     CHECK(message.find(c.expected) != std::string::npos);
     CHECK(message.find("s.yaml") != std::string::npos);
   }

@@ -2,8 +2,6 @@
 // the file (comments too) is kept, and what is written loads back with the same numbers.
 #include <doctest/doctest.h>
 
-#include <fstream>
-#include <sstream>
 
 #include "common/error.hpp"
 #include "platforms/slice_links_file.hpp"
@@ -25,13 +23,6 @@ networks:  # after the links: kept
   - {name: v4, kind: fabnetv4, vms: [a, b]}
 )";
 
-std::string text_of(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 SiteLink measured() {
   SiteLink l;
   l.a = "STAR", l.b = "UTAH";
@@ -47,7 +38,7 @@ TEST_CASE("links file: the links section is replaced, the rest kept, and it load
   test::TempYaml dir;
   const std::string path = dir.write("probed.yaml", kSlice);
   write_slice_links(path, {measured()}, path, builtin_catalog());
-  const std::string text = text_of(path);
+  const std::string text = test::text_of(path);
   CHECK(text.find("# a comment that stays") != std::string::npos);
   CHECK(text.find("networks:  # after the links: kept") != std::string::npos);
   CHECK(text.find("old") == std::string::npos);
@@ -76,5 +67,5 @@ TEST_CASE("links file: a slice without links gets a section; a bad link is refus
   const std::string message =
       test::error_of([&] { write_slice_links(path, {bad}, path, builtin_catalog()); });
   CHECK(message.find("site AMST has no VM in this slice") != std::string::npos);
-  CHECK(text_of(path) == plain);
+  CHECK(test::text_of(path) == plain);
 }

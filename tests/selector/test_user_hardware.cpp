@@ -3,8 +3,6 @@
 // its GPUs' catalog numbers are the ones the simulation uses.
 #include <doctest/doctest.h>
 
-#include <fstream>
-#include <sstream>
 
 #include "common/data_dir.hpp"
 #include "selector/search.hpp"
@@ -16,19 +14,6 @@ namespace {
 
 std::string example(const std::string& name) { return source_dir() + "/platforms/data/examples/" + name; }
 
-std::string text_of(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string replaced_all(std::string text, const std::string& from, const std::string& to) {
-  for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
-    text.replace(at, from.size(), to);
-  return text;
-}
-
 }  // namespace
 
 TEST_CASE("a slice of RTX 3090s from the user's own catalog plans and simulates") {
@@ -36,7 +21,7 @@ TEST_CASE("a slice of RTX 3090s from the user's own catalog plans and simulates"
   const Slice lab = load_slice(example("rtx3090-lab.yaml"), catalog);
   test::TempDir dir("fabtrain-user-hardware");
   const std::string rtx6000_text =
-      replaced_all(replaced_all(text_of(example("rtx3090-lab.yaml")), "GPU_RTX3090", "GPU_RTX6000"),
+      test::replaced_all(test::replaced_all(test::text_of(example("rtx3090-lab.yaml")), "GPU_RTX3090", "GPU_RTX6000"),
                    "name: rtx3090-lab", "name: rtx6000-lab");
   const Slice rtx6000 = load_slice(dir.write("rtx6000-lab.yaml", rtx6000_text), catalog);
   const ModelSpec model = load_model("gpt2");

@@ -7,14 +7,8 @@
 # Environment (set by ctest): FABTRAIN_EXEC_BIN, FABTRAIN_SOURCE_DIR.
 set -euo pipefail
 repo=${FABTRAIN_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
-skip() { echo "SKIP: $*"; exit 77; }
-[ "$(id -u)" -eq 0 ] || skip "needs root to create network namespaces (ip netns add)"
-probe=fabtrain-wan-probe-$$
-ip netns add "$probe" 2>/dev/null || skip "'ip netns add' is not permitted here"
-ip netns delete "$probe"
-for tool in ethtool mpirun flock unshare; do
-  command -v "$tool" >/dev/null || skip "'$tool' is not installed (scripts/install-deps.sh)"
-done
+source "$repo/scripts/wan/common.sh"
+wan_skip_unless_namespaces ethtool mpirun flock unshare python3
 [ -x "${FABTRAIN_EXEC_BIN:-}" ] || { echo "FAIL: FABTRAIN_EXEC_BIN must name fabtrain-exec"; exit 1; }
 work=$(mktemp -d /tmp/fabtrain-probe-test.XXXXXX)
 trap 'rm -rf "$work"' EXIT
