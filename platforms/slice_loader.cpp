@@ -43,10 +43,12 @@ Vm read_vm(const YamlFields& f, const Catalog& cat) {
   if (vm.name.empty()) fail("{}: must not be empty", f.field("name"));
   vm.site = f.text("site");
   if (!cat.sites.count(vm.site))
-    fail("{}: unknown site '{}' (known: {})", f.field("site"), vm.site, known_names(cat.sites));
+    fail("{}: unknown site '{}' (known: {}; add one with --catalog or a catalog: section)",
+         f.field("site"), vm.site, known_names(cat.sites));
   vm.gpu = f.text("gpu");
   if (!cat.gpus.count(vm.gpu))
-    fail("{}: unknown GPU type '{}' (known: {})", f.field("gpu"), vm.gpu, known_names(cat.gpus));
+    fail("{}: unknown GPU type '{}' (known: {}; add one with --catalog or a catalog: section)",
+         f.field("gpu"), vm.gpu, known_names(cat.gpus));
   vm.gpus = f.integer("gpus");
   if (vm.gpus < 1) fail("{}: {} must be at least 1", f.field("gpus"), vm.gpus);
   vm.nic = f.text("nic");
