@@ -1,8 +1,8 @@
 // fabtrain-exec probe --slice SLICE [--write | -o FILE]: measure a slice's links from its VMs.
 // Launched by mpirun with one rank per VM of the slice, in the slice's VM order. For every pair
 // of ranks: the round trip of a small message (median and 90th percentile, bench_network's
-// ping-pong, as `fabtrain-exec bench` measures it) and the TCP bandwidth with one stream and with
-// --streams streams (tcp_streams.hpp). Rank 0 turns the pairs between sites into measured links
+// ping-pong) and the TCP bandwidth with one stream and with --streams streams (tcp_streams.hpp),
+// both by bench_network's measure_pairs, as `fabtrain-exec bench --tcp-streams N` measures them. Rank 0 turns the pairs between sites into measured links
 // (per site pair the median over its VM pairs), prints them, and writes them into the slice
 // file (--write) or a copy (-o), with the date and the method as each link's source.
 #include <fmt/format.h>
@@ -18,7 +18,6 @@
 #include "exec/bench_network.hpp"
 #include "exec/bench_timing.hpp"
 #include "exec/mpi_communicator.hpp"
-#include "exec/tcp_streams.hpp"
 #include "platforms/slice_links_file.hpp"
 
 namespace fabtrain {
@@ -105,24 +104,14 @@ void run(const ProbeOptions& o) {
     net.message_bytes = 1 << 20;
     net.messages = 1;
     net.stream_reps = 1;
-    const auto measured = bench::measure_pairs(comm, net);  // the bench's own ping-pong
+    net.tcp_streams = o.streams;
+    net.tcp_bytes = o.tcp_mib * (1 << 20);
+    const auto measured = bench::measure_pairs(comm, net);  // the bench's own measurements
 
     std::map<std::pair<int, int>, PairNumbers> pairs;
-    for (const auto& p : measured) pairs[{p.a, p.b}] = {p.rtt_s, p.rtt_p90_s, 0, 0};
-    int samples = measured.empty() ? 0 : measured.front().rtt_samples;
-    for (auto& [ranks, numbers] : pairs) {
-      const auto [a, b] = ranks;
-      comm.barrier();
-      for (int streams : {1, o.streams}) {
-        double bw = 0;
-        if (comm.rank() == a || comm.rank() == b)
-          bw = bench::tcp_bandwidth(comm, a, b, {streams, o.tcp_mib * (1 << 20), 120});
-        std::vector<float> v{float(bw)};
-        if (a != 0 && comm.rank() == a) comm.send(0, v, 9300);
-        if (a != 0 && comm.rank() == 0) comm.recv(a, v, 9300);
-        (streams == 1 ? numbers.one_stream : numbers.streams) = v[0];
-      }
-    }
+    for (const auto& p : measured)
+      pairs[{p.a, p.b}] = {p.rtt_s, p.rtt_p90_s, p.tcp_one_stream, p.tcp_streams};
+    const int samples = measured.empty() ? 0 : measured.front().rtt_samples;
     comm.barrier();
     if (comm.rank() != 0) return;
     fmt::print("\n{:<24} {:>9} {:>9} {:>12} {:>12}\n", "VM pair", "rtt ms", "p90 ms", "1 stream Gb/s",
