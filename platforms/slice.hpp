@@ -17,7 +17,8 @@ struct Vm {
   int gpus = 1;
   std::string nic;          // NicType name
   std::string interconnect = "pcie";  // between the VM's GPUs: pcie or nvlink
-  std::string host;         // physical host (fablib's instance_parent); "" = unknown
+  std::string host;         // physical host (fablib's instance_parent); "" = unknown. VMs of one
+                            // host with NIC_Basic share its NIC port (sim/slice_platform.hpp)
 };
 
 // How VMs are joined: l2bridge (one site), l2sts or l2ptp (exactly two sites), fabnetv4 or
