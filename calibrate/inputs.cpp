@@ -118,7 +118,8 @@ BenchData parse_bench(const json& doc, const std::string& path) {
   for (std::size_t i = 0; i < p2p.size(); ++i) {
     const std::string w = fmt::format("p2p[{}]", i);
     reject_unknown(p2p[i], {"a", "b", "host_a", "host_b", "rtt_s", "latency_s", "latency_bytes",
-                            "message_bytes", "messages", "stream_s", "bandwidth", "message_latencies"},
+                            "message_bytes", "messages", "stream_s", "bandwidth", "message_latencies",
+                            "rtt_p90_s", "tcp_streams", "tcp_bandwidth_one_stream", "tcp_bandwidth"},
                    w, path);
     b.pairs.push_back({int(number(p2p[i], "a", w, path)), int(number(p2p[i], "b", w, path)),
                        number(p2p[i], "rtt_s", w, path, 1e-12), number(p2p[i], "bandwidth", w, path, 1)});

@@ -5,11 +5,13 @@
 #include <cmath>
 
 #include "common/error.hpp"
+#include "exec/tcp_streams.hpp"
 
 namespace fabtrain::bench {
 namespace {
 
 constexpr int kTagPing = 9100, kTagStream = 9101, kTagAck = 9102, kTagCount = 9103;
+constexpr std::size_t kPacked = 7;  // numbers of a pair sent to rank 0 before the message latencies
 
 std::size_t floats_for(double bytes) {
   return std::max<std::size_t>(1, std::size_t(std::ceil(bytes / sizeof(float))));
@@ -79,6 +81,8 @@ std::vector<PairResult> measure_pairs(Communicator& comm, const NetworkOptions& 
         std::vector<double> streams;
         for (int i = 0; i < int(count[0]); ++i) streams.push_back(seconds_of(stream));
         r.rtt_s = median(rtts);
+        r.rtt_p90_s = quantile(rtts, 0.9);
+        r.rtt_samples = int(rtts.size());
         r.latency_s = r.rtt_s / 2;
         r.stream_s = median(streams);
         const double transfer_s = std::max(r.stream_s - r.rtt_s, 1e-9);
@@ -95,11 +99,17 @@ std::vector<PairResult> measure_pairs(Communicator& comm, const NetworkOptions& 
           r.message_latencies.emplace_back(double(message.size() * sizeof(float)), median(trips) / 2);
         }
       }
+      if (o.tcp_streams > 0 && (me == a || me == b)) {
+        r.tcp_one_stream = tcp_bandwidth(comm, a, b, {1, o.tcp_bytes, 120});
+        r.tcp_streams = tcp_bandwidth(comm, a, b, {o.tcp_streams, o.tcp_bytes, 120});
+      }
       // Rank 0 learns the pair's numbers from a (unless it is a).
       if (a != 0) {
-        std::vector<float> packed{float(r.rtt_s), float(r.stream_s), float(r.bandwidth)};
+        std::vector<float> packed{float(r.rtt_s), float(r.stream_s), float(r.bandwidth),
+                                  float(r.rtt_p90_s), float(r.rtt_samples), float(r.tcp_one_stream),
+                                  float(r.tcp_streams)};
         for (const auto& [bytes, seconds] : r.message_latencies) packed.push_back(float(seconds));
-        packed.resize(3 + o.message_latency_bytes.size());
+        packed.resize(kPacked + o.message_latency_bytes.size());
         if (me == a) comm.send(0, packed, kTagCount + 1);
         if (me == 0) {
           comm.recv(a, packed, kTagCount + 1);
@@ -107,10 +117,14 @@ std::vector<PairResult> measure_pairs(Communicator& comm, const NetworkOptions& 
           r.latency_s = r.rtt_s / 2;
           r.stream_s = packed[1];
           r.bandwidth = packed[2];
+          r.rtt_p90_s = packed[3];
+          r.rtt_samples = int(packed[4]);
+          r.tcp_one_stream = packed[5];
+          r.tcp_streams = packed[6];
           r.message_latencies.clear();
           for (std::size_t i = 0; i < o.message_latency_bytes.size(); ++i)
             r.message_latencies.emplace_back(double(floats_for(o.message_latency_bytes[i]) * sizeof(float)),
-                                             packed[3 + i]);
+                                             packed[kPacked + i]);
         }
       }
       results.push_back(r);

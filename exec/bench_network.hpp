@@ -17,6 +17,8 @@ namespace fabtrain::bench {
 struct PairResult {
   int a = 0, b = 0;           // ranks, a < b
   double rtt_s = 0;           // median round trip of a small message
+  double rtt_p90_s = 0;       // its 90th percentile
+  int rtt_samples = 0;
   double latency_s = 0;       // rtt / 2
   double message_bytes = 0;   // size of each large message
   int messages = 0;           // messages per timed stream
@@ -26,6 +28,9 @@ struct PairResult {
   // median round trip of a ping-pong of that size (pipeline activations cost more than a byte's
   // latency over TCP).
   std::vector<std::pair<double, double>> message_latencies;  // (bytes, one-way seconds)
+  // TCP over plain sockets, a to b (tcp_streams.hpp), when NetworkOptions::tcp_streams > 0.
+  double tcp_one_stream = 0;  // bytes/s with one stream
+  double tcp_streams = 0;     // bytes/s with NetworkOptions::tcp_streams streams
 };
 
 struct NetworkOptions {
@@ -36,6 +41,8 @@ struct NetworkOptions {
   int messages = 4;
   int stream_reps = 3;
   double budget_s = 3;  // per measurement: repetitions are cut to fit (at least one)
+  int tcp_streams = 0;  // > 0: also TCP bandwidth with 1 and this many streams per pair
+  double tcp_bytes = 32 << 20;
 };
 
 // Requires the communicator's group 0 to be the world (set_groups({all ranks})).

@@ -57,6 +57,8 @@ void validate(const BenchConfig& c) {
   if (!(c.memory_mib > 0)) fail("--memory-mib {} must be positive", c.memory_mib);
   if (!(c.p2p_mib > 0)) fail("--p2p-mib {} must be positive", c.p2p_mib);
   if (c.p2p_messages < 1) fail("--p2p-messages {} must be at least 1", c.p2p_messages);
+  if (c.tcp_streams < 0) fail("--tcp-streams {} must be zero (off) or positive", c.tcp_streams);
+  if (!(c.tcp_mib > 0)) fail("--tcp-mib {} must be positive", c.tcp_mib);
   if (!(c.latency_bytes >= 1)) fail("--latency-bytes {} must be at least 1", c.latency_bytes);
   for (double b : c.message_bytes)
     if (!(b >= 1)) fail("--message-bytes {} must be at least 1", b);
@@ -115,6 +117,8 @@ nlohmann::json run_bench(const BenchConfig& config, MpiCommunicator& comm) {
   net.message_bytes = config.p2p_mib * (1 << 20);
   net.messages = config.p2p_messages;
   net.budget_s = 3 * config.budget_s;
+  net.tcp_streams = config.tcp_streams;
+  net.tcp_bytes = config.tcp_mib * (1 << 20);
   const auto pairs = bench::measure_pairs(comm, net);
   std::vector<double> sizes;
   for (double mib : config.collective_mib) sizes.push_back(mib * (1 << 20));
@@ -175,7 +179,13 @@ nlohmann::json run_bench(const BenchConfig& config, MpiCommunicator& comm) {
     p2p.push_back({{"a", p.a}, {"b", p.b}, {"host_a", hosts[p.a]}, {"host_b", hosts[p.b]},
                    {"rtt_s", p.rtt_s}, {"latency_s", p.latency_s}, {"latency_bytes", config.latency_bytes},
                    {"message_bytes", p.message_bytes}, {"messages", p.messages},
-                   {"stream_s", p.stream_s}, {"bandwidth", p.bandwidth}, {"message_latencies", latencies}});
+                   {"stream_s", p.stream_s}, {"bandwidth", p.bandwidth}, {"message_latencies", latencies},
+                   {"rtt_p90_s", p.rtt_p90_s}});
+    if (config.tcp_streams > 0) {
+      p2p.back()["tcp_streams"] = config.tcp_streams;
+      p2p.back()["tcp_bandwidth_one_stream"] = p.tcp_one_stream;
+      p2p.back()["tcp_bandwidth"] = p.tcp_streams;
+    }
   }
   doc["p2p"] = p2p;
   json coll = json::array();

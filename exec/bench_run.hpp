@@ -26,6 +26,8 @@ struct BenchConfig {
   std::vector<double> message_bytes;
   double p2p_mib = 4;            // per message of the bandwidth stream
   int p2p_messages = 4;
+  int tcp_streams = 0;           // > 0: also TCP bandwidth per pair with 1 and this many streams
+  double tcp_mib = 32;
   std::vector<double> collective_mib = {1, 8};
   // A plan over the ranks: collectives are measured over each kind of its groups (tp, dp, tied
   // embedding) as well as the world; empty: the world only.

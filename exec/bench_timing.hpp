@@ -21,6 +21,15 @@ inline double median(std::vector<double> values) {
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
+// The q-quantile (0..1) by linear interpolation between order statistics; 0 when empty.
+inline double quantile(std::vector<double> values, double q) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const double at = q * double(values.size() - 1);
+  const std::size_t lo = std::size_t(at), hi = std::min(lo + 1, values.size() - 1);
+  return values[lo] + (at - double(lo)) * (values[hi] - values[lo]);
+}
+
 template <typename Fn>
 double seconds_of(Fn&& fn) {
   const auto start = std::chrono::steady_clock::now();

@@ -116,5 +116,12 @@ struct Catalog {
 Catalog load_catalog(const std::string& path);
 // The built-in catalog (platforms/data/catalog.yaml), loaded once.
 const Catalog& builtin_catalog();
+// `base` with the entries of a catalog file of the user's added or replacing the base's by name
+// (GPU types, NICs, sites, link classes; a latency by site pair). Every section is optional;
+// the entries follow the built-in catalog's rules (strict keys, units in names, sources).
+Catalog extend_catalog(const Catalog& base, const std::string& path);
+// The built-in catalog extended by a file (`--catalog`), loaded once per path and kept for the
+// process; the built-in catalog itself when the path is empty.
+const Catalog& catalog_with(const std::string& extra_path);
 
 }  // namespace fabtrain

@@ -2,11 +2,14 @@
 // file's units (GiB, TFLOP/s, GB/s, Gbit/s, ms, us, MiB) to bytes, FLOP/s, bytes/s and seconds.
 // Rejects unknown keys, wrong types, missing or negative numbers and dangling site names.
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <set>
 
 #include "common/data_dir.hpp"
 #include "common/error.hpp"
 #include "platforms/catalog.hpp"
+#include "platforms/catalog_section.hpp"
 #include "platforms/yaml_fields.hpp"
 
 namespace fabtrain {
@@ -95,42 +98,46 @@ CommunicatorProfile read_communicator(const YamlFields& f, const std::string& na
   return c;
 }
 
-// Reads a mapping of NAME -> entry into `out`, refusing duplicate names.
+// Reads a mapping of NAME -> entry into `out`, refusing names listed twice in this file; an
+// overlay replaces an entry of the base by name.
 template <typename Map, typename Reader>
-void read_named(const std::string& file, const YamlFields& top, const std::string& key, Map& out,
-                Reader read) {
+void read_named(const YamlFields& top, const std::string& key, Map& out, Reader read) {
+  const std::string where = top.where().empty() ? key : top.where() + "." + key;
+  std::set<std::string> seen;
   for (const auto& kv : top.mapping(key)) {
     const std::string name = kv.first.Scalar();
-    if (out.count(name)) fail("{}: {}.{}: duplicate name", file, key, name);
-    out.emplace(name, read(YamlFields(file, key + "." + name, kv.second), name));
+    if (!seen.insert(name).second) fail("{}: {}.{}: duplicate name", top.file(), where, name);
+    out.insert_or_assign(name, read(YamlFields(top.file(), where + "." + name, kv.second), name));
   }
-  if (out.empty()) fail("{}: {}: is empty", file, key);
+  if (seen.empty()) fail("{}: {}: is empty", top.file(), where);
 }
 
-}  // namespace
+std::string sub(const YamlFields& top, const std::string& key) {
+  return top.where().empty() ? key : top.where() + "." + key;
+}
 
-Catalog load_catalog(const std::string& path) {
-  const YAML::Node root = load_yaml_file(path, "catalog");
-  const YamlFields top(path, "", root);
+// Reads the sections of a catalog mapping into `cat`. A full catalog (overlay=false) must have
+// every section; an overlay may have any of them, and its entries add to or replace the base's.
+void read_sections(const YamlFields& top, Catalog& cat, bool overlay) {
+  const std::string& path = top.file();
   top.allow_only({"gpus", "nics", "sites", "latencies", "latency_estimate", "link_classes",
                   "communicators", "default_communicator", "compute"});
-  Catalog cat;
-  cat.path = path;
-  read_named(path, top, "gpus", cat.gpus, read_gpu);
-  read_named(path, top, "nics", cat.nics, read_nic);
-  read_named(path, top, "sites", cat.sites, read_site);
-  read_named(path, top, "link_classes", cat.link_classes, read_link_class);
+  auto wanted = [&](const char* key) { return !overlay || top.has(key); };
+  if (wanted("gpus")) read_named(top, "gpus", cat.gpus, read_gpu);
+  if (wanted("nics")) read_named(top, "nics", cat.nics, read_nic);
+  if (wanted("sites")) read_named(top, "sites", cat.sites, read_site);
+  if (wanted("link_classes")) read_named(top, "link_classes", cat.link_classes, read_link_class);
   for (const char* needed : {"pcie", "nvlink", "l2bridge", "l2sts", "switched"})
     if (!cat.link_classes.count(needed)) fail("{}: link_classes: missing class '{}'", path, needed);
-  read_named(path, top, "communicators", cat.communicators, read_communicator);
-  cat.default_communicator = top.text("default_communicator");
+  if (wanted("communicators")) read_named(top, "communicators", cat.communicators, read_communicator);
+  if (wanted("default_communicator")) cat.default_communicator = top.text("default_communicator");
   if (!cat.communicators.count(cat.default_communicator))
     fail("{}: default_communicator '{}' is not in communicators", path, cat.default_communicator);
 
   const YAML::Node lats = top.sequence_or_empty("latencies");
   std::set<std::pair<std::string, std::string>> seen_pairs;
   for (std::size_t i = 0; i < lats.size(); ++i) {
-    const YamlFields f(path, fmt::format("latencies[{}]", i), lats[i]);
+    const YamlFields f(path, fmt::format("{}[{}]", sub(top, "latencies"), i), lats[i]);
     f.allow_only({"a", "b", "rtt_ms", "measured", "source"});
     SiteLatency l;
     l.a = f.text("a");
@@ -144,31 +151,67 @@ Catalog load_catalog(const std::string& path) {
     l.rtt_s = non_negative(f, "rtt_ms") * 1e-3;
     l.measured = f.flag_or("measured", false);
     l.source = required_source(f);
+    std::erase_if(cat.latencies, [&](const SiteLatency& old) {
+      return std::minmax(old.a, old.b) == pair;
+    });
     cat.latencies.push_back(l);
   }
 
-  const YamlFields est(path, "latency_estimate", top.mapping("latency_estimate"));
-  est.allow_only({"fibre_fraction_of_c", "route_factor", "switching_allowance_ms", "source"});
-  cat.latency_estimate.fibre_fraction_of_c = non_negative(est, "fibre_fraction_of_c", true);
-  if (cat.latency_estimate.fibre_fraction_of_c > 1)
-    fail("{}: light is not faster than c", est.field("fibre_fraction_of_c"));
-  cat.latency_estimate.route_factor = non_negative(est, "route_factor", true);
-  if (cat.latency_estimate.route_factor < 1)
-    fail("{}: a route is never shorter than the great circle (>= 1)", est.field("route_factor"));
-  cat.latency_estimate.switching_allowance_s = non_negative(est, "switching_allowance_ms") * 1e-3;
-  cat.latency_estimate.source = required_source(est);
+  if (wanted("latency_estimate")) {
+    const YamlFields est(path, sub(top, "latency_estimate"), top.mapping("latency_estimate"));
+    est.allow_only({"fibre_fraction_of_c", "route_factor", "switching_allowance_ms", "source"});
+    cat.latency_estimate.fibre_fraction_of_c = non_negative(est, "fibre_fraction_of_c", true);
+    if (cat.latency_estimate.fibre_fraction_of_c > 1)
+      fail("{}: light is not faster than c", est.field("fibre_fraction_of_c"));
+    cat.latency_estimate.route_factor = non_negative(est, "route_factor", true);
+    if (cat.latency_estimate.route_factor < 1)
+      fail("{}: a route is never shorter than the great circle (>= 1)", est.field("route_factor"));
+    cat.latency_estimate.switching_allowance_s = non_negative(est, "switching_allowance_ms") * 1e-3;
+    cat.latency_estimate.source = required_source(est);
+  }
 
-  const YamlFields comp(path, "compute", top.mapping("compute"));
-  comp.allow_only({"matmul_efficiency", "memory_efficiency", "kernel_overhead_us",
-                   "framework_memory_gib", "source"});
-  cat.compute.matmul_efficiency = non_negative(comp, "matmul_efficiency", true);
-  cat.compute.memory_efficiency = non_negative(comp, "memory_efficiency", true);
-  for (const char* k : {"matmul_efficiency", "memory_efficiency"})
-    if (comp.number(k) > 1) fail("{}: a fraction of peak must be at most 1", comp.field(k));
-  cat.compute.kernel_overhead_s = non_negative(comp, "kernel_overhead_us") * 1e-6;
-  cat.compute.framework_memory_bytes = non_negative(comp, "framework_memory_gib") * kGiB;
-  cat.compute.source = required_source(comp);
+  if (wanted("compute")) {
+    const YamlFields comp(path, sub(top, "compute"), top.mapping("compute"));
+    comp.allow_only({"matmul_efficiency", "memory_efficiency", "kernel_overhead_us",
+                     "framework_memory_gib", "source"});
+    cat.compute.matmul_efficiency = non_negative(comp, "matmul_efficiency", true);
+    cat.compute.memory_efficiency = non_negative(comp, "memory_efficiency", true);
+    for (const char* k : {"matmul_efficiency", "memory_efficiency"})
+      if (comp.number(k) > 1) fail("{}: a fraction of peak must be at most 1", comp.field(k));
+    cat.compute.kernel_overhead_s = non_negative(comp, "kernel_overhead_us") * 1e-6;
+    cat.compute.framework_memory_bytes = non_negative(comp, "framework_memory_gib") * kGiB;
+    cat.compute.source = required_source(comp);
+  }
+}
+
+}  // namespace
+
+Catalog load_catalog(const std::string& path) {
+  const YAML::Node root = load_yaml_file(path, "catalog");
+  Catalog cat;
+  cat.path = path;
+  read_sections(YamlFields(path, "", root), cat, false);
   return cat;
+}
+
+Catalog extend_catalog(const Catalog& base, const YamlFields& section) {
+  Catalog cat = base;
+  cat.path = base.path + " + " + section.file() + (section.where().empty() ? "" : ":" + section.where());
+  read_sections(section, cat, true);
+  return cat;
+}
+
+Catalog extend_catalog(const Catalog& base, const std::string& path) {
+  const YAML::Node root = load_yaml_file(path, "catalog");
+  return extend_catalog(base, YamlFields(path, "", root));
+}
+
+const Catalog& catalog_with(const std::string& extra_path) {
+  if (extra_path.empty()) return builtin_catalog();
+  static std::map<std::string, std::unique_ptr<const Catalog>> extended;
+  auto& slot = extended[extra_path];
+  if (!slot) slot = std::make_unique<const Catalog>(extend_catalog(builtin_catalog(), extra_path));
+  return *slot;
 }
 
 const Catalog& builtin_catalog() {

@@ -73,11 +73,43 @@ double Slice::one_way_latency_s(const std::string& vm_a, const std::string& vm_b
   // A round trip set on the network (file or override) is its whole wide-area part; a switched
   // network's given latency holds even inside one site.
   double rtt = 0;
-  if (net.rtt_s >= 0 && (site_a != site_b || net.kind == "switched"))
+  if (net.rtt_s >= 0 && net.kind == "switched")
     rtt = net.rtt_s;
   else if (site_a != site_b)
-    rtt = catalog->latency(site_a, site_b).rtt_s;
+    rtt = site_rtt(net, site_a, site_b).value;
   return catalog->link_class(net.kind).latency_s + rtt / 2;
+}
+
+const SiteLink* Slice::link_between(const std::string& site_a, const std::string& site_b) const {
+  for (const auto& l : links)
+    if ((l.a == site_a && l.b == site_b) || (l.a == site_b && l.b == site_a)) return &l;
+  return nullptr;
+}
+
+PairValue Slice::site_rtt(const Network& net, const std::string& site_a, const std::string& site_b) const {
+  if (!catalog) fail("slice {}: has no catalog to take latencies from", name);
+  if (site_a == site_b) {
+    const auto& cls = catalog->link_class(net.kind);
+    return {2 * cls.latency_s, "intra-site", cls.source};
+  }
+  if (net.rtt_s >= 0) return {net.rtt_s, "given", fmt::format("network {} (slice file or override)", net.name)};
+  if (const SiteLink* l = link_between(site_a, site_b)) return {l->rtt_s, "measured", l->source};
+  const SiteLatency l = catalog->latency(site_a, site_b);
+  return {l.rtt_s, l.measured ? "measured" : "estimated", l.source};
+}
+
+PairValue Slice::site_bandwidth(const Network& net, const std::string& site_a, const std::string& site_b) const {
+  if (net.bandwidth > 0) return {net.bandwidth, "given", fmt::format("network {} (slice file)", net.name)};
+  if (site_a != site_b)
+    if (const SiteLink* l = link_between(site_a, site_b); l && l->bandwidth > 0)
+      return {l->bandwidth, "measured", l->source};
+  return {0, "nic", "not measured: limited by the NICs only"};
+}
+
+bool is_two_site_kind(const std::string& kind) { return kind == "l2sts" || kind == "l2ptp"; }
+
+std::vector<std::string> network_kinds() {
+  return {"l2bridge", "l2sts", "l2ptp", "fabnetv4", "fabnetv6", "switched"};
 }
 
 void override_wan_latency(Slice& slice, double rtt_s) {

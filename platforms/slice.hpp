@@ -2,6 +2,7 @@
 // Built-in slices live in platforms/data/slices/<name>.yaml; a path to a slice file works
 // wherever a name does.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,18 +17,40 @@ struct Vm {
   int gpus = 1;
   std::string nic;          // NicType name
   std::string interconnect = "pcie";  // between the VM's GPUs: pcie or nvlink
+  std::string host;         // physical host (fablib's instance_parent); "" = unknown. VMs of one
+                            // host with NIC_Basic share its NIC port (sim/slice_platform.hpp)
 };
 
-// How VMs are joined: l2bridge (one site), l2sts (exactly two sites), or switched (any VMs,
-// with the given latency and bandwidth).
+// How VMs are joined: l2bridge (one site), l2sts or l2ptp (exactly two sites), fabnetv4 or
+// fabnetv6 (FABRIC's routed networks, any number of sites), or switched (any VMs, with the given
+// latency and bandwidth).
 struct Network {
   std::string name;
-  std::string kind;                 // l2bridge | l2sts | switched
-  std::vector<std::string> vms;     // member VMs (l2sts: VMs of both sites)
-  std::vector<std::string> sites;   // l2sts: the two sites
+  std::string kind;                 // l2bridge | l2sts | l2ptp | fabnetv4 | fabnetv6 | switched
+  std::vector<std::string> vms;     // member VMs
+  std::vector<std::string> sites;   // the sites of its VMs (l2sts/l2ptp: the two sites)
   double rtt_s = -1;                // l2sts/switched: round trip; -1 = from the catalog
   double bandwidth = 0;             // bytes/s; 0 = limited by the NICs only
   double tcp_window_bytes = -1;     // -1 = from the link class
+};
+
+// A measured link between two sites of the slice (what `fabtrain-exec probe` writes): it gives
+// the round trip and bandwidth of every network between the pair unless the network sets its own.
+struct SiteLink {
+  std::string a, b;
+  double rtt_s = 0;                  // median round trip
+  double rtt_p90_s = -1;             // -1 = not given
+  double bandwidth = 0;              // bytes/s with `streams` TCP streams; 0 = not measured
+  double bandwidth_one_stream = 0;   // bytes/s with one stream; 0 = not measured
+  int streams = 0;                   // streams behind `bandwidth`; 0 = not given
+  std::string source;                // who measured it, when, how
+};
+
+// The round trip or bandwidth between two sites over a network, and where it comes from.
+struct PairValue {
+  double value = 0;
+  std::string origin;  // "given" (network / override), "measured", "estimated", "intra-site", "nic"
+  std::string source;
 };
 
 // One GPU of the slice, in slice order (VMs in file order, GPUs within a VM).
@@ -47,7 +70,9 @@ struct Slice {
   std::vector<Network> networks;
   // The library that moves the bytes (the catalog's profile, with the slice's overrides).
   CommunicatorProfile communicator;
+  std::vector<SiteLink> links;
   const Catalog* catalog = nullptr;
+  std::shared_ptr<const Catalog> own_catalog;  // the slice's `catalog:` section over the base
 
   std::vector<SliceGpu> gpus() const;
   int gpu_count() const;
@@ -56,7 +81,20 @@ struct Slice {
   const Network& network_between(const std::string& vm_a, const std::string& vm_b) const;
   // One-way latency between two VMs' sites over their network (catalog or override).
   double one_way_latency_s(const std::string& vm_a, const std::string& vm_b) const;
+  // The measured link between two sites, or null.
+  const SiteLink* link_between(const std::string& site_a, const std::string& site_b) const;
+  // Round trip between two different sites over a network: the network's own (file or
+  // override), else the measured link, else the catalog (measured or estimated).
+  PairValue site_rtt(const Network& network, const std::string& site_a, const std::string& site_b) const;
+  // Wide-area bandwidth between two sites (bytes/s): the network's own, else the measured link,
+  // else 0 (limited by the NICs only).
+  PairValue site_bandwidth(const Network& network, const std::string& site_a, const std::string& site_b) const;
 };
+
+// True for the kinds that join exactly two sites (l2sts, l2ptp).
+bool is_two_site_kind(const std::string& kind);
+// The network kinds a slice file may name, for messages: "l2bridge, l2sts, ...".
+std::vector<std::string> network_kinds();
 
 // A built-in name or a path to a slice YAML file; validated against the catalog.
 Slice load_slice(const std::string& name_or_path, const Catalog& catalog = builtin_catalog());

@@ -8,6 +8,7 @@
 
 #include "common/data_dir.hpp"
 #include "common/error.hpp"
+#include "platforms/catalog_section.hpp"
 #include "platforms/slice.hpp"
 #include "platforms/yaml_fields.hpp"
 
@@ -36,16 +37,18 @@ bool contains(const std::vector<std::string>& list, const std::string& x) {
 }
 
 Vm read_vm(const YamlFields& f, const Catalog& cat) {
-  f.allow_only({"name", "site", "gpu", "gpus", "nic", "interconnect"});
+  f.allow_only({"name", "site", "gpu", "gpus", "nic", "interconnect", "host"});
   Vm vm;
   vm.name = f.text("name");
   if (vm.name.empty()) fail("{}: must not be empty", f.field("name"));
   vm.site = f.text("site");
   if (!cat.sites.count(vm.site))
-    fail("{}: unknown site '{}' (known: {})", f.field("site"), vm.site, known_names(cat.sites));
+    fail("{}: unknown site '{}' (known: {}; add one with --catalog or a catalog: section)",
+         f.field("site"), vm.site, known_names(cat.sites));
   vm.gpu = f.text("gpu");
   if (!cat.gpus.count(vm.gpu))
-    fail("{}: unknown GPU type '{}' (known: {})", f.field("gpu"), vm.gpu, known_names(cat.gpus));
+    fail("{}: unknown GPU type '{}' (known: {}; add one with --catalog or a catalog: section)",
+         f.field("gpu"), vm.gpu, known_names(cat.gpus));
   vm.gpus = f.integer("gpus");
   if (vm.gpus < 1) fail("{}: {} must be at least 1", f.field("gpus"), vm.gpus);
   vm.nic = f.text("nic");
@@ -56,6 +59,7 @@ Vm read_vm(const YamlFields& f, const Catalog& cat) {
     fail("{}: '{}' is neither pcie nor nvlink", f.field("interconnect"), vm.interconnect);
   if (vm.interconnect == "nvlink" && cat.gpus.at(vm.gpu).nvlink_bandwidth <= 0)
     fail("{}: {} has no NVLink", f.field("interconnect"), vm.gpu);
+  vm.host = f.text_or("host", "");
   return vm;
 }
 
@@ -65,8 +69,11 @@ Network read_network(const YamlFields& f, const std::vector<Vm>& vms, const Cata
   n.name = f.text("name");
   if (n.name.empty()) fail("{}: must not be empty", f.field("name"));
   n.kind = f.text("kind");
-  if (n.kind != "l2bridge" && n.kind != "l2sts" && n.kind != "switched")
-    fail("{}: '{}' is not a network kind (l2bridge, l2sts, switched)", f.field("kind"), n.kind);
+  if (!contains(network_kinds(), n.kind))
+    fail("{}: '{}' is not a network kind ({})", f.field("kind"), n.kind, joined(network_kinds()));
+  if (!cat.link_classes.count(n.kind))
+    fail("{}: the catalog ({}) has no link class '{}' for this kind of network", f.field("kind"),
+         cat.path, n.kind);
 
   if (!f.has("vms")) fail("{}: missing (expected a list of VM names)", f.field("vms"));
   n.vms = f.text_list_or("vms");
@@ -84,17 +91,20 @@ Network read_network(const YamlFields& f, const std::vector<Vm>& vms, const Cata
   }
   if (n.vms.size() < 2) fail("{}: a network joins at least two VMs, found {}", f.field("vms"), n.vms.size());
 
-  if (f.has("sites") && n.kind != "l2sts")
-    fail("{}: only an l2sts network names its sites; a {} network's sites follow from its VMs",
+  if (f.has("sites") && !is_two_site_kind(n.kind))
+    fail("{}: only an l2sts or l2ptp network names its sites; a {} network's sites follow from its VMs",
          f.field("sites"), n.kind);
-  if (n.kind == "l2sts") {
+  if (n.kind == "l2ptp" && n.vms.size() != 2)
+    fail("{}: an l2ptp network joins exactly two interfaces, so two VMs; found {}", f.field("vms"),
+         n.vms.size());
+  if (is_two_site_kind(n.kind)) {
     std::vector<std::string> named = f.has("sites") ? f.text_list_or("sites") : member_sites;
     for (const auto& s : named)
       if (!cat.sites.count(s))
         fail("{}: unknown site '{}' (known: {})", f.field("sites"), s, known_names(cat.sites));
     const std::set<std::string> distinct(named.begin(), named.end());
     if (named.size() != 2 || distinct.size() != 2)
-      fail("{}: an l2sts network joins exactly two sites, found [{}]", f.field("sites"), joined(named));
+      fail("{}: an {} network joins exactly two sites, found [{}]", f.field("sites"), n.kind, joined(named));
     for (const auto& s : member_sites)
       if (!distinct.count(s))
         fail("{}: has a VM at {}, which is not one of its sites [{}]", f.field("vms"), s, joined(named));
@@ -111,7 +121,7 @@ Network read_network(const YamlFields& f, const std::vector<Vm>& vms, const Cata
 
   if (f.has("rtt_ms")) {
     if (n.kind == "l2bridge")
-      fail("{}: an l2bridge network's latency is its link class's; rtt_ms applies to l2sts and switched",
+      fail("{}: an l2bridge network's latency is its link class's; rtt_ms applies to networks between sites and to switched ones",
            f.field("rtt_ms"));
     const double ms = f.number("rtt_ms");
     if (ms < 0) fail("{}: latency {} ms is negative", f.field("rtt_ms"), ms);
@@ -129,6 +139,39 @@ Network read_network(const YamlFields& f, const std::vector<Vm>& vms, const Cata
     n.tcp_window_bytes = mib * 1024 * 1024;
   }
   return n;
+}
+
+SiteLink read_link(const YamlFields& f, const std::vector<std::string>& slice_sites) {
+  f.allow_only({"sites", "rtt_ms", "rtt_p90_ms", "bandwidth_gbit_s", "bandwidth_one_stream_gbit_s",
+                "streams", "source"});
+  const std::vector<std::string> sites = f.text_list_or("sites");
+  if (sites.size() != 2 || sites[0] == sites[1])
+    fail("{}: a link joins two different sites, found [{}]", f.field("sites"), joined(sites));
+  for (const auto& s : sites)
+    if (!contains(slice_sites, s))
+      fail("{}: site {} has no VM in this slice (sites: {})", f.field("sites"), s, joined(slice_sites));
+  SiteLink l;
+  l.a = sites[0], l.b = sites[1];
+  auto non_negative = [&](const char* key) {
+    const double v = f.number(key);
+    if (!(v >= 0)) fail("{}: {} must be zero or positive", f.field(key), v);
+    return v;
+  };
+  l.rtt_s = non_negative("rtt_ms") * 1e-3;
+  if (f.has("rtt_p90_ms")) {
+    l.rtt_p90_s = non_negative("rtt_p90_ms") * 1e-3;
+    if (l.rtt_p90_s < l.rtt_s)
+      fail("{}: the 90th percentile {} ms is below the median rtt_ms {} ms", f.field("rtt_p90_ms"),
+           l.rtt_p90_s * 1e3, l.rtt_s * 1e3);
+  }
+  if (f.has("bandwidth_gbit_s")) l.bandwidth = non_negative("bandwidth_gbit_s") * 1e9 / 8;
+  if (f.has("bandwidth_one_stream_gbit_s"))
+    l.bandwidth_one_stream = non_negative("bandwidth_one_stream_gbit_s") * 1e9 / 8;
+  l.streams = f.integer_or("streams", 0);
+  if (l.streams < 0) fail("{}: {} must be zero or positive", f.field("streams"), l.streams);
+  l.source = f.text("source");
+  if (l.source.empty()) fail("{}: must say who measured the link, when and how", f.field("source"));
+  return l;
 }
 
 std::string resolve_slice_path(const std::string& name_or_path) {
@@ -181,20 +224,25 @@ Slice load_slice(const std::string& name_or_path, const Catalog& catalog) {
   const std::string path = resolve_slice_path(name_or_path);
   const YAML::Node root = load_yaml_file(path, "slice");
   const YamlFields top(path, "", root);
-  top.allow_only({"name", "description", "assumptions", "communicator", "vms", "networks"});
+  top.allow_only({"name", "description", "assumptions", "catalog", "communicator", "vms", "networks", "links"});
   Slice s;
   s.path = path;
   s.catalog = &catalog;
+  if (top.has("catalog")) {
+    s.own_catalog = std::make_shared<const Catalog>(
+        extend_catalog(catalog, YamlFields(path, "catalog", top.mapping("catalog"))));
+    s.catalog = s.own_catalog.get();
+  }
   s.name = top.text_or("name", fs::path(path).stem().string());
   s.description = top.text_or("description", "");
   s.assumptions = top.text_list_or("assumptions");
-  s.communicator = read_communicator_choice(top, catalog);
+  s.communicator = read_communicator_choice(top, *s.catalog);
 
   if (!top.has("vms")) fail("{}: missing (expected a list of VMs)", top.field("vms"));
   const YAML::Node vms = top.sequence_or_empty("vms");
   if (vms.size() == 0) fail("{}: a slice needs at least one VM", top.field("vms"));
   for (std::size_t i = 0; i < vms.size(); ++i) {
-    Vm vm = read_vm(YamlFields(path, fmt::format("vms[{}]", i), vms[i]), catalog);
+    Vm vm = read_vm(YamlFields(path, fmt::format("vms[{}]", i), vms[i]), *s.catalog);
     for (const auto& other : s.vms)
       if (other.name == vm.name) fail("{}: vms[{}].name: duplicate VM name '{}'", path, i, vm.name);
     s.vms.push_back(vm);
@@ -202,10 +250,18 @@ Slice load_slice(const std::string& name_or_path, const Catalog& catalog) {
 
   const YAML::Node nets = top.sequence_or_empty("networks");
   for (std::size_t i = 0; i < nets.size(); ++i) {
-    Network n = read_network(YamlFields(path, fmt::format("networks[{}]", i), nets[i]), s.vms, catalog);
+    Network n = read_network(YamlFields(path, fmt::format("networks[{}]", i), nets[i]), s.vms, *s.catalog);
     for (const auto& other : s.networks)
       if (other.name == n.name) fail("{}: networks[{}].name: duplicate network name '{}'", path, i, n.name);
     s.networks.push_back(n);
+  }
+
+  const YAML::Node links = top.sequence_or_empty("links");
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    SiteLink l = read_link(YamlFields(path, fmt::format("links[{}]", i), links[i]), s.site_names());
+    if (s.link_between(l.a, l.b))
+      fail("{}: links[{}].sites: the pair {}-{} is listed twice", path, i, l.a, l.b);
+    s.links.push_back(l);
   }
 
   // Every two VMs must share a network, or no collective could span them.

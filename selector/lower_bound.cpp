@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <vector>
 
+#include "common/error.hpp"
 #include "sim/simulator.hpp"
 
 namespace fabtrain {
@@ -11,7 +13,11 @@ namespace fabtrain {
 // A lower bound of a schedule's step time, so that plans that cannot win are not simulated.
 // Per rank: its own compute, plus for each collective it blocks on the fewest latency terms its
 // algorithm can take (tree all-reduce 2 floor(log2 n), ring n - 1) over the group's fastest hop
-// (a collective cannot end before its data crossed them), plus the
+// (a collective cannot end before its data crossed them) and the time of the least volume one of
+// its flows carries (all-reduce: the buffer, as a tree edge does and a ring's 2(n-1)/n share
+// exceeds; the others: a ring's (n-1)/n) over the fastest route that leaves a VM, since a group
+// over several VMs has a flow that does (sim/group_collective.hpp's ring and tree shapes; with a
+// calibration's collective correction that term is left out), plus the
 // pipeline's fill and drain: a rank of stage k cannot start before the first microbatch's
 // forward has crossed the stages before it, and the step cannot end before the last
 // microbatch's gradient has crossed them back (each stage's fastest rank, each hop's latency).
@@ -26,16 +32,39 @@ double step_lower_bound(const Schedule& schedule, const Slice& slice, SlicePlatf
     return platform.route_latency(device_of(plan, rank_a), device_of(plan, rank_b));
   };
   // The fastest hop between any two members: a ring or a tree cannot take fewer latency terms.
+  // And the pairs (both directions) a flow of the call may use: those across VMs when the group
+  // spans several, else all.
   std::vector<double> hop_latency(schedule.groups.size(), 0);
+  std::vector<std::vector<std::pair<int, int>>> flow_pairs(schedule.groups.size());
   for (size_t g = 0; g < schedule.groups.size(); ++g) {
     const auto& members = schedule.groups[g];
     if (members.size() < 2 || members.size() > 64) continue;  // 0 stays a valid bound
     double fastest = 1e300;
+    bool spans_vms = false;
     for (size_t i = 0; i < members.size(); ++i)
-      for (size_t j = i + 1; j < members.size(); ++j)
+      for (size_t j = i + 1; j < members.size(); ++j) {
         fastest = std::min(fastest, latency(members[i], members[j]));
+        spans_vms = spans_vms || gpus[device_of(plan, members[i])].vm != gpus[device_of(plan, members[j])].vm;
+      }
     hop_latency[g] = fastest;
+    for (int a : members)
+      for (int b : members) {
+        const bool across = gpus[device_of(plan, a)].vm != gpus[device_of(plan, b)].vm;
+        if (a != b && (across || !spans_vms)) flow_pairs[g].emplace_back(device_of(plan, a), device_of(plan, b));
+      }
   }
+  std::map<std::pair<int, double>, double> transfer;  // (group, bytes) -> least flow time
+  auto least_transfer = [&](const Collective& c) {
+    if (cal.collectives.count(c.op)) return 0.0;
+    const int n = int(schedule.groups[c.group].size());
+    const double bytes = c.op == CollectiveOp::all_reduce ? c.bytes : c.bytes * (n - 1) / n;
+    const auto key = std::make_pair(c.group, bytes);
+    const auto it = transfer.find(key);
+    if (it != transfer.end()) return it->second;
+    double least = flow_pairs[c.group].empty() ? 0 : 1e300;
+    for (const auto& [a, b] : flow_pairs[c.group]) least = std::min(least, platform.transfer_seconds(a, b, bytes));
+    return transfer.emplace(key, least).first->second;
+  };
   const double inf = 1e300;
   std::vector<double> own(schedule.world, 0);
   std::vector<double> first_forward(plan.pp, inf), last_backward(plan.pp, inf), hop(plan.pp, inf);
@@ -53,7 +82,7 @@ double step_lower_bound(const Schedule& schedule, const Slice& slice, SlicePlatf
         const int n = int(schedule.groups[c->group].size());
         const double hops =
             c->op == CollectiveOp::all_reduce ? 2 * std::floor(std::log2(n)) : n - 1;
-        own[r] += hops * hop_latency[c->group];
+        own[r] += hops * hop_latency[c->group] + least_transfer(*c);
       }
       if (const auto* send = std::get_if<Send>(&ins); send && send->what == Tensor::activation)
         hop[stage] = std::min(hop[stage], latency(r, send->peer));
@@ -68,6 +97,92 @@ double step_lower_bound(const Schedule& schedule, const Slice& slice, SlicePlatf
     for (int s = 0; s < stage; ++s)
       fill_and_drain += first_forward[s] + last_backward[s] + 2 * hop[s];
     worst = std::max(worst, own[r] + fill_and_drain);
+  }
+  return worst;
+}
+
+PlanFloor::PlanFloor(const ModelSpec& model, const Slice& slice, SlicePlatform& platform, int seq,
+                     Precision precision, const Calibration* calibration)
+    : model_(model), slice_(slice), platform_(platform), seq_(seq) {
+  static const Calibration none;
+  const Calibration& cal = calibration ? *calibration : none;
+  framework_bytes_ = slice.catalog->compute.framework_memory_bytes;
+  for (const auto& g : slice.gpus()) {
+    double peak = 0;
+    try {
+      peak = peak_flops(*g.type, precision);
+    } catch (const Error&) {
+      // No peak in this precision: its plans fail to simulate, and say why there.
+    }
+    double efficiency = 0;
+    for (WorkKind kind : {WorkKind::forward, WorkKind::backward})
+      efficiency = std::max(efficiency,
+                            compute_parameters(slice.catalog->compute, cal, g.type->name, kind).matmul_efficiency);
+    rate_.push_back(peak * efficiency);
+    capacity_.push_back(g.type->memory_bytes);
+  }
+}
+
+const std::vector<PlanFloor::Stage>& PlanFloor::stages(const Candidate& c) const {
+  const Plan& plan = c.plan;
+  const int b = c.global_batch / plan.dp / plan.mb;
+  StageKey key{b, plan.tp, plan.pp, plan.dp, plan.zero, plan.recompute, plan.layers};
+  if (const auto it = stages_.find(key); it != stages_.end()) return it->second;
+  std::vector<Stage> out;
+  const auto ranges = stage_blocks(model_, plan);
+  for (int s = 0; s < int(ranges.size()); ++s) {
+    Stage st;
+    for (int i = ranges[s].begin; i < ranges[s].end; ++i) {
+      const Block block = block_at(model_, i);
+      st.forward += forward_cost(model_, block, b, seq_, plan.tp, plan.precision).flops;
+      st.backward += backward_cost(model_, block, b, seq_, plan.tp, plan.precision).flops;
+      if (plan.recompute && !replicated_over_tp(block))
+        st.backward += forward_cost(model_, block, b, seq_, plan.tp, plan.precision).flops;
+      st.activations += activation_bytes(model_, block, b, seq_, plan.tp, plan.precision, plan.recompute);
+    }
+    st.state = model_state_bytes(stage_parameters(model_, plan, s), plan.precision, plan.zero, plan.dp).total();
+    out.push_back(st);
+  }
+  return stages_.emplace(std::move(key), std::move(out)).first->second;
+}
+
+double PlanFloor::seconds_per_token(const Candidate& c) const {
+  const Plan& plan = c.plan;
+  const auto& st = stages(c);
+  const double inf = 1e300;
+  std::vector<double> first_forward(plan.pp, inf), last_backward(plan.pp, inf), hop(plan.pp, inf);
+  std::vector<std::vector<int>> devices(plan.pp);
+  for (int r = 0; r < plan.ranks(); ++r) {
+    const int stage = rank_coord(plan, r).pp, dev = device_of(plan, r);
+    if (!(rate_[dev] > 0)) return 0;
+    devices[stage].push_back(dev);
+    first_forward[stage] = std::min(first_forward[stage], st[stage].forward / rate_[dev]);
+    last_backward[stage] = std::min(last_backward[stage], st[stage].backward / rate_[dev]);
+  }
+  for (int s = 0; s + 1 < plan.pp; ++s)
+    for (int a : devices[s])
+      for (int b : devices[s + 1]) hop[s] = std::min(hop[s], platform_.route_latency(a, b));
+  double worst = 0, fill = 0;
+  for (int s = 0; s < plan.pp; ++s) {
+    double slowest = 0;
+    for (int dev : devices[s]) slowest = std::max(slowest, plan.mb * (st[s].forward + st[s].backward) / rate_[dev]);
+    worst = std::max(worst, slowest + fill);
+    fill += first_forward[s] + last_backward[s] + 2 * hop[s];
+  }
+  return worst / (double(c.global_batch) * seq_);
+}
+
+int PlanFloor::short_of_memory(const Candidate& c, double* bytes) const {
+  const auto& st = stages(c);
+  int worst = -1;
+  double worst_excess = 0;  // the rank with the least headroom, as estimate_memory() names it
+  for (int r = 0; r < c.plan.ranks(); ++r) {
+    const int stage = rank_coord(c.plan, r).pp, dev = device_of(c.plan, r);
+    const double need = st[stage].state + st[stage].activations + framework_bytes_;
+    if (need - capacity_[dev] > worst_excess) {
+      worst = r, worst_excess = need - capacity_[dev];
+      if (bytes) *bytes = need;
+    }
   }
   return worst;
 }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <queue>
+#include <set>
 #include <thread>
 
 #include "common/error.hpp"
@@ -43,18 +45,60 @@ SearchResult evaluate(const ModelSpec& model, const Slice& slice,
                       const std::vector<Candidate>& candidates, const SearchOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   const int seq = options.space.seq > 0 ? options.space.seq : model.n_ctx;
+  const int n = int(candidates.size());
   SearchResult out;
-  out.enumerated = int(candidates.size());
+  out.enumerated = n;
+  SlicePlatform& platform = SlicePlatform::of(slice);
+  platform.configure(slice, options.calibration ? *options.calibration : Calibration{});
 
-  std::vector<Schedule> schedules(candidates.size());
-  std::vector<Evaluated> evaluated(candidates.size());
-  std::vector<char> fits(candidates.size(), 0);
-  for (size_t i = 0; i < candidates.size(); ++i) {
+  // Seconds per token each candidate cannot beat, without compiling it (PlanFloor):
+  // best first in this order, a candidate is compiled only when it might still win.
+  const PlanFloor floor(model, slice, platform, seq, options.space.precision, options.calibration);
+  std::vector<double> floor_per_token(n);
+  for (int i = 0; i < n; ++i) floor_per_token[i] = floor.seconds_per_token(candidates[i]);
+  std::vector<int> order(n);
+  for (int i = 0; i < n; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return floor_per_token[a] < floor_per_token[b]; });
+
+  // What must stay exact: the best plan of every GPU set (keep_top = 0, for recommend), or the
+  // keep_top fastest plans overall. A plan whose bound reaches the threshold cannot be either.
+  std::map<std::vector<int>, double> best_per_set;  // seconds per token
+  std::multiset<double> fastest;                    // the keep_top best seconds per token so far
+  const bool global = options.keep_top > 0;
+  auto threshold = [&](int i) {
+    if (options.exhaustive) return 1e300;
+    if (global) return int(fastest.size()) < options.keep_top ? 1e300 : *fastest.rbegin();
+    const auto it = best_per_set.find(candidates[i].subset.gpus);
+    return it == best_per_set.end() ? 1e300 : it->second;
+  };
+
+  // Memory, from the compiled schedule; cached, since a recompute=on candidate asks about its twin.
+  std::map<int, Evaluated> checked;
+  std::map<std::string, int> index_of;  // plan text + batch -> candidate index
+  for (int i = 0; i < n; ++i)
+    index_of.emplace(to_string(candidates[i].plan) + "/" + std::to_string(candidates[i].global_batch), i);
+  std::vector<double> bound(n, 0);
+  auto check_memory = [&](int i, Schedule* keep) -> const Evaluated& {
+    auto it = checked.find(i);
+    if (it != checked.end() && !keep) return it->second;
     const Candidate& c = candidates[i];
-    Evaluated& e = evaluated[i];
+    Evaluated e;
     e.candidate = c;
-    schedules[i] = compile(model, c.plan, c.global_batch, seq);
-    const MemoryEstimate mem = estimate_memory(schedules[i], slice);
+    double floor_bytes = 0;
+    if (const int r = floor.short_of_memory(c, &floor_bytes); r >= 0) {  // no need to compile
+      const SliceGpu gpu = slice.gpus()[device_of(c.plan, r)];
+      e.oom = true;
+      e.peak_memory_bytes = floor_bytes;
+      e.memory_capacity_bytes = gpu.type->memory_bytes;
+      e.memory_rank = fmt::format("rank {} ({} at {})", r, gpu.type->name, slice.vms[gpu.vm].site);
+      e.reason = fmt::format("{} needs at least {:.1f} GiB of {:.1f} GiB", e.memory_rank,
+                             floor_bytes / GiB, e.memory_capacity_bytes / GiB);
+      return checked.insert_or_assign(i, e).first->second;
+    }
+    Schedule schedule = compile(model, c.plan, c.global_batch, seq);
+    ++out.compiled;
+    const MemoryEstimate mem = estimate_memory(schedule, slice);
     const RankMemory& worst = mem.ranks[mem.worst_rank];
     e.peak_memory_bytes = worst.peak_bytes();
     e.memory_capacity_bytes = worst.capacity_bytes;
@@ -63,47 +107,41 @@ SearchResult evaluate(const ModelSpec& model, const Slice& slice,
     if (mem.oom)
       e.reason = fmt::format("{} needs {:.1f} GiB of {:.1f} GiB", e.memory_rank,
                              worst.peak_bytes() / GiB, worst.capacity_bytes / GiB);
-    fits[i] = !mem.oom;
-  }
-
-  // Recomputation only costs time; keep recompute=on only where its twin does not fit.
-  std::map<std::string, bool> fits_without_recompute;
-  for (size_t i = 0; i < candidates.size(); ++i)
-    if (!candidates[i].plan.recompute)
-      fits_without_recompute[to_string(candidates[i].plan) +
-                             std::to_string(candidates[i].global_batch)] = fits[i];
-  std::vector<int> todo;
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    if (!fits[i]) {
-      out.out_of_memory.push_back(evaluated[i]);
-      continue;
+    if (keep) *keep = std::move(schedule);
+    return checked.insert_or_assign(i, e).first->second;
+  };
+  // Compiles a candidate and decides: out of memory, a needless recompute twin, bounded, or to
+  // be simulated (pushed on the queue by its full bound).
+  using Entry = std::pair<double, int>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
+  auto expand = [&](int i) {
+    Schedule schedule;
+    const Evaluated& e = check_memory(i, &schedule);
+    if (e.oom) {
+      out.out_of_memory.push_back(e);
+      return;
     }
-    if (candidates[i].plan.recompute && options.space.recompute_only_if_needed) {
-      Plan twin = candidates[i].plan;
+    const Candidate& c = candidates[i];
+    if (c.plan.recompute && options.space.recompute_only_if_needed) {
+      Plan twin = c.plan;
       twin.recompute = false;
-      auto it =
-          fits_without_recompute.find(to_string(twin) + std::to_string(candidates[i].global_batch));
-      if (it != fits_without_recompute.end() && it->second) {
+      const auto it = index_of.find(to_string(twin) + "/" + std::to_string(c.global_batch));
+      if (it != index_of.end() && !check_memory(it->second, nullptr).oom) {
         ++out.skipped_recompute;
-        continue;
+        return;
       }
     }
-    todo.push_back(int(i));
-  }
+    bound[i] = step_lower_bound(schedule, slice, platform, options.calibration) /
+               (double(c.global_batch) * seq);
+    if (bound[i] >= threshold(i)) {
+      ++out.bounded;
+      return;
+    }
+    queue.push({bound[i], i});
+  };
 
-  // Branch and bound: simulate in order of the compute lower bound per token, and skip a plan
-  // whose bound cannot beat the best throughput already found on the same GPUs (so the best
-  // plan of every GPU set, which `recommend` needs, is never skipped).
-  std::vector<double> bound(candidates.size(), 0);
-  SlicePlatform& platform = SlicePlatform::of(slice);
-  platform.configure(slice, options.calibration ? *options.calibration : Calibration{});
-  for (int i : todo)
-    bound[i] = step_lower_bound(schedules[i], slice, platform, options.calibration) /
-               (double(candidates[i].global_batch) * seq);
-  std::stable_sort(todo.begin(), todo.end(), [&](int a, int b) { return bound[a] < bound[b]; });
-  std::map<std::vector<int>, double> best_per_token;  // by GPU set: seconds per token
   auto settle = [&](const WireResult& r) {
-    Evaluated& e = evaluated[r.index];
+    Evaluated e = checked.at(r.index);
     if (!r.ok) {
       e.reason = r.error;
       out.failed.push_back(e);
@@ -113,28 +151,56 @@ SearchResult evaluate(const ModelSpec& model, const Slice& slice,
     e.tflops_per_gpu = r.tflops_per_gpu, e.mfu = r.mfu;
     if (options.train_tokens) e.time_to_train_s = *options.train_tokens / r.tokens_per_s;
     out.ranked.push_back(e);
-    double& best = best_per_token.try_emplace(e.candidate.subset.gpus, 1e300).first->second;
+    double& best = best_per_set.try_emplace(e.candidate.subset.gpus, 1e300).first->second;
     best = std::min(best, 1 / r.tokens_per_s);
+    fastest.insert(1 / r.tokens_per_s);
+    if (global && int(fastest.size()) > options.keep_top) fastest.erase(std::prev(fastest.end()));
   };
-  int workers = options.workers > 0 ? options.workers : int(std::thread::hardware_concurrency());
-  workers = std::max(1, std::min<int>(workers, int(todo.size())));
-  if (!todo.empty()) {
-    WorkerPool pool(workers, model, slice, schedules, options.calibration);
-    std::vector<int> busy(pool.size(), 0);
-    size_t next = 0;
-    int running = 0;
-    auto dispatch = [&](int w) {
-      while (next < todo.size()) {
-        const int i = todo[next++];
-        auto it = best_per_token.find(candidates[i].subset.gpus);
-        if (!options.exhaustive && it != best_per_token.end() && bound[i] >= it->second) {
-          ++out.bounded;
+
+  // The next candidate to simulate: the least full bound of all, so expand every candidate whose
+  // floor (never above its full bound) is below the queue's least; -1 when nothing can win.
+  size_t next = 0;
+  auto next_to_simulate = [&]() -> int {
+    for (;;) {
+      while (next < order.size() && (queue.empty() || floor_per_token[order[next]] < queue.top().first)) {
+        const int i = order[next];
+        if (floor_per_token[i] >= threshold(i)) {
+          if (global) {  // sorted by floor: no later candidate can win either
+            out.bounded += int(order.size() - next);
+            next = order.size();
+            break;
+          }
+          ++out.bounded, ++next;
           continue;
         }
-        pool.send(w, i);
-        busy[w] = 1, ++running;
-        return;
+        ++next;
+        expand(i);
       }
+      if (queue.empty()) return -1;
+      const auto [b, i] = queue.top();
+      queue.pop();
+      if (b < threshold(i)) return i;
+      ++out.bounded;
+      if (global) {  // the least bound left cannot win: neither can the rest
+        out.bounded += int(queue.size() + order.size() - next);
+        while (!queue.empty()) queue.pop();
+        next = order.size();
+        return -1;
+      }
+    }
+  };
+
+  int workers = options.workers > 0 ? options.workers : int(std::thread::hardware_concurrency());
+  workers = std::max(1, std::min<int>(workers, n));
+  if (n > 0) {
+    WorkerPool pool(workers, model, slice, candidates, seq, options.calibration);
+    std::vector<int> busy(pool.size(), 0);
+    int running = 0;
+    auto dispatch = [&](int w) {
+      const int i = next_to_simulate();
+      if (i < 0) return;
+      pool.send(w, i);
+      busy[w] = 1, ++running;
     };
     for (int w = 0; w < pool.size(); ++w) dispatch(w);
     while (running > 0) {

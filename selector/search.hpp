@@ -1,7 +1,10 @@
-// The search: enumerate every plan of the space, prune those that cannot fit in memory (from the
-// schedule alone, no simulation), simulate the rest on worker processes (one per core, each with
-// its own long-lived SimGrid Engine), best first by a compute lower bound, skipping plans whose
-// bound cannot beat the best found on the same GPUs, and rank them by throughput.
+// The search: enumerate every plan of the space; visit them best first by a compute floor that
+// needs no schedule (ComputeFloor); compile a visited plan to check its memory and take its full
+// lower bound (step_lower_bound); simulate, on worker processes (one per core, each with its own
+// long-lived SimGrid Engine), always the plan of least bound; skip every plan whose bound cannot
+// beat what must stay exact (the best plan of each GPU set, or the top k overall); rank by
+// throughput. Since no bound exceeds the simulated step, the kept plans are exactly the
+// exhaustive search's.
 #pragma once
 #include <optional>
 #include <string>
@@ -18,6 +21,9 @@ struct SearchOptions {
   int workers = 0;                      // 0 = one per core
   std::optional<double> train_tokens;   // for time to train
   bool exhaustive = false;              // simulate every plan that fits (no bound pruning)
+  // What the bound must keep exact: 0 = the best plan of every GPU set (recommend needs them);
+  // k > 0 = the k fastest plans overall (plan's table), which prunes far more on many sites.
+  int keep_top = 0;
 };
 
 struct Evaluated {
@@ -40,7 +46,8 @@ struct SearchResult {
   std::vector<Evaluated> failed;         // did not simulate (should stay empty)
   int enumerated = 0;
   int skipped_recompute = 0;  // recompute=on twins of plans that fit without it
-  int bounded = 0;            // skipped: their compute alone is slower than their GPUs' best
+  int bounded = 0;            // skipped: their bound cannot beat what must stay exact
+  int compiled = 0;           // schedules compiled for memory and bounds (the rest never were)
   double seconds = 0;
 };
 

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "common/error.hpp"
+#include "selector/enumerate.hpp"
 #include "sim/simulator.hpp"
 
 namespace fabtrain {
@@ -23,14 +24,14 @@ void write_all(int fd, const void* data, size_t size) {
   }
 }
 
-WireResult simulate_one(Simulator& sim, const ModelSpec& model, const Schedule& schedule,
+WireResult simulate_one(Simulator& sim, const ModelSpec& model, const Candidate& c, int seq,
                         const Calibration* calibration, int index) {
   WireResult w;
   w.index = index;
   try {
     SimOptions so;
     so.calibration = calibration;
-    const SimResult r = sim.run(model, schedule, so);
+    const SimResult r = sim.run(model, compile(model, c.plan, c.global_batch, seq), so);
     w.ok = 1;
     w.step_time_s = r.step_time_s, w.tokens_per_s = r.tokens_per_s;
     w.tflops_per_gpu = r.tflops_per_gpu, w.mfu = r.mfu;
@@ -43,7 +44,7 @@ WireResult simulate_one(Simulator& sim, const ModelSpec& model, const Schedule& 
 }  // namespace
 
 WorkerPool::WorkerPool(int count, const ModelSpec& model, const Slice& slice,
-                       const std::vector<Schedule>& schedules, const Calibration* calibration) {
+                       const std::vector<Candidate>& candidates, int seq, const Calibration* calibration) {
   std::fflush(stdout);  // else each child would print the parent's buffered output again
   std::fflush(stderr);
   for (int w = 0; w < count; ++w) {
@@ -59,7 +60,7 @@ WorkerPool::WorkerPool(int count, const ModelSpec& model, const Slice& slice,
       Simulator sim(slice);
       int index;
       while (::read(to_child[0], &index, sizeof index) == sizeof index) {
-        const WireResult r = simulate_one(sim, model, schedules[index], calibration, index);
+        const WireResult r = simulate_one(sim, model, candidates[index], seq, calibration, index);
         write_all(from_child[1], &r, sizeof r);
       }
       _exit(0);

@@ -20,17 +20,19 @@ struct WireResult {
   char error[200] = {};
 };
 
-// Forked after the schedules are compiled, so the workers share them copy-on-write; the parent
-// sends indices over a pipe and reads WireResults back. Forked even for one worker: SimGrid locks
-// its platform at a process's first run, so a parent that never simulates can go on searching
-// other slices.
+// Forked once the candidates are enumerated, so the workers share them copy-on-write; the parent
+// sends indices over a pipe, a worker compiles that candidate's schedule and simulates it, and the
+// parent reads WireResults back (the parent compiles only what it needs for memory and bounds).
+// Forked even for one worker: SimGrid locks its platform at a process's first run, so a parent
+// that never simulates can go on searching other slices.
+struct Candidate;
 class WorkerPool {
  public:
   WorkerPool(int count, const ModelSpec& model, const Slice& slice,
-             const std::vector<Schedule>& schedules, const Calibration* calibration);
+             const std::vector<Candidate>& candidates, int seq, const Calibration* calibration);
   ~WorkerPool();
   int size() const { return int(workers_.size()); }
-  void send(int worker, int index);              // simulate schedules[index]
+  void send(int worker, int index);              // simulate candidates[index]
   int wait_any(const std::vector<int>& busy);    // a busy worker whose result is ready
   WireResult receive(int worker);
 

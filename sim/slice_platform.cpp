@@ -44,7 +44,7 @@ std::string SlicePlatform::shape_key(const Slice& slice) {
   std::string key = slice.name + "|";
   for (const auto& vm : slice.vms)
     key += vm.name + "@" + vm.site + ":" + vm.gpu + "x" + std::to_string(vm.gpus) + ":" + vm.nic +
-           ":" + vm.interconnect + ";";
+           ":" + vm.interconnect + ":" + vm.host + ";";
   key += "|";
   for (const auto& n : slice.networks) {
     key += n.name + "=" + n.kind + "(";
@@ -97,6 +97,7 @@ SlicePlatform::SlicePlatform(const Slice& slice, int id) : key_(shape_key(slice)
       sg4::SplitDuplexLink* nic;
     };
     std::vector<Member> members;
+    std::map<std::string, sg4::SplitDuplexLink*> host_ports;  // host|nic -> its shared port
     for (int v = 0; v < int(slice.vms.size()); ++v) {
       const Vm& vm = slice.vms[v];
       if (vm.site != site) continue;
@@ -106,10 +107,20 @@ SlicePlatform::SlicePlatform(const Slice& slice, int id) : key_(shape_key(slice)
       auto* vm_zone = sg4::create_full_zone(prefix + "/" + vm.name);
       vm_zone->set_parent(site_zone);
       auto* vm_gw = vm_zone->create_router(prefix + "/" + vm.name + "/gw");
-      auto* nic = site_zone->create_split_duplex_link(prefix + "/" + vm.name + "/nic", nic_type.bandwidth);
-      nic->seal();
-      links_.push_back({nic->get_link_up(), "l2bridge", nic_type.bandwidth, false, site, site, -1});
-      links_.push_back({nic->get_link_down(), "l2bridge", nic_type.bandwidth, false, site, site, -1});
+      // VMs on one physical host (fablib's instance_parent) with a shared NIC (NIC_Basic: SR-IOV
+      // functions of one ConnectX-6 port) share that port: one NIC link for all of them.
+      sg4::SplitDuplexLink* nic = nullptr;
+      const std::string port_key = vm.host + "|" + vm.nic;
+      const bool shared_port = !vm.host.empty() && vm.nic == "NIC_Basic";
+      if (shared_port && host_ports.count(port_key)) {
+        nic = host_ports[port_key];
+      } else {
+        nic = site_zone->create_split_duplex_link(prefix + "/" + vm.name + "/nic", nic_type.bandwidth);
+        nic->seal();
+        links_.push_back({nic->get_link_up(), "l2bridge", nic_type.bandwidth, false, site, site, -1});
+        links_.push_back({nic->get_link_down(), "l2bridge", nic_type.bandwidth, false, site, site, -1});
+        if (shared_port) host_ports[port_key] = nic;
+      }
       std::vector<std::pair<sg4::Host*, sg4::SplitDuplexLink*>> vm_hosts;
       const bool nvlink = vm.interconnect == "nvlink";
       if (!nvlink && vm.interconnect != "pcie")
@@ -189,14 +200,14 @@ void SlicePlatform::configure(const Slice& slice, const Calibration& calibration
     double latency = cls ? cls->latency_s : 0;
     if (cal && cal->latency_s) latency = *cal->latency_s;
     if (l.wide_area) {
-      const Network& network = slice.networks[l.network];
-      const double rtt = network.rtt_s >= 0 ? network.rtt_s : catalog.latency(l.site_a, l.site_b).rtt_s;
-      latency += rtt / 2;
+      latency += slice.site_rtt(slice.networks[l.network], l.site_a, l.site_b).value / 2;
     } else if (l.link_class == "l2bridge") {
       latency /= 2;  // NICs: half the switch hop on egress, half on ingress
     }
-    // Wide-area links take the network's bandwidth as the slice states it now (what-ifs).
-    const double rate = l.wide_area ? slice.networks[l.network].bandwidth : l.line_rate;
+    // Wide-area links take the network's or the measured link's bandwidth as the slice states it
+    // now (what-ifs).
+    const double rate =
+        l.wide_area ? slice.site_bandwidth(slice.networks[l.network], l.site_a, l.site_b).value : l.line_rate;
     double bandwidth = rate > 0 ? rate * (cls ? cls->efficiency : 1.0) : unlimited_bandwidth;
     if (cal && cal->bandwidth && (l.line_rate > 0 || l.wide_area)) bandwidth = *cal->bandwidth;
     l.link->set_latency(latency);
@@ -251,5 +262,9 @@ double SlicePlatform::rate_cap(int a, int b, double bytes) {
   return window_rate_cap(bytes, p.window, 2 * p.latency, p.line_rate);
 }
 double SlicePlatform::route_bandwidth(int a, int b) { return pair(a, b).bandwidth; }
+double SlicePlatform::transfer_seconds(int a, int b, double bytes) {
+  const PairInfo& p = pair(a, b);
+  return window_limited_seconds(bytes, p.window, 2 * p.latency, p.line_rate);
+}
 
 }  // namespace fabtrain

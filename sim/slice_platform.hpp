@@ -52,6 +52,9 @@ class SlicePlatform {
   double rate_cap(int gpu_a, int gpu_b, double bytes);
   // Rate of one flow alone on the route: its slowest link, or the window cap when lower.
   double route_bandwidth(int gpu_a, int gpu_b);
+  // Seconds one flow of `bytes` alone on the route takes once its first byte leaves: at line
+  // rate, each window beyond the first waiting a round trip (sim/tcp_window.hpp).
+  double transfer_seconds(int gpu_a, int gpu_b, double bytes);
 
   static std::string shape_key(const Slice& slice);
 

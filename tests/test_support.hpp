@@ -1,10 +1,13 @@
-// Small helpers every room's tests share: the message of the fabtrain::Error a call throws, and a
-// temporary folder that is removed when the test binary is done with it.
+// Small helpers every room's tests share: the message of the fabtrain::Error a call throws, a
+// temporary folder that is removed when the test binary is done with it, and text edits of
+// fixture files (to break one thing at a time).
 #pragma once
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 
 #include "common/error.hpp"
@@ -20,6 +23,29 @@ std::string error_of(F&& f) {
     return e.what();
   }
   return "";
+}
+
+// The whole text of a file ("" when it cannot be read).
+inline std::string text_of(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// `text` with its first `from` replaced by `to`; throws when `from` is not there, so a fixture
+// that changed cannot make a rejection test pass for the wrong reason.
+inline std::string replaced_first(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  if (at == std::string::npos) throw std::runtime_error("test fixture lacks: " + from);
+  return text.replace(at, from.size(), to);
+}
+
+// `text` with every `from` replaced by `to`.
+inline std::string replaced_all(std::string text, const std::string& from, const std::string& to) {
+  for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
 }
 
 // A fresh folder under the system's temporary directory, removed with everything in it.

@@ -51,6 +51,10 @@ Registration reg(20, [](CLI::App& app) {
       ->delimiter(',');
   cmd->add_option("--p2p-mib", c->p2p_mib, "Message size of the bandwidth stream, MiB")->capture_default_str();
   cmd->add_option("--p2p-messages", c->p2p_messages, "Messages per bandwidth stream")->capture_default_str();
+  cmd->add_option("--tcp-streams", c->tcp_streams,
+                  "Also TCP bandwidth per pair over plain sockets, with 1 and this many streams (as the probe)")
+      ->capture_default_str();
+  cmd->add_option("--tcp-mib", c->tcp_mib, "MiB per TCP bandwidth measurement")->capture_default_str();
   cmd->add_option("--collective-mib", c->collective_mib, "Collective buffer sizes, MiB")
       ->delimiter(',')
       ->capture_default_str();

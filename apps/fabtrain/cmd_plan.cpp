@@ -79,13 +79,15 @@ void run(Options& o) {
   if (o.rule != "search") fail("--rule={} is not known (search or study)", o.rule);
   auto [model, slice, options] = o.search.resolve();
   fmt::print("fabtrain plan: {}\n", o.search.describe());
+  if (o.top < 1) fail("--top={} must be at least 1", o.top);
+  options.keep_top = o.top;  // the table's rows stay exact; the rest may be pruned
   const SearchResult r = search(model, slice, options);
   const bool quiet = o.json == "-";
   if (!quiet) {
-    fmt::print("{} plans in {:.2f} s ({:.0f} plans/s): {} out of memory, {} recompute twins and {} "
-               "bounded plans skipped, {} simulated\n\n",
-               r.enumerated, r.seconds, r.enumerated / std::max(r.seconds, 1e-9),
-               r.out_of_memory.size(), r.skipped_recompute, r.bounded, r.ranked.size());
+    fmt::print("{} plans in {:.2f} s ({:.0f} plans/s): {} compiled, {} out of memory, {} recompute "
+               "twins and {} bounded plans skipped, {} simulated (the top {} are exact)\n\n",
+               r.enumerated, r.seconds, r.enumerated / std::max(r.seconds, 1e-9), r.compiled,
+               r.out_of_memory.size(), r.skipped_recompute, r.bounded, r.ranked.size(), o.top);
     fmt::print("{:>3}  {:<44} {:<14} {:<42} {:>8} {:>7} {:>9} {:>11}\n", "#", "plan", "technique",
                "GPUs", "step s", "TFLOP/s", "to train", "mem GiB");
     for (int i = 0; i < std::min<int>(o.top, int(r.ranked.size())); ++i)

@@ -19,7 +19,7 @@ namespace fabtrain {
 namespace {
 
 struct SimulateOptions {
-  std::string model, slice, plan, calibration, json, trace, communicator;
+  std::string model, slice, plan, calibration, catalog, json, trace, communicator;
   int batch = 0, seq = 0;
   double wan_latency_ms = -1;
   double tokens = 0, epochs = 0, dataset_tokens = 0;
@@ -37,7 +37,7 @@ void write_text(const std::string& path, const std::string& text) {
 
 void run(const SimulateOptions& o) {
   const ModelSpec model = load_model(o.model);
-  Slice slice = load_slice(o.slice);
+  Slice slice = load_slice(o.slice, catalog_with(o.catalog));
   if (o.wan_latency_ms >= 0) override_wan_latency(slice, o.wan_latency_ms / 1000);
   if (!o.communicator.empty()) use_communicator(slice, o.communicator);
   const Plan plan = parse_plan(o.plan);
@@ -104,6 +104,7 @@ Registration reg(40, [](CLI::App& app) {
   cmd->add_option("--calibration", o->calibration, "Calibration YAML file");
   cmd->add_option("--communicator", o->communicator,
                   "Communicator profile (catalog communicators: nccl-socket, openmpi-tcp; default: the slice's)");
+  cmd->add_option("--catalog", o->catalog, "Catalog YAML adding or replacing GPU types, NICs and sites");
   cmd->add_option("--json", o->json, "Write the result as JSON to FILE, or - for stdout");
   cmd->add_option("--trace", o->trace, "Write a Chrome trace (Perfetto) to FILE");
   cmd->add_option("--tokens", o->tokens, "Tokens to train, for the time to train");

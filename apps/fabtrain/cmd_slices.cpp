@@ -1,14 +1,22 @@
 // fabtrain slices [--json]: the built-in slices (sites, GPU count and types).
-// fabtrain slice show NAME|PATH [--json]: one slice in full: VMs, sites, GPUs, NICs, networks
-// with their round trip and whether it was measured or estimated, and the stated assumptions.
+// fabtrain slice show NAME|PATH [--json]: one slice in full: VMs, sites, GPUs, NICs, networks,
+// every site pair's round trip and bandwidth and whether each was measured, estimated or given,
+// and the stated assumptions.
+// fabtrain slice import SAVED [-o slice.yaml]: a slice saved by fablib as a slice file.
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "common/error.hpp"
+#include "platforms/fablib_import.hpp"
 #include "platforms/slice.hpp"
 
 namespace fabtrain {
@@ -37,21 +45,26 @@ std::string gpu_mix_text(const Slice& s) {
   return joined(parts, " + ");
 }
 
-// The round trip a network's inter-site traffic sees, and where it comes from.
-struct NetworkRtt {
-  double rtt_s = 0;
-  std::string origin;  // "measured", "estimated", "slice file / override", "intra-site"
-  std::string source;
+// Every pair of sites a network joins (one row for a network inside one site), with its round
+// trip and bandwidth and whether each was measured, estimated or given.
+struct PairRow {
+  const Network* network;
+  std::string a, b;
+  PairValue rtt, bandwidth;
 };
 
-NetworkRtt network_rtt(const Slice& s, const Network& n) {
-  if (n.rtt_s >= 0) return {n.rtt_s, "given", "set in the slice file or overridden"};
-  if (n.sites.size() < 2) {
-    const auto& cls = s.catalog->link_class(n.kind);
-    return {2 * cls.latency_s, "intra-site", cls.source};
+std::vector<PairRow> pair_rows(const Slice& s) {
+  std::vector<PairRow> rows;
+  for (const auto& n : s.networks) {
+    if (n.sites.size() == 1)
+      rows.push_back({&n, n.sites[0], n.sites[0], s.site_rtt(n, n.sites[0], n.sites[0]),
+                      s.site_bandwidth(n, n.sites[0], n.sites[0])});
+    for (size_t i = 0; i < n.sites.size(); ++i)
+      for (size_t j = i + 1; j < n.sites.size(); ++j)
+        rows.push_back({&n, n.sites[i], n.sites[j], s.site_rtt(n, n.sites[i], n.sites[j]),
+                        s.site_bandwidth(n, n.sites[i], n.sites[j])});
   }
-  const SiteLatency l = s.catalog->latency(n.sites[0], n.sites[1]);
-  return {l.rtt_s, l.measured ? "measured" : "estimated", l.source};
+  return rows;
 }
 
 nlohmann::json slice_summary_json(const Slice& s) {
@@ -75,8 +88,8 @@ void list_slices(bool json) {
                gpu_mix_text(s));
 }
 
-void show_slice(const std::string& name_or_path, bool json) {
-  const Slice s = load_slice(name_or_path);
+void show_slice(const std::string& name_or_path, bool json, const std::string& extra_catalog) {
+  const Slice s = load_slice(name_or_path, catalog_with(extra_catalog));
   const Catalog& cat = *s.catalog;
   if (json) {
     nlohmann::json out = slice_summary_json(s);
@@ -90,36 +103,46 @@ void show_slice(const std::string& name_or_path, bool json) {
                             {"gpu_description", g.description}, {"gpus", vm.gpus},
                             {"gpu_memory_bytes", g.memory_bytes}, {"nic", vm.nic},
                             {"nic_bandwidth_bytes_per_s", cat.nic(vm.nic).bandwidth},
-                            {"interconnect", vm.interconnect}});
+                            {"interconnect", vm.interconnect}, {"host", vm.host}});
     }
     out["networks"] = nlohmann::json::array();
-    for (const auto& n : s.networks) {
-      const NetworkRtt rtt = network_rtt(s, n);
-      out["networks"].push_back({{"name", n.name}, {"kind", n.kind}, {"vms", n.vms},
-                                 {"sites", n.sites}, {"rtt_s", rtt.rtt_s},
-                                 {"rtt_origin", rtt.origin}, {"measured", rtt.origin == "measured"},
-                                 {"rtt_source", rtt.source}, {"bandwidth_bytes_per_s", n.bandwidth}});
-    }
+    for (const auto& n : s.networks)
+      out["networks"].push_back({{"name", n.name}, {"kind", n.kind}, {"vms", n.vms}, {"sites", n.sites}});
+    out["site_pairs"] = nlohmann::json::array();
+    for (const auto& r : pair_rows(s))
+      out["site_pairs"].push_back({{"network", r.network->name}, {"sites", {r.a, r.b}},
+                                   {"rtt_s", r.rtt.value}, {"rtt_origin", r.rtt.origin},
+                                   {"rtt_measured", r.rtt.origin == "measured"},
+                                   {"rtt_source", r.rtt.source},
+                                   {"bandwidth_bytes_per_s", r.bandwidth.value},
+                                   {"bandwidth_origin", r.bandwidth.origin},
+                                   {"bandwidth_measured", r.bandwidth.origin == "measured"},
+                                   {"bandwidth_source", r.bandwidth.source}});
     fmt::print("{}\n", out.dump(2));
     return;
   }
   fmt::print("slice {} ({})\n", s.name, s.path);
   if (!s.description.empty()) fmt::print("  {}\n", s.description);
   fmt::print("sites: {}   GPUs: {} ({})\n\n", joined(s.site_names()), s.gpu_count(), gpu_mix_text(s));
-  fmt::print("{:<12} {:<8} {:<16} {:>4} {:>8} {:<16} {:>9} {}\n", "vm", "site", "gpu", "n",
-             "mem GiB", "nic", "nic Gb/s", "interconnect");
+  fmt::print("{:<12} {:<8} {:<16} {:>4} {:>8} {:<26} {:>9} {:<12} {}\n", "vm", "site", "gpu", "n",
+             "mem GiB", "nic", "nic Gb/s", "interconnect", "host");
   for (const auto& vm : s.vms)
-    fmt::print("{:<12} {:<8} {:<16} {:>4} {:>8.0f} {:<16} {:>9.0f} {}\n", vm.name, vm.site, vm.gpu,
+    fmt::print("{:<12} {:<8} {:<16} {:>4} {:>8.0f} {:<26} {:>9.0f} {:<12} {}\n", vm.name, vm.site, vm.gpu,
                vm.gpus, cat.gpu(vm.gpu).memory_bytes / (1024.0 * 1024 * 1024), vm.nic,
-               cat.nic(vm.nic).bandwidth * 8 / 1e9, vm.interconnect);
+               cat.nic(vm.nic).bandwidth * 8 / 1e9, vm.interconnect, vm.host.empty() ? "-" : vm.host);
   if (!s.networks.empty()) {
-    fmt::print("\n{:<18} {:<9} {:<12} {:>9}  {:<11} {}\n", "network", "kind", "sites", "rtt ms",
-               "latency", "vms");
-    for (const auto& n : s.networks) {
-      const NetworkRtt rtt = network_rtt(s, n);
-      fmt::print("{:<18} {:<9} {:<12} {:>9.3f}  {:<11} {}\n", n.name, n.kind, joined(n.sites, "-"),
-                 rtt.rtt_s * 1e3, rtt.origin, joined(n.vms));
-      fmt::print("{:<18} source: {}\n", "", rtt.source);
+    fmt::print("\n{:<18} {:<9} {:<24} {}\n", "network", "kind", "sites", "vms");
+    for (const auto& n : s.networks)
+      fmt::print("{:<18} {:<9} {:<24} {}\n", n.name, n.kind, joined(n.sites, "+"), joined(n.vms));
+    fmt::print("\n{:<18} {:<12} {:>9} {:<11} {:>8} {:<9}\n", "network", "site pair", "rtt ms",
+               "rtt is", "Gbit/s", "bw is");
+    for (const auto& r : pair_rows(s)) {
+      fmt::print("{:<18} {:<12} {:>9.3f} {:<11} {:>8} {:<9}\n", r.network->name,
+                 r.a == r.b ? r.a : r.a + "-" + r.b, r.rtt.value * 1e3, r.rtt.origin,
+                 r.bandwidth.value > 0 ? fmt::format("{:.2f}", r.bandwidth.value * 8 / 1e9) : "-",
+                 r.bandwidth.origin == "nic" ? "nic-bound" : r.bandwidth.origin);
+      fmt::print("{:<18} rtt source: {}\n", "", r.rtt.source);
+      if (r.bandwidth.origin != "nic") fmt::print("{:<18} bandwidth source: {}\n", "", r.bandwidth.source);
     }
   }
   if (!s.assumptions.empty()) {
@@ -135,19 +158,64 @@ Registration list_reg(20, [](CLI::App& app) {
   cmd->callback([json] { list_slices(*json); });
 });
 
+// Writes the imported slice, then loads it back as any slice file is loaded, so that what was
+// written is known to be a valid slice (on stdout: checked through a temporary file).
+void import_slice(const std::string& saved, const std::string& output, const std::string& extra_catalog) {
+  const Catalog& catalog = catalog_with(extra_catalog);
+  const ImportedSlice imported = import_fablib_slice(saved, catalog);
+  const std::string yaml = to_slice_yaml(imported);
+  const bool to_stdout = output.empty() || output == "-";
+  const std::string check = to_stdout ? (std::filesystem::temp_directory_path() /
+                                         fmt::format("fabtrain-import-{}.yaml", ::getpid())).string()
+                                      : output + ".tmp";
+  {
+    std::ofstream out(check);
+    if (!(out << yaml)) fail("cannot write '{}'", check);
+  }
+  try {
+    load_slice(check, catalog);
+  } catch (const Error& e) {
+    std::filesystem::remove(check);
+    fail("{}: the imported slice is not valid: {}", saved, e.what());
+  }
+  if (to_stdout) {
+    std::filesystem::remove(check);
+    fmt::print("{}", yaml);
+  } else {
+    std::filesystem::rename(check, output);
+  }
+  auto* info = to_stdout ? stderr : stdout;
+  fmt::print(info, "imported {} ({}): {} VM(s) with GPUs, {} network(s){}\n", saved, imported.format,
+             imported.vms.size(), imported.networks.size(), to_stdout ? "" : " -> " + output);
+  for (const auto& l : imported.left_out) fmt::print(info, "  left out: {}\n", l);
+}
+
 struct ShowOptions {
   std::string slice;
+  std::string catalog;
   bool json = false;
 };
 
+struct ImportOptions {
+  std::string saved, output, catalog;
+};
+
 Registration show_reg(21, [](CLI::App& app) {
-  auto* cmd = app.add_subcommand("slice", "Inspect one slice");
+  auto* cmd = app.add_subcommand("slice", "Inspect or import one slice");
   cmd->require_subcommand(1);
   auto* show = cmd->add_subcommand("show", "Show a slice's VMs, GPUs, NICs, networks and assumptions");
   auto opts = std::make_shared<ShowOptions>();
   show->add_option("slice", opts->slice, "Built-in slice name or path to a slice YAML file")->required();
+  show->add_option("--catalog", opts->catalog, "Catalog YAML adding or replacing GPU types, NICs, sites");
   show->add_flag("--json", opts->json, "Print JSON instead of tables");
-  show->callback([opts] { show_slice(opts->slice, opts->json); });
+  show->callback([opts] { show_slice(opts->slice, opts->json, opts->catalog); });
+
+  auto* imp = cmd->add_subcommand("import", "Turn a slice saved by fablib (GraphML or node-link JSON) into a slice YAML");
+  auto io = std::make_shared<ImportOptions>();
+  imp->add_option("saved", io->saved, "File written by fablib's slice.save()")->required();
+  imp->add_option("-o,--output", io->output, "Slice YAML to write (default: stdout)");
+  imp->add_option("--catalog", io->catalog, "Catalog YAML adding or replacing GPU types, NICs, sites");
+  imp->callback([io] { import_slice(io->saved, io->output, io->catalog); });
 });
 
 }  // namespace

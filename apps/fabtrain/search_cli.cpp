@@ -23,12 +23,14 @@ void SearchCli::add_to(CLI::App* cmd, bool with_slice) {
                   "Communicator profile to assume (catalog communicators: nccl-socket, openmpi-tcp; "
                   "default: the slice's)");
   cmd->add_option("--calibration", calibration_file, "Calibration YAML from `fabtrain calibrate`");
+  cmd->add_option("--catalog", catalog_file,
+                  "Catalog YAML adding or replacing GPU types, NICs and sites (the built-in rules)");
   cmd->add_option("--precision", precision, "fp32, fp16 or bf16")->capture_default_str();
   cmd->add_option("--workers", workers, "Simulation worker processes (default: one per core)");
 }
 
 SearchSetup SearchCli::resolve() {
-  SearchSetup setup{load_model(model), load_slice(slice), {}};
+  SearchSetup setup{load_model(model), load_slice(slice, catalog_with(catalog_file)), {}};
   SearchOptions& options = setup.options;
   if (wan_latency_ms >= 0) override_wan_latency(setup.slice, wan_latency_ms / 1000);
   if (!communicator.empty()) use_communicator(setup.slice, communicator);

@@ -31,6 +31,7 @@ struct SearchCli {
   double wan_latency_ms = -1;
   std::string communicator;  // empty: the slice's
   std::string calibration_file;
+  std::string catalog_file;  // --catalog: the user's own GPU types, NICs, sites
   std::string precision = "fp32";
   int workers = 0;
 

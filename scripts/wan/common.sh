@@ -26,6 +26,17 @@ wan_lock() {
     wan_die "another emulated link holds $WAN_LOCK_FILE (waited ${FABTRAIN_WAN_LOCK_WAIT_S:-120} s)"
 }
 
+# For tests: exit 77 (ctest: skipped) with the reason unless this process may make network
+# namespaces and has the given tools.
+wan_skip_unless_namespaces() {
+  local probe=fabtrain-wan-probe-$$ tool
+  [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root to create network namespaces (ip netns add)"; exit 77; }
+  ip netns add "$probe" 2>/dev/null || { echo "SKIP: 'ip netns add' is not permitted here"; exit 77; }
+  ip netns delete "$probe"
+  for tool in "$@"; do
+    command -v "$tool" >/dev/null || { echo "SKIP: '$tool' is not installed (scripts/install-deps.sh)"; exit 77; }
+  done
+}
 wan_namespace_exists() { ip netns list 2>/dev/null | awk '{print $1}' | grep -qx "$1"; }
 
 # TERM, then KILL, whatever runs in our namespaces; wait until none is left; delete them.

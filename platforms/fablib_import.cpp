@@ -1,0 +1,353 @@
+// Mapping a FIM property graph (a saved fablib slice) onto fabtrain's slice, see fablib_import.hpp.
+#include "platforms/fablib_import.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "common/error.hpp"
+#include "platforms/property_graph.hpp"
+
+namespace fabtrain {
+namespace {
+
+// FIM's component Type and Model (fim/slivers/data/component_catalog.json) to catalog names.
+struct ModelName {
+  const char* type;
+  const char* model;
+  const char* catalog;
+};
+constexpr ModelName kGpuModels[] = {
+    {"GPU", "RTX6000", "GPU_RTX6000"}, {"GPU", "Quadro RTX 6000/8000", "GPU_RTX6000"},
+    {"GPU", "Tesla T4", "GPU_TeslaT4"}, {"GPU", "A30", "GPU_A30"},
+    {"GPU", "A30 PCIe", "GPU_A30"},     {"GPU", "A40", "GPU_A40"},
+};
+constexpr ModelName kNicModels[] = {
+    {"SharedNIC", "ConnectX-6", "NIC_Basic"},
+    {"SmartNIC", "ConnectX-5", "NIC_ConnectX_5"},
+    {"SmartNIC", "ConnectX-6", "NIC_ConnectX_6"},
+    {"SmartNIC", "ConnectX-6-1P", "NIC_ConnectX_6"},
+    {"SmartNIC", "ConnectX-7-100", "NIC_ConnectX_7_100"},
+    {"SmartNIC", "ConnectX-7-400", "NIC_ConnectX_7_400"},
+    {"SmartNIC", "BlueField-2-ConnectX-6", "NIC_BlueField2_ConnectX_6"},
+};
+// FIM's NetworkService Type to fabtrain's network kind.
+const std::map<std::string, std::string> kNetworkKinds = {
+    {"L2Bridge", "l2bridge"}, {"L2STS", "l2sts"},       {"L2PTP", "l2ptp"},
+    {"FABNetv4", "fabnetv4"}, {"FABNetv6", "fabnetv6"},
+};
+
+template <size_t N>
+std::string known_models(const ModelName (&table)[N]) {
+  std::string out;
+  for (const auto& m : table) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", m.type, m.model);
+  return out;
+}
+
+template <size_t N>
+std::string catalog_name(const PropertyGraph& g, int v, const ModelName (&table)[N], const char* what) {
+  const std::string& type = g.get(v, "Type");
+  const std::string& model = g.get(v, "Model");
+  for (const auto& m : table)
+    if (type == m.type && model == m.model) return m.catalog;
+  fail("{}: {}: unknown {} model '{}' of Type {} (known: {})", g.path, g.describe(v), what, model,
+       type, known_models(table));
+}
+
+bool is_nic(const PropertyGraph& g, int v) {
+  const std::string& type = g.get(v, "Type");
+  return g.get(v, "Class") == "Component" && (type == "SharedNIC" || type == "SmartNIC");
+}
+
+nlohmann::json json_attribute(const PropertyGraph& g, int v, const char* key) {
+  const std::string& text = g.get(v, key);
+  if (text.empty()) return nlohmann::json::object();
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    fail("{}: {}: {} is not valid JSON ({})", g.path, g.describe(v), key, e.what());
+  }
+}
+
+std::string capacities_text(const PropertyGraph& g, int v) {
+  const nlohmann::json c = json_attribute(g, v, "Capacities");
+  if (!c.is_object()) fail("{}: {}: Capacities must be a JSON object", g.path, g.describe(v));
+  std::vector<std::string> parts;
+  auto add = [&](const char* key, const char* unit) {
+    if (c.contains(key) && c[key].is_number()) parts.push_back(fmt::format("{} {}", c[key].dump(), unit));
+  };
+  add("core", "cores");
+  add("ram", "GB RAM");
+  add("disk", "GB disk");
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
+// The VMs a network service reaches, each with the NIC component it is reached through: a walk
+// over the service's ConnectionPoints, Links and the NICs' own (OVS) services up to NetworkNodes,
+// never into another network.
+std::vector<std::pair<int, int>> reached_vms(const PropertyGraph& g, int service) {
+  std::vector<std::pair<int, int>> out;
+  std::vector<char> seen(g.vertices.size(), 0);
+  std::deque<std::pair<int, int>> todo{{service, -1}};
+  seen[service] = 1;
+  while (!todo.empty()) {
+    const auto [v, nic] = todo.front();
+    todo.pop_front();
+    for (int u : g.neighbours(v)) {
+      if (seen[u]) continue;
+      seen[u] = 1;
+      const std::string& cls = g.get(u, "Class");
+      if (cls == "NetworkService" && g.get(u, "Type") != "OVS") continue;  // another network
+      if (cls == "NetworkNode") {
+        out.push_back({u, nic});
+        continue;
+      }
+      todo.push_back({u, cls == "Component" ? u : nic});
+    }
+  }
+  return out;
+}
+
+std::string unique_name(std::string name, const std::set<std::string>& taken) {
+  if (!taken.count(name)) return name;
+  for (int i = 2;; ++i)
+    if (!taken.count(fmt::format("{}-{}", name, i))) return fmt::format("{}-{}", name, i);
+}
+
+}  // namespace
+
+ImportedSlice import_fablib_slice(const std::string& path, const Catalog& catalog) {
+  const PropertyGraph g = read_property_graph(path);
+  ImportedSlice out;
+  out.path = path;
+  out.format = g.format;
+  out.name = std::filesystem::path(path).stem().string();
+  const int n = int(g.vertices.size());
+  if (std::none_of(g.vertices.begin(), g.vertices.end(), [](auto& v) { return v.props.count("Class"); }))
+    fail("{}: a {} graph, but no vertex has a Class: not a FIM topology saved by fablib", path, g.format);
+
+  // VMs and their GPUs; VMs without a GPU are left out.
+  std::map<int, int> vm_of_vertex;  // graph vertex -> index into out.vms
+  std::set<std::string> vm_names;
+  int vm_vertices = 0;
+  std::string reservation_state;
+  for (int v = 0; v < n; ++v) {
+    if (g.get(v, "Class") != "NetworkNode" || g.get(v, "Type") != "VM") continue;
+    ++vm_vertices;
+    ImportedVm iv;
+    Vm& vm = iv.vm;
+    vm.name = g.get(v, "Name");
+    if (vm.name.empty()) fail("{}: {}: a VM needs a Name", path, g.describe(v));
+    if (!vm_names.insert(vm.name).second) fail("{}: {}: two VMs are named '{}'", path, g.describe(v), vm.name);
+    vm.site = g.get(v, "Site");
+    if (vm.site.empty()) fail("{}: {}: VM '{}' has no Site", path, g.describe(v), vm.name);
+    iv.capacities = capacities_text(g, v);
+    std::map<std::string, int> gpu_counts;
+    for (int c : g.neighbours(v))
+      if (g.get(c, "Class") == "Component" && g.get(c, "Type") == "GPU")
+        ++gpu_counts[catalog_name(g, c, kGpuModels, "GPU")];
+    if (gpu_counts.empty()) {
+      out.left_out.push_back(fmt::format("VM '{}' at {}: no GPU", vm.name, vm.site));
+      continue;
+    }
+    if (gpu_counts.size() > 1) {
+      std::string types;
+      for (const auto& [t, k] : gpu_counts) types += fmt::format("{}{} x {}", types.empty() ? "" : ", ", k, t);
+      fail("{}: {}: VM '{}' holds GPUs of two types ({}); a fabtrain VM holds one type", path,
+           g.describe(v), vm.name, types);
+    }
+    if (!catalog.sites.count(vm.site)) {
+      std::string known;
+      for (const auto& [name, s] : catalog.sites) known += (known.empty() ? "" : ", ") + name;
+      fail("{}: {}: VM '{}' is at site '{}', which the catalog does not know (known: {}); add it "
+           "with --catalog",
+           path, g.describe(v), vm.name, vm.site, known);
+    }
+    vm.gpu = gpu_counts.begin()->first;
+    vm.gpus = gpu_counts.begin()->second;
+    const nlohmann::json labels = json_attribute(g, v, "LabelAllocations");
+    if (labels.is_object() && labels.contains("instance_parent") && labels["instance_parent"].is_string())
+      vm.host = labels["instance_parent"].get<std::string>();
+    const nlohmann::json reservation = json_attribute(g, v, "ReservationInfo");
+    if (reservation.is_object() && reservation.contains("reservation_state"))
+      reservation_state = reservation["reservation_state"].is_string()
+                              ? reservation["reservation_state"].get<std::string>()
+                              : reservation["reservation_state"].dump();
+    vm_of_vertex[v] = int(out.vms.size());
+    out.vms.push_back(iv);
+  }
+  if (vm_vertices == 0) fail("{}: no VM in the slice (no NetworkNode vertex of Type VM)", path);
+  if (out.vms.empty()) fail("{}: none of its {} VMs has a GPU, so there is nothing to train on", path, vm_vertices);
+
+  // Networks, in file order; FABNetv4 (v6) services, one per site, are one routed network.
+  std::map<int, std::vector<int>> nics_used;  // VM index -> NIC vertices networks reach it through
+  std::set<std::string> network_names;
+  std::map<std::string, int> routed;  // kind -> index into out.networks
+  std::map<std::string, std::vector<std::string>> routed_services;
+  for (int v = 0; v < n; ++v) {
+    if (g.get(v, "Class") != "NetworkService") continue;
+    const std::string& type = g.get(v, "Type");
+    if (type == "OVS") continue;  // a NIC's own switch, not a network of the slice
+    const std::string name = g.get(v, "Name").empty() ? g.vertices[v].id : g.get(v, "Name");
+    const auto kind = kNetworkKinds.find(type);
+    if (kind == kNetworkKinds.end()) {
+      out.left_out.push_back(fmt::format("network '{}': Type {} is not one fabtrain models", name, type));
+      continue;
+    }
+    std::vector<std::string> members;
+    for (const auto& [vm_vertex, nic] : reached_vms(g, v)) {
+      const auto it = vm_of_vertex.find(vm_vertex);
+      if (it == vm_of_vertex.end()) continue;  // a VM without GPU
+      const std::string& vm_name = out.vms[it->second].vm.name;
+      if (std::find(members.begin(), members.end(), vm_name) == members.end()) members.push_back(vm_name);
+      if (nic >= 0) nics_used[it->second].push_back(nic);
+    }
+    const bool is_routed = kind->second == "fabnetv4" || kind->second == "fabnetv6";
+    if (is_routed && routed.count(kind->second)) {
+      Network& net = out.networks[routed[kind->second]];
+      for (const auto& m : members)
+        if (std::find(net.vms.begin(), net.vms.end(), m) == net.vms.end()) net.vms.push_back(m);
+      routed_services[kind->second].push_back(name);
+      continue;
+    }
+    Network net;
+    net.name = unique_name(is_routed ? kind->second : name, network_names);
+    network_names.insert(net.name);
+    net.kind = kind->second;
+    net.vms = members;
+    if (is_routed) {
+      routed[kind->second] = int(out.networks.size());
+      routed_services[kind->second].push_back(name);
+    }
+    out.networks.push_back(net);
+  }
+  // Sites per network; drop what joins fewer than two GPU VMs.
+  std::vector<Network> kept;
+  for (auto& net : out.networks) {
+    if (net.vms.size() < 2) {
+      out.left_out.push_back(fmt::format("network '{}' ({}): joins {} VM(s) with a GPU, fewer than two",
+                                         net.name, net.kind, net.vms.size()));
+      continue;
+    }
+    for (const auto& m : net.vms)
+      for (const auto& iv : out.vms)
+        if (iv.vm.name == m && std::find(net.sites.begin(), net.sites.end(), iv.vm.site) == net.sites.end())
+          net.sites.push_back(iv.vm.site);
+    if (net.kind == "l2bridge" && net.sites.size() != 1)
+      fail("{}: network '{}' is an L2Bridge, which stays inside one site, but reaches VMs at {} sites",
+           path, net.name, net.sites.size());
+    if (is_two_site_kind(net.kind) && net.sites.size() == 1) {
+      out.assumptions.push_back(fmt::format(
+          "network '{}' ({}) joins only VMs at {} once the VMs without GPU are left out: written as l2bridge",
+          net.name, net.kind, net.sites[0]));
+      net.kind = "l2bridge";
+    }
+    kept.push_back(net);
+  }
+  out.networks = kept;
+  for (const auto& [kind, services] : routed_services)
+    if (services.size() > 1) {
+      std::string list;
+      for (const auto& s : services) list += (list.empty() ? "" : ", ") + s;
+      out.assumptions.push_back(fmt::format(
+          "the {} services {} (one per site) are one routed network, as FABRIC routes between them", kind, list));
+    }
+
+  // Each VM's NIC: the fastest one a network reaches it through, else its first NIC.
+  for (int i = 0; i < int(out.vms.size()); ++i) {
+    Vm& vm = out.vms[i].vm;
+    int vm_vertex = -1;
+    for (const auto& [v, idx] : vm_of_vertex)
+      if (idx == i) vm_vertex = v;
+    std::vector<int> candidates = nics_used[i];
+    if (candidates.empty())
+      for (int c : g.neighbours(vm_vertex))
+        if (is_nic(g, c)) candidates.push_back(c);
+    for (int c : g.neighbours(vm_vertex))  // every NIC of a GPU VM must be known
+      if (is_nic(g, c)) catalog_name(g, c, kNicModels, "NIC");
+    if (candidates.empty()) {
+      vm.nic = "NIC_Basic";
+      out.assumptions.push_back(fmt::format(
+          "VM '{}' has no dataplane NIC; NIC_Basic is written in its place (no network reaches it)", vm.name));
+      continue;
+    }
+    double best = -1;
+    std::set<std::string> types;
+    for (int c : candidates) {
+      const std::string name = catalog_name(g, c, kNicModels, "NIC");
+      types.insert(name);
+      const double bw = catalog.nic(name).bandwidth;
+      if (bw > best) best = bw, vm.nic = name;
+    }
+    if (types.size() > 1)
+      out.assumptions.push_back(fmt::format(
+          "VM '{}' has NICs of {} types on its networks; the fastest, {}, is the one modelled",
+          vm.name, types.size(), vm.nic));
+  }
+  if (!reservation_state.empty())
+    out.assumptions.push_back(fmt::format("an instantiated slice (reservation state {}); VMs with the "
+                                          "same host share one physical machine",
+                                          reservation_state));
+  out.assumptions.push_back(
+      "round trips and bandwidths: the saved file has none; the catalog's are used (estimated) until "
+      "`fabtrain-exec probe` measures them");
+  out.assumptions.push_back("GPUs of a VM talk over PCIe (FABRIC hosts fit no NVLink bridges)");
+  return out;
+}
+
+std::string to_slice_yaml(const ImportedSlice& s) {
+  YAML::Emitter y;
+  y << YAML::Comment(fmt::format("Imported by `fabtrain slice import` from {} ({} saved by fablib).",
+                                 std::filesystem::path(s.path).filename().string(), s.format));
+  y << YAML::BeginMap;
+  y << YAML::Key << "name" << YAML::Value << s.name;
+  y << YAML::Key << "description" << YAML::Value
+    << fmt::format("fablib slice {} ({} VMs with GPUs, sites {})",
+                   std::filesystem::path(s.path).filename().string(), s.vms.size(), [&] {
+                     std::vector<std::string> sites;
+                     for (const auto& iv : s.vms)
+                       if (std::find(sites.begin(), sites.end(), iv.vm.site) == sites.end())
+                         sites.push_back(iv.vm.site);
+                     std::string out;
+                     for (const auto& x : sites) out += (out.empty() ? "" : ", ") + x;
+                     return out;
+                   }());
+  y << YAML::Key << "assumptions" << YAML::Value << YAML::BeginSeq;
+  for (const auto& a : s.assumptions) y << a;
+  for (const auto& l : s.left_out) y << "left out: " + l;
+  y << YAML::EndSeq;
+  y << YAML::Key << "vms" << YAML::Value << YAML::BeginSeq;
+  for (const auto& iv : s.vms) {
+    y << YAML::Flow << YAML::BeginMap;
+    y << YAML::Key << "name" << YAML::Value << iv.vm.name;
+    y << YAML::Key << "site" << YAML::Value << iv.vm.site;
+    y << YAML::Key << "gpu" << YAML::Value << iv.vm.gpu;
+    y << YAML::Key << "gpus" << YAML::Value << iv.vm.gpus;
+    y << YAML::Key << "nic" << YAML::Value << iv.vm.nic;
+    if (!iv.vm.host.empty()) y << YAML::Key << "host" << YAML::Value << iv.vm.host;
+    y << YAML::EndMap;
+    if (!iv.capacities.empty()) y << YAML::Comment(iv.capacities);
+  }
+  y << YAML::EndSeq;
+  y << YAML::Key << "networks" << YAML::Value << YAML::BeginSeq;
+  for (const auto& n : s.networks) {
+    y << YAML::Flow << YAML::BeginMap;
+    y << YAML::Key << "name" << YAML::Value << n.name;
+    y << YAML::Key << "kind" << YAML::Value << n.kind;
+    if (is_two_site_kind(n.kind)) y << YAML::Key << "sites" << YAML::Value << YAML::Flow << n.sites;
+    y << YAML::Key << "vms" << YAML::Value << YAML::Flow << n.vms;
+    y << YAML::EndMap;
+  }
+  y << YAML::EndSeq;
+  y << YAML::EndMap;
+  return std::string(y.c_str()) + "\n";
+}
+
+}  // namespace fabtrain

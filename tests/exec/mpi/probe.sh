@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# fabtrain-exec probe on this machine (mpirun -np 2, both "VMs" on loopback): it measures the
+# pair, writes a measured link into a copy of a two-site slice, and the copy loads with it;
+# a rank count that does not match the slice's VMs is refused by name.
+# Usage: probe.sh FABTRAIN_EXEC FABTRAIN SOURCE_DIR
+set -euo pipefail
+exec_bin=$1 fabtrain=$2 repo=$3
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cp "$repo/platforms/data/slices/utah-amst.yaml" "$work/slice.yaml"
+timeout 120 mpirun -np 2 --oversubscribe "$exec_bin" probe --slice "$work/slice.yaml" \
+  -o "$work/probed.yaml" --samples 10 --tcp-mib 8 --streams 2 | tee "$work/out.txt"
+grep -q "wrote 1 measured link" "$work/out.txt"
+grep -q "^links:" "$work/probed.yaml"
+grep -q "streams: 2" "$work/probed.yaml"
+grep -q "fabtrain-exec probe $(date -u +%Y-%m-%d)" "$work/probed.yaml"
+# The measured link is what slice show reports for the pair now.
+"$fabtrain" slice show "$work/probed.yaml" | tee "$work/show.txt"
+grep -Eq "UTAH-AMST +[0-9.]+ measured +[0-9.]+ measured" "$work/show.txt"
+! grep -q "^links:" "$work/slice.yaml"  # -o leaves the slice itself alone
+if timeout 60 mpirun -np 3 --oversubscribe "$exec_bin" probe --slice "$work/slice.yaml" >"$work/bad.txt" 2>&1; then
+  echo "FAIL: 3 ranks for 2 VMs were accepted"; exit 1
+fi
+grep -q "one rank per VM" "$work/bad.txt"
+echo "probe: ok"

@@ -1,0 +1,88 @@
+// Pruning keeps the best: on the built-in slices the pruned search's best plan (and, with
+// keep_top, its whole top k) equals the exhaustive search's, because the plan floor never exceeds
+// the full lower bound, which never exceeds the simulated step, and the memory floor never
+// exceeds the schedule's memory estimate. Subsets of sites and GPUs stay in the space.
+#include <doctest/doctest.h>
+
+#include <set>
+
+#include "common/data_dir.hpp"
+#include "selector/lower_bound.hpp"
+#include "selector/search.hpp"
+#include "sim/memory.hpp"
+
+using namespace fabtrain;
+
+TEST_CASE("pruning: the floors never exceed the full bound, the simulated step or the memory estimate") {
+  for (const char* name : {"utah-gpn", "utah-amst"}) {
+    CAPTURE(name);
+    const Slice slice = load_slice(name);
+    const ModelSpec model = load_model("gpt2-medium");
+    SearchOptions o;
+    o.exhaustive = true;
+    o.space.recompute_only_if_needed = false;
+    const SearchResult all = search(model, slice, o);
+    REQUIRE(all.ranked.size() > 50);
+    SlicePlatform& platform = SlicePlatform::of(slice);
+    platform.configure(slice, Calibration{});
+    const PlanFloor floor(model, slice, platform, model.n_ctx, Precision::fp32, nullptr);
+    int pipelined = 0;
+    for (const auto& e : all.ranked) {
+      const Candidate& c = e.candidate;
+      const Schedule schedule = compile(model, c.plan, c.global_batch, model.n_ctx);
+      const double tokens = double(c.global_batch) * model.n_ctx;
+      const double full = step_lower_bound(schedule, slice, platform, nullptr);
+      CHECK(floor.seconds_per_token(c) * tokens <= full * (1 + 1e-9));
+      CHECK(full <= e.step_time_s * (1 + 1e-9));
+      CHECK(floor.short_of_memory(c, nullptr) == -1);  // it fitted, so no floor may say otherwise
+      pipelined += c.plan.pp > 1;
+    }
+    CHECK(pipelined > 10);
+    // Every plan the floor calls out of memory is out of memory by the full estimate too.
+    for (const auto& c : enumerate_plans(model, slice, o.space)) {
+      double bytes = 0;
+      if (floor.short_of_memory(c, &bytes) < 0) continue;
+      const MemoryEstimate mem = estimate_memory(compile(model, c.plan, c.global_batch, model.n_ctx), slice);
+      CHECK(mem.oom);
+      CHECK(bytes <= mem.ranks[mem.worst_rank].peak_bytes() * (1 + 1e-9));
+    }
+  }
+}
+
+TEST_CASE("pruning: on the built-in slices the pruned best and top 10 equal the exhaustive search's") {
+  for (const std::string& name : builtin_slice_names()) {
+    if (name == "dgx-a100-8") continue;  // eight GPUs on one node: exhaustive takes minutes
+    CAPTURE(name);
+    const Slice slice = load_slice(name);
+    const ModelSpec model = load_model(name == "emulated-2site" ? "gpt2" : "gpt2-medium");
+    SearchOptions o;
+    o.exhaustive = true;
+    const SearchResult all = search(model, slice, o);
+    REQUIRE(!all.ranked.empty());
+    o.exhaustive = false;
+    const SearchResult per_set = search(model, slice, o);
+    o.keep_top = 10;
+    const SearchResult top = search(model, slice, o);
+    CHECK(to_string(per_set.ranked.front().candidate.plan) == to_string(all.ranked.front().candidate.plan));
+    REQUIRE(top.ranked.size() >= std::min<size_t>(10, all.ranked.size()));
+    for (size_t i = 0; i < std::min<size_t>(10, all.ranked.size()); ++i) {
+      CAPTURE(i);
+      CHECK(top.ranked[i].tokens_per_s == doctest::Approx(all.ranked[i].tokens_per_s).epsilon(1e-12));
+    }
+    CHECK(to_string(top.ranked.front().candidate.plan) == to_string(all.ranked.front().candidate.plan));
+    CHECK(top.compiled < all.compiled);
+  }
+}
+
+TEST_CASE("pruning: the 8-site bench slice keeps every subset of sites in the space") {
+  const Slice slice = load_slice(source_dir() + "/bench/slices/fabric-8site.yaml");
+  CHECK(slice.gpu_count() == 24);
+  CHECK(slice.site_names().size() == 8);
+  const auto subsets = gpu_subsets(slice, true);
+  std::set<std::vector<std::string>> site_sets;
+  std::set<size_t> sizes;
+  for (const auto& s : subsets) site_sets.insert(s.sites), sizes.insert(s.gpus.size());
+  CHECK(site_sets.size() == 255);  // every non-empty set of the 8 sites
+  CHECK(*sizes.begin() == 1);
+  CHECK(*sizes.rbegin() == 24);
+}
