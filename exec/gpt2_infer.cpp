@@ -23,40 +23,15 @@ Gpt2Inference::Gpt2Inference(const ModelSpec& model, std::vector<float> full)
 
 void Gpt2Inference::attention(int l, int n) {
   const int C = m_.n_embd, NH = m_.n_head, hd = m_.head_dim(), T = m_.n_ctx;
-  const float scale = 1.0f / std::sqrt(float(hd));
   const float* kc = k_cache_.data() + std::size_t(l) * T * C;
   const float* vc = v_cache_.data() + std::size_t(l) * T * C;
   att_.resize(std::size_t(n) * NH * T);
 #pragma omp parallel for collapse(2) schedule(static)
   for (int i = 0; i < n; ++i)
-    for (int h = 0; h < NH; ++h) {
-      const int last = pos_ + i;  // attends to positions 0..last
-      const float* q = qkv_.data() + std::size_t(i) * 3 * C + h * hd;
-      float* row = att_.data() + (std::size_t(i) * NH + h) * T;
-      float maxv = -INFINITY;
-      for (int j = 0; j <= last; ++j) {
-        const float* k = kc + std::size_t(j) * C + h * hd;
-        float dot = 0.0f;
-#pragma omp simd reduction(+ : dot)
-        for (int d = 0; d < hd; ++d) dot += q[d] * k[d];
-        row[j] = dot * scale;
-        maxv = std::max(maxv, row[j]);
-      }
-      float sum = 0.0f;
-      for (int j = 0; j <= last; ++j) {
-        row[j] = std::exp(row[j] - maxv);
-        sum += row[j];
-      }
-      const float inv = 1.0f / sum;
-      float* yi = y_.data() + std::size_t(i) * C + h * hd;
-      std::fill(yi, yi + hd, 0.0f);
-      for (int j = 0; j <= last; ++j) {
-        const float* v = vc + std::size_t(j) * C + h * hd;
-        const float a = row[j] * inv;
-#pragma omp simd
-        for (int d = 0; d < hd; ++d) yi[d] += a * v[d];
-      }
-    }
+    for (int h = 0; h < NH; ++h)
+      kernels::attention_row(y_.data() + std::size_t(i) * C + h * hd, att_.data() + (std::size_t(i) * NH + h) * T,
+                             qkv_.data() + std::size_t(i) * 3 * C + h * hd, kc + h * hd, vc + h * hd, C, pos_ + i,
+                             hd);
 }
 
 void Gpt2Inference::forward(std::span<const int> tokens) {
