@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <filesystem>
 #include <memory>
 
 #include "command.hpp"
@@ -22,7 +23,7 @@ void run(const text::TokenizeConfig& c) {
              c.inputs.size(), c.output_dir, c.name, c.shard_tokens,
              c.val_inputs.empty() ? fmt::format("{:.1f}% of the documents", 100 * c.val_fraction)
                                   : fmt::format("from {} pattern(s)", c.val_inputs.size()),
-             text::vocab_dir(c.vocab));
+             std::filesystem::proximate(text::vocab_dir(c.vocab)).string());
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
   const text::TokenizeSummary s = text::tokenize_corpus(c, interrupted);
