@@ -11,6 +11,7 @@
 #include "exec/data_loader.hpp"
 #include "tests/test_support.hpp"
 #include "tests/text/text_test_support.hpp"
+#include "text/shard_writer.hpp"
 #include "text/tokenize_corpus.hpp"
 
 namespace fabtrain {
@@ -144,6 +145,26 @@ TEST_CASE("a missing vocabulary says how to fetch it") {
   const std::string msg = test::error_of([] { text::load_gpt2_bpe("/nonexistent-vocab-dir"); });
   CHECK(msg.find("/nonexistent-vocab-dir/encoder.json not found") != std::string::npos);
   CHECK(msg.find("scripts/install-deps.sh") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace fabtrain
+
+namespace fabtrain {
+namespace {
+
+TEST_CASE("a shard's token outside the model's vocabulary is named by file, position and byte offset") {
+  test::TempDir dir("fabtrain-tok");
+  {
+    text::ShardWriter w(dir.path().string(), "v", 100);
+    const std::vector<std::uint16_t> tokens = {1, 2, 3, 300, 4, 5, 6, 7};
+    w.add(text::Split::train, tokens);
+    w.commit();
+  }
+  const std::string shard = (dir.path() / "v_train_000001.bin").string();
+  const std::string msg = test::error_of([&] { DataLoader d({shard}, 2, 256, 0, false); });
+  CHECK(msg.find(shard + ": token 300 is outside the model's vocabulary of 256") != std::string::npos);
+  CHECK(msg.find("is at position 3, byte offset 1030") != std::string::npos);
 }
 
 }  // namespace
