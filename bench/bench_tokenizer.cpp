@@ -6,8 +6,11 @@
 // is > 1). Needs scripts/install-deps.sh's vocabulary and node.
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <tuple>
@@ -70,7 +73,8 @@ int main() {
   const text::Gpt2Bpe bpe = text::load_gpt2_bpe();
   const std::string dir = text::vocab_dir("");
   const std::string prose_path = source_dir() + "/data/tiny_prose_train.txt";
-  const std::string uni_path = "/tmp/fabtrain-bench-unicode.txt";
+  const std::string uni_path =
+      (std::filesystem::temp_directory_path() / fmt::format("fabtrain-bench-unicode-{}.txt", ::getpid())).string();
   std::ofstream(uni_path, std::ios::binary) << unicode_text(300'000);
   constexpr int passes = 3;
   fmt::print("{:<26} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8}\n", "text (one core each)", "ours cold",
