@@ -2,7 +2,7 @@
 # The text commands as a user runs them: sample gives the same text for the same seed (and other
 # text for another), and refuses a checkpoint of another shape, a model of another vocabulary and
 # a prompt longer than the context; tokenize names the file and line of bad JSONL, exits
-# non-zero and leaves no shard; a missing vocabulary says how to fetch it.
+# non-zero and leaves no shard, and so does an interrupt; a missing vocabulary says how to fetch it.
 # Usage: cli.sh FABTRAIN_EXEC SOURCE_DIR. Exit 77 (skipped) without the vocabulary.
 set -uo pipefail
 exe=$1 src=$2
@@ -45,4 +45,21 @@ check "tokenize: a JSONL line without the text field" 1 "bad.jsonl:2: no string 
 [ -z "$(ls -A "$work/bad-out" 2>/dev/null)" ] && echo "ok: nothing written" || { echo "FAIL: files left"; fails=$((fails + 1)); }
 check "a missing vocabulary says how to fetch it" 1 "encoder.json not found. Fetch it with scripts/install-deps.sh" \
   "$exe" tokenize "$work/bad.jsonl" --vocab "$work/none"
+# Ctrl-C in the middle: exit non-zero, no shard under a final name, no temporary left.
+for i in $(seq 300); do cat "$src/data/tiny_prose_train.txt"; done > "$work/big.txt"  # 90 MB
+"$exe" tokenize "$work/big.txt" "$work/big.txt" --val-fraction 0 --shard-tokens 1000000 -o "$work/int" \
+  > "$work/int.log" 2>&1 &
+pid=$!
+# The output folder appears once the handler is set (a background job starts with SIGINT ignored).
+for i in $(seq 300); do [ -d "$work/int" ] && break; sleep 0.1; done
+sleep 0.2
+kill -INT $pid
+wait $pid; rc=$?
+if [ $rc -eq 0 ]; then
+  echo "note: tokenize finished before the interrupt; nothing to check"
+elif grep -q "interrupted" "$work/int.log" && [ -z "$(ls -A "$work/int" 2>/dev/null)" ]; then
+  echo "ok: an interrupted tokenize leaves the folder empty (exit $rc)"
+else
+  echo "FAIL: interrupted tokenize (exit $rc):"; cat "$work/int.log"; ls -la "$work/int"; fails=$((fails + 1))
+fi
 exit $((fails > 0))
