@@ -59,7 +59,7 @@ Gpt2Bpe::Gpt2Bpe(std::string_view encoder_json, std::string_view vocab_bpe, cons
     token_bytes_[id.get<int>()] = string_to_bytes(str, char_to_byte, path);
     id_of[str] = id.get<int>();
   }
-  for (int b = 0; b < 256; ++b) {
+  for (int b = 0; b < 256; ++b) {  // the token of the character standing for byte b (UTF-8, < U+0800)
     std::string s;
     const char32_t c = to_char[b];
     if (c < 0x80) {
