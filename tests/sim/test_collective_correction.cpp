@@ -1,4 +1,4 @@
-// A calibration's per-op collective correction (sim/calibration.hpp, collectives:): loaded with
+// A calibration's per-op collective correction (sim/cost/calibration.hpp, collectives:): loaded with
 // unknown keys and bad values rejected, played as latency_terms * alpha + bytes * factor / B in
 // every collective mode, window caps still binding, and ops it does not name left on the ring.
 #include <doctest/doctest.h>
@@ -91,7 +91,6 @@ TEST_CASE("a corrected collective over a window-limited path is still capped by 
   build_test_platforms();
   Catalog catalog = test_catalog();
   catalog.link_classes["l2sts"].tcp_window_bytes = 4 * 1024 * 1024;
-  catalog.link_classes["l2sts"].streams_per_peer = 1;
   const double rtt = 0.1;
   Simulator sim(test_slice(catalog, {1, 1}, 1, rtt, 0));
   const double bytes = 50e6;
