@@ -142,11 +142,15 @@ DataLoader::DataLoader(const std::vector<std::string>& paths, int seq, int vocab
   for (const std::string& path : paths) {
     auto file = std::make_unique<TokenFile>(path);
     const int max_token = file->max_token();
-    if (max_token >= vocab)
-      fail("data file {}: token {} is outside the model's vocabulary of {} (a {} file for a "
-           "different tokenizer?)",
-           path, max_token, vocab,
-           file->format() == DataFormat::text_bytes ? "byte-level text" : "token");
+    if (max_token >= vocab) {
+      std::int64_t at = 0;  // the first one, by position and byte offset, for the user to look at
+      while (file->token(at) < vocab) ++at;
+      const bool text = file->format() == DataFormat::text_bytes;
+      fail("data file {}: token {} is outside the model's vocabulary of {} (the first such token, {}, "
+           "is at position {}, byte offset {}; a {} file for a different tokenizer?)",
+           path, max_token, vocab, file->token(at), at, text ? at : 1024 + 2 * at,
+           text ? "byte-level text" : "token");
+    }
     const std::int64_t n = file->tokens();
     for (std::int64_t start = 0; start + seq + 1 <= n; start += seq) {
       window_file_.push_back(int(files_.size()));

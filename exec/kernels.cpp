@@ -189,42 +189,46 @@ void gelu_backward(float* dx, const float* x, const float* dout, std::int64_t co
   });
 }
 
+void attention_row(float* y, float* row, const float* q, const float* k, const float* v, std::int64_t stride,
+                   int last, int hd) {
+  const float scale = 1.0f / std::sqrt(float(hd));
+  float maxv = -INFINITY;
+  for (int j = 0; j <= last; ++j) {
+    const float* kj = k + j * stride;
+    float dot = 0.0f;
+#pragma omp simd reduction(+ : dot)
+    for (int d = 0; d < hd; ++d) dot += q[d] * kj[d];
+    row[j] = dot * scale;
+    maxv = std::max(maxv, row[j]);
+  }
+  float sum = 0.0f;
+  for (int j = 0; j <= last; ++j) {
+    row[j] = std::exp(row[j] - maxv);
+    sum += row[j];
+  }
+  const float inv = 1.0f / sum;
+  for (int j = 0; j <= last; ++j) row[j] *= inv;
+  std::fill(y, y + hd, 0.0f);
+  for (int j = 0; j <= last; ++j) {
+    const float* vj = v + j * stride;
+    const float a = row[j];
+#pragma omp simd
+    for (int d = 0; d < hd; ++d) y[d] += a * vj[d];
+  }
+}
+
 void attention_forward(float* y, float* att, const float* qkv, int b, int t, int nh, int hd) {
   const int c = nh * hd, c3 = 3 * c;
-  const float scale = 1.0f / std::sqrt(float(hd));
 #pragma omp parallel for collapse(2) schedule(static)
   for (int bi = 0; bi < b; ++bi)
     for (int h = 0; h < nh; ++h) {
       const float* base = qkv + std::int64_t(bi) * t * c3;
       float* att_bh = att + (std::int64_t(bi) * nh + h) * t * t;
       for (int i = 0; i < t; ++i) {
-        const float* q = base + std::int64_t(i) * c3 + h * hd;
         float* row = att_bh + std::int64_t(i) * t;
-        float maxv = -INFINITY;
-        for (int j = 0; j <= i; ++j) {
-          const float* k = base + std::int64_t(j) * c3 + c + h * hd;
-          float dot = 0.0f;
-#pragma omp simd reduction(+ : dot)
-          for (int d = 0; d < hd; ++d) dot += q[d] * k[d];
-          row[j] = dot * scale;
-          maxv = std::max(maxv, row[j]);
-        }
-        float sum = 0.0f;
-        for (int j = 0; j <= i; ++j) {
-          row[j] = std::exp(row[j] - maxv);
-          sum += row[j];
-        }
-        const float inv = 1.0f / sum;
-        for (int j = 0; j <= i; ++j) row[j] *= inv;
+        attention_row(y + (std::int64_t(bi) * t + i) * c + h * hd, row, base + std::int64_t(i) * c3 + h * hd,
+                      base + c + h * hd, base + 2 * c + h * hd, c3, i, hd);
         for (int j = i + 1; j < t; ++j) row[j] = 0.0f;
-        float* yi = y + (std::int64_t(bi) * t + i) * c + h * hd;
-        std::fill(yi, yi + hd, 0.0f);
-        for (int j = 0; j <= i; ++j) {
-          const float* v = base + std::int64_t(j) * c3 + 2 * c + h * hd;
-          const float a = row[j];
-#pragma omp simd
-          for (int d = 0; d < hd; ++d) yi[d] += a * v[d];
-        }
       }
     }
 }

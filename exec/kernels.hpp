@@ -35,6 +35,11 @@ void gelu_backward(float* dx, const float* x, const float* dout, std::int64_t co
 // head h at offset h*hd of each section. att: (b, nh, t, t) softmax probabilities (upper
 // triangle zero). y: (b*t, nh*hd). Scale 1/sqrt(hd).
 void attention_forward(float* y, float* att, const float* qkv, int b, int t, int nh, int hd);
+// One query of one head over positions 0..last: row[j] = softmax_j(q . k_j / sqrt(hd)) (last+1
+// floats) and y = sum_j row[j] v_j, key and value j at k + j*stride, v + j*stride. The body of
+// attention_forward, shared with the inference path's key-value cache (exec/gpt2_infer.cpp).
+void attention_row(float* y, float* row, const float* q, const float* k, const float* v, std::int64_t stride,
+                   int last, int hd);
 // dqkv (set) from dy, att and qkv.
 void attention_backward(float* dqkv, const float* dy, const float* att, const float* qkv, int b,
                         int t, int nh, int hd);

@@ -1,0 +1,47 @@
+// `fabtrain-exec embed` and `search` as functions: the folder embed writes and search reads.
+//   vectors.npy     float32 (documents, C), the pooled vectors, not normalised
+//   documents.jsonl one line per row: id, first line of the text, tokens, chunks
+//   index.faiss     the FAISS index of the normalised vectors (vector_index.hpp)
+//   embed.json      model, checkpoint, pooling and vocabulary, so search embeds a query the same way
+// Every file is written to a temporary and renamed.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "embed/embedder.hpp"
+#include "embed/vector_index.hpp"
+#include "text/documents.hpp"
+
+namespace fabtrain::embed {
+
+struct EmbedConfig {
+  std::vector<std::string> inputs;
+  std::string model = "gpt2";
+  std::string checkpoint;
+  std::string output_dir = "embeddings";
+  std::string pooling = "mean";
+  text::DocumentFields fields;
+  IndexOptions index;
+  std::string vocab;
+};
+
+struct EmbedSummary {
+  std::int64_t documents = 0, chunked = 0, tokens = 0;
+  int dimension = 0, context = 0;
+  double seconds = 0;
+  std::string index;  // VectorIndex::describe()
+};
+
+EmbedSummary embed_documents(const EmbedConfig& config);
+
+struct SearchHit {
+  int rank;
+  float score;
+  std::string id, first_line;
+};
+
+// The k documents of the folder most similar to the query text.
+std::vector<SearchHit> search_documents(const std::string& query, const std::string& dir, int k,
+                                        const std::string& vocab = "");
+
+}  // namespace fabtrain::embed

@@ -1,0 +1,92 @@
+// FAISS flat / IVF inner-product indexes over normalised vectors (see vector_index.hpp).
+#include "embed/vector_index.hpp"
+
+#include <faiss/IndexFlat.h>
+#include <faiss/IndexIVFFlat.h>
+#include <faiss/index_io.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "common/error.hpp"
+
+namespace fabtrain::embed {
+
+void normalize_rows(Matrix& m) {
+  for (std::int64_t r = 0; r < m.rows; ++r) {
+    float* v = m.data.data() + r * m.cols;
+    double norm = 0;
+    for (std::int64_t c = 0; c < m.cols; ++c) norm += double(v[c]) * v[c];
+    if (norm == 0) continue;
+    const float inv = float(1.0 / std::sqrt(norm));
+    for (std::int64_t c = 0; c < m.cols; ++c) v[c] *= inv;
+  }
+}
+
+VectorIndex::VectorIndex(const Matrix& unit, const IndexOptions& o) {
+  if (unit.rows == 0) fail("no vectors to index");
+  const int d = int(unit.cols);
+  if (unit.rows <= o.flat_max) {
+    index_ = std::make_unique<faiss::IndexFlatIP>(d);
+  } else {
+    const auto n = double(unit.rows);
+    int nlist = o.nlist > 0 ? o.nlist : int(std::clamp(4 * std::sqrt(n), 1.0, std::max(1.0, n / 39)));
+    nlist = int(std::min<std::int64_t>(nlist, unit.rows));
+    auto ivf = std::make_unique<faiss::IndexIVFFlat>(new faiss::IndexFlatIP(d), d, std::size_t(nlist),
+                                                     faiss::METRIC_INNER_PRODUCT);
+    ivf->own_fields = true;  // the quantizer goes with the index
+    ivf->nprobe = std::size_t(o.nprobe > 0 ? std::min(o.nprobe, nlist) : std::min(nlist, std::max(8, nlist / 8)));
+    ivf->train(unit.rows, unit.data.data());
+    index_ = std::move(ivf);
+  }
+  index_->add(unit.rows, unit.data.data());
+}
+
+VectorIndex::VectorIndex(const std::string& path) {
+  if (!std::filesystem::exists(path)) fail("{}: no index (build one with `fabtrain-exec embed`)", path);
+  try {
+    index_.reset(faiss::read_index(path.c_str()));
+  } catch (const std::exception& e) {
+    fail("{}: not a FAISS index ({})", path, e.what());
+  }
+}
+
+VectorIndex::~VectorIndex() = default;
+
+void VectorIndex::save(const std::string& path) const {
+  const std::string temp = path + ".tmp-" + std::to_string(::getpid());
+  try {
+    faiss::write_index(index_.get(), temp.c_str());
+  } catch (const std::exception& e) {
+    fail("{}: cannot write the index ({})", temp, e.what());
+  }
+  std::error_code ec;
+  std::filesystem::rename(temp, path, ec);
+  if (ec) fail("cannot rename {} to {}: {}", temp, path, ec.message());
+}
+
+std::vector<Hit> VectorIndex::search(const std::vector<float>& query, int k) const {
+  if (int(query.size()) != dimension())
+    fail("query of {} dimensions, the index holds {}", query.size(), dimension());
+  k = int(std::min<std::int64_t>(k, size()));
+  std::vector<float> scores(std::size_t(std::max(k, 0)));
+  std::vector<faiss::Index::idx_t> rows(std::size_t(std::max(k, 0)));
+  if (k > 0) index_->search(1, query.data(), k, scores.data(), rows.data());
+  std::vector<Hit> hits;
+  for (int i = 0; i < k; ++i)
+    if (rows[std::size_t(i)] >= 0) hits.push_back({rows[std::size_t(i)], scores[std::size_t(i)]});
+  return hits;
+}
+
+std::string VectorIndex::describe() const {
+  if (auto* ivf = dynamic_cast<const faiss::IndexIVFFlat*>(index_.get()))
+    return fmt::format("IVF, {} lists (nprobe {}), {} vectors", ivf->nlist, ivf->nprobe, ivf->ntotal);
+  return fmt::format("flat, {} vectors", index_->ntotal);
+}
+
+std::int64_t VectorIndex::size() const { return index_->ntotal; }
+int VectorIndex::dimension() const { return index_->d; }
+
+}  // namespace fabtrain::embed

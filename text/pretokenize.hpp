@@ -1,0 +1,21 @@
+// GPT-2's pre-tokenizer: splits text into the pieces that BPE encodes one by one, exactly as the
+// regex of OpenAI's encoder (and the gpt-3-encoder package) does under JavaScript's /gu flags:
+//   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+// written out by hand over code points (alternatives tried in order, the first that matches
+// wins, as in a backtracking regex engine). Input must be valid UTF-8 (see utf8.hpp).
+#pragma once
+#include <cstddef>
+#include <functional>
+#include <string_view>
+
+namespace fabtrain::text {
+
+// Calls piece(bytes) for each piece of text, in order; the pieces concatenate to text.
+void pretokenize(std::string_view text, const std::function<void(std::string_view)>& piece);
+
+// A byte offset where every split of the pre-tokenizer starts a new piece, at or after `from`
+// (text.size() when there is none): an ASCII space or newline that follows a printable ASCII
+// character. Cutting text there and tokenizing the parts gives the same tokens as the whole.
+std::size_t next_safe_cut(std::string_view text, std::size_t from);
+
+}  // namespace fabtrain::text
