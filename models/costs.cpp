@@ -22,6 +22,14 @@ const char* to_string(Precision p) {
 
 int element_bytes(Precision p) { return p == Precision::fp32 ? 4 : 2; }
 
+Attention parse_attention(const std::string& text) {
+  if (text == "naive") return Attention::naive;
+  if (text == "flash") return Attention::flash;
+  fail("unknown attention '{}' (expected naive or flash)", text);
+}
+
+const char* to_string(Attention a) { return a == Attention::flash ? "flash" : "naive"; }
+
 const char* to_string(BlockKind kind) {
   switch (kind) {
     case BlockKind::embed: return "embed";
@@ -48,7 +56,8 @@ bool replicated_over_tp(Block block) {
   return block.kind == BlockKind::embed || block.kind == BlockKind::head;
 }
 
-WorkCost forward_cost(const ModelSpec& m, Block block, int b, int s, int tp, Precision p) {
+WorkCost forward_cost(const ModelSpec& m, Block block, int b, int s, int tp, Precision p,
+                      Attention attention) {
   const double C = m.n_embd, V = m.vocab_size, tokens = double(b) * s, e = element_bytes(p);
   WorkCost w;
   switch (block.kind) {
@@ -58,8 +67,8 @@ WorkCost forward_cost(const ModelSpec& m, Block block, int b, int s, int tp, Pre
     case BlockKind::attn:
       // qkv 6*t*C^2, projection 2*t*C^2, scores and weighted sum 4*t*s*C
       w.flops = (8 * tokens * C * C + 4 * tokens * s * C) / tp;
-      w.bytes = (4 * C * C * e) / tp + tokens * C * e * (6 + 6.0 / tp) +
-                2.0 * b * m.n_head * s * s * e / tp;
+      w.bytes = (4 * C * C * e) / tp + tokens * C * e * (6 + 6.0 / tp);
+      if (attention == Attention::naive) w.bytes += 2.0 * b * m.n_head * s * s * e / tp;
       break;
     case BlockKind::mlp:
       w.flops = 16 * tokens * C * C / tp;
@@ -73,9 +82,13 @@ WorkCost forward_cost(const ModelSpec& m, Block block, int b, int s, int tp, Pre
   return w;
 }
 
-WorkCost backward_cost(const ModelSpec& m, Block block, int b, int s, int tp, Precision p) {
-  WorkCost f = forward_cost(m, block, b, s, tp, p);
-  return {2 * f.flops, 2 * f.bytes};
+WorkCost backward_cost(const ModelSpec& m, Block block, int b, int s, int tp, Precision p,
+                       Attention attention) {
+  const WorkCost f = forward_cost(m, block, b, s, tp, p, attention);
+  WorkCost w{2 * f.flops, 2 * f.bytes};
+  if (attention == Attention::flash && block.kind == BlockKind::attn)
+    w.flops += 0.5 * 4.0 * double(b) * s * s * m.n_embd / tp;  // the scores recomputed
+  return w;
 }
 
 std::int64_t block_parameters(const ModelSpec& m, Block block, int tp) {
@@ -92,7 +105,7 @@ std::int64_t block_parameters(const ModelSpec& m, Block block, int tp) {
 }
 
 double activation_bytes(const ModelSpec& m, Block block, int b, int s, int tp, Precision p,
-                        bool recompute) {
+                        bool recompute, Attention attention) {
   const double C = m.n_embd, tokens = double(b) * s, e = element_bytes(p);
   const double input = tokens * C * e;
   switch (block.kind) {
@@ -100,6 +113,8 @@ double activation_bytes(const ModelSpec& m, Block block, int b, int s, int tp, P
     case BlockKind::attn:
       if (recompute) return input;
       // ln1 out, mean/rstd, qkv, attention out, pre-softmax and softmax scores, residual
+      if (attention == Attention::flash)  // log-sum-exp per row instead of the scores
+        return tokens * C * e * (2 + 4.0 / tp) + 2 * tokens * 4 + tokens * m.n_head * 4.0 / tp;
       return tokens * C * e * (2 + 4.0 / tp) + 2 * tokens * 4 +
              2.0 * b * m.n_head * s * s * e / tp;
     case BlockKind::mlp:
@@ -126,6 +141,12 @@ double alpa_step_flops(const ModelSpec& m, int B, int s, bool recompute) {
 double alpa_tflops_per_gpu(const ModelSpec& m, int B, int s, bool recompute, double step_time_s,
                            int gpus) {
   return alpa_step_flops(m, B, s, recompute) / step_time_s / gpus / 1e12;
+}
+
+double megatron_step_flops(const ModelSpec& m, int B, int s, bool recompute) {
+  const double h = m.n_embd, L = m.n_layer, V = m.vocab_size;
+  const double factor = recompute ? 96 : 72;
+  return factor * B * s * L * h * h * (1 + s / (6 * h) + V / (16 * L * h));
 }
 
 double training_flops_per_token(const ModelSpec& m, int s) {
