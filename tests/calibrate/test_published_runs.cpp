@@ -52,7 +52,7 @@ TEST_CASE("the shipped file: at least 20 runs, all good, each with a source and 
   CHECK(gpus.size() >= 3);  // several GPU generations
 }
 
-TEST_CASE("bad rows are reported by row and field; the good ones are kept") {
+TEST_CASE("bad rows are reported by row and field, and the good ones are kept") {
   test::TempDir dir("published");
   const std::string text =
       "runs:\n" + row("good", one_a100, "dp=1") +
@@ -86,7 +86,7 @@ TEST_CASE("measurements convert to seconds per step: tokens/s and Megatron's TFL
   CHECK(f.runs[1].measured.step_time_s == doctest::Approx(megatron_step_flops(nano, 8, 64, false) / 2e12));
 }
 
-TEST_CASE("the slice follows the stated hardware; InfiniBand is not window-limited") {
+TEST_CASE("the slice follows the stated hardware, and InfiniBand is not window-limited") {
   test::TempDir dir("published");
   const std::string text =
       "runs:\n" + row("ib", "{gpu: GPU_A100_80GB, nodes: 2, gpus_per_node: 4, intra_node: nvlink, "

@@ -84,7 +84,7 @@ TEST_CASE("a Hugging Face config.json loads, bad ones are refused by name") {
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("flash attention: no scores in memory, one more product in backward; MLP unchanged") {
+TEST_CASE("flash attention: no scores in memory, one more product in backward, MLP unchanged") {
   const auto m = load_model("gpt2-medium");
   const Block attn{BlockKind::attn, 0}, mlp{BlockKind::mlp, 0};
   const int b = 8, s = 1024, tp = 2;

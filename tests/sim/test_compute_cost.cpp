@@ -37,7 +37,7 @@ TEST_CASE("bf16 on an A100 runs at the tensor-core peak and the tensor-core effi
         doctest::Approx(B / (a100.memory_bandwidth * d.memory_efficiency) + d.kernel_overhead_s));
 }
 
-TEST_CASE("without a tensor-core efficiency fp16 takes the FP32 one; a calibration overrides both") {
+TEST_CASE("without a tensor-core efficiency fp16 takes the FP32 one, and a calibration overrides both") {
   const GpuType& v100 = builtin_catalog().gpu("GPU_V100");
   ComputeDefaults d;
   d.matmul_efficiency = 0.5;
