@@ -8,7 +8,8 @@ Precision parse_precision(const std::string& text) {
   if (text == "fp32") return Precision::fp32;
   if (text == "fp16") return Precision::fp16;
   if (text == "bf16") return Precision::bf16;
-  fail("unknown precision '{}' (expected fp32, fp16 or bf16)", text);
+  if (text == "tf32") return Precision::tf32;
+  fail("unknown precision '{}' (expected fp32, fp16, bf16 or tf32)", text);
 }
 
 const char* to_string(Precision p) {
@@ -16,11 +17,12 @@ const char* to_string(Precision p) {
     case Precision::fp32: return "fp32";
     case Precision::fp16: return "fp16";
     case Precision::bf16: return "bf16";
+    case Precision::tf32: return "tf32";
   }
   return "?";
 }
 
-int element_bytes(Precision p) { return p == Precision::fp32 ? 4 : 2; }
+int element_bytes(Precision p) { return p == Precision::fp32 || p == Precision::tf32 ? 4 : 2; }
 
 Attention parse_attention(const std::string& text) {
   if (text == "naive") return Attention::naive;
@@ -157,7 +159,7 @@ ModelStateBytes model_state_bytes(double P, Precision p, int zero, int dp) {
   if (zero < 0 || zero > 3) fail("zero={} out of range (0-3)", zero);
   const double e = element_bytes(p);
   // fp32: Adam m and v (8 B); mixed precision: fp32 master weights, m and v (12 B).
-  const double k = p == Precision::fp32 ? 8 : 12;
+  const double k = element_bytes(p) == 4 ? 8 : 12;
   ModelStateBytes s{P * e, P * e, P * k};
   if (zero >= 1) s.optimizer /= dp;
   if (zero >= 2) s.gradients /= dp;

@@ -15,8 +15,10 @@
 
 namespace fabtrain {
 
-enum class Precision { fp32, fp16, bf16 };
-Precision parse_precision(const std::string& text);  // "fp32" | "fp16" | "bf16"
+// tf32: fp32 tensors whose matrix products run on TF32 tensor cores (Ampere and later; cuBLAS's
+// CUBLAS_TF32_TENSOR_OP_MATH, PyTorch's allow_tf32), as the executor's --precision tf32.
+enum class Precision { fp32, fp16, bf16, tf32 };
+Precision parse_precision(const std::string& text);  // "fp32" | "fp16" | "bf16" | "tf32"
 const char* to_string(Precision p);
 // Bytes of an element of weights, activations and gradients as computed (2 for fp16/bf16).
 int element_bytes(Precision p);

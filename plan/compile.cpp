@@ -239,7 +239,7 @@ class StepBuilder {
   // AdamW reads weights and gradients and writes weights, reads and writes m and v (fp32), and
   // under mixed precision reads and writes the fp32 master weights.
   double optimizer_bytes(double parameters) const {
-    const double fp32_state = plan_.precision == Precision::fp32 ? 16 : 24;
+    const double fp32_state = element_bytes(plan_.precision) == 4 ? 16 : 24;
     return parameters * (3 * e_ + fp32_state);
   }
 

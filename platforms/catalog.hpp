@@ -73,7 +73,7 @@ struct CommunicatorProfile {
 // element-wise kernels, a per-kernel launch overhead, and the framework/CUDA context memory.
 struct ComputeDefaults {
   double matmul_efficiency = 0.5;              // of the FP32 peak (no tensor cores)
-  double tensor_core_matmul_efficiency = 0;    // of the fp16/bf16 tensor-core peak; 0: as above
+  double tensor_core_matmul_efficiency = 0;    // of the fp16/bf16/tf32 tensor-core peak; 0: as above
   // How a block's products and its element-wise kernels share time: overlapped (max of the two,
   // the roofline of one kernel) or one after the other (their sum, as a stream of kernels runs).
   bool serial_kernels = false;

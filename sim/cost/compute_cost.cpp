@@ -1,7 +1,7 @@
 // The compute roofline: max(FLOPs at peak x efficiency, bytes at bandwidth x efficiency), or
 // their sum where the catalog says kernels run one after the other, plus a per-kernel overhead
 // for each block. The peak and the matmul efficiency follow the precision:
-// fp32 the FP32 (SIMT) peak, fp16/bf16 the tensor-core peak at the tensor-core efficiency.
+// fp32 the FP32 (SIMT) peak, fp16/bf16/tf32 the tensor-core peak at the tensor-core efficiency.
 #include "sim/cost/compute_cost.hpp"
 
 #include <algorithm>
@@ -16,6 +16,7 @@ double peak_flops(const GpuType& gpu, Precision precision) {
     case Precision::fp32: peak = gpu.peak_fp32_flops; break;
     case Precision::fp16: peak = gpu.peak_fp16_flops; break;
     case Precision::bf16: peak = gpu.peak_bf16_flops; break;
+    case Precision::tf32: peak = gpu.peak_tf32_flops; break;
   }
   if (!(peak > 0))
     fail("GPU type {} has no {} peak in the catalog (it may not support {})", gpu.name,
@@ -54,7 +55,7 @@ ComputeDefaults defaults_for(const ComputeDefaults& defaults, Precision precisio
 
 double compute_seconds(const Instruction& instruction, const GpuType& gpu, Precision precision,
                        const ComputeDefaults& catalog_defaults, const Calibration& calibration) {
-  // fp16/bf16 products run on tensor cores, which reach their own fraction of their own peak.
+  // fp16/bf16/tf32 products run on tensor cores, which reach their own fraction of their peak.
   const ComputeDefaults defaults = defaults_for(catalog_defaults, precision);
   if (const auto* f = std::get_if<Forward>(&instruction))
     return roofline(f->flops, f->bytes, std::max(1, f->end - f->begin), peak_flops(gpu, precision),

@@ -3,6 +3,7 @@
 // without a tensor-core efficiency keeps one efficiency for both (the behaviour before it).
 #include <doctest/doctest.h>
 
+#include "common/error.hpp"
 #include "sim/cost/compute_cost.hpp"
 
 using namespace fabtrain;
@@ -74,4 +75,15 @@ TEST_CASE("a calibrated kind keeps the overlapped roofline its efficiencies were
   const double F = 1e12, B = 1e10;
   const double math = F / (19.5e12 * 0.5), memory = B / (a100.memory_bandwidth * 0.5);
   CHECK(compute_seconds(work(F, B), a100, Precision::fp32, d, cal) == doctest::Approx(std::max(math, memory)));
+}
+
+TEST_CASE("tf32: fp32 tensors with products on TF32 tensor cores, where the GPU has them") {
+  const Catalog& cat = builtin_catalog();
+  const ComputeDefaults& d = cat.compute;
+  const double F = 1e13;
+  CHECK(compute_seconds(work(F, 0), cat.gpu("GPU_A100_80GB"), Precision::tf32, d, {}) ==
+        doctest::Approx(F / (156e12 * d.tensor_core_matmul_efficiency) + d.kernel_overhead_s));
+  CHECK(element_bytes(Precision::tf32) == 4);
+  CHECK_THROWS_WITH_AS(compute_seconds(work(F, 0), cat.gpu("GPU_V100"), Precision::tf32, d, {}),
+                       doctest::Contains("no tf32 peak"), Error);
 }
