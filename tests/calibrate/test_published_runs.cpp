@@ -3,6 +3,7 @@
 // good ones are kept, slices follow the stated hardware, and a small run simulates.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <set>
 
 #include "calibrate/check_published.hpp"
@@ -117,4 +118,16 @@ TEST_CASE("a run simulates, and its error is signed against the measurement") {
   CHECK(c.error == doctest::Approx((c.predicted_step_s - 0.1) / 0.1));
   CHECK(median_abs({-0.3, 0.1, 0.2}) == doctest::Approx(0.2));
   CHECK(median_abs({-0.4, 0.1}) == doctest::Approx(0.25));
+}
+
+TEST_CASE("the shipped file: no prediction misses by more than 50% without a stated reason") {
+  const PublishedSummary s = check_published(builtin_published_runs_path());
+  CHECK(s.problems.empty());
+  REQUIRE(s.checks.size() == s.runs.size());
+  for (std::size_t i = 0; i < s.checks.size(); ++i) {
+    CAPTURE(s.runs[i].id);
+    CAPTURE(s.checks[i].error);
+    if (std::abs(s.checks[i].error) > 0.5) CHECK(!s.runs[i].large_error_reason.empty());
+    CHECK(!s.checks[i].oom);  // every run did fit its GPUs
+  }
 }
