@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every benchmark program that is built (BUILD_DIR/bin/bench_*: bench_cpu_model, bench_sim,
-# bench_search, and any added later), shows each one's full output, then their ratio lines
+# bench_search, bench_published (median error against published runs, target 15%), and any added
+# later), shows each one's full output, then their ratio lines
 # (measured against target, >= 1 meets it) side by side under the program's name.
 # Usage: bench/run.sh [BUILD_DIR]   (default: build; build the bench_* targets first)
 # Not here: building, or deciding pass/fail (benchmarks report; tests decide).

@@ -8,7 +8,8 @@ Precision parse_precision(const std::string& text) {
   if (text == "fp32") return Precision::fp32;
   if (text == "fp16") return Precision::fp16;
   if (text == "bf16") return Precision::bf16;
-  fail("unknown precision '{}' (expected fp32, fp16 or bf16)", text);
+  if (text == "tf32") return Precision::tf32;
+  fail("unknown precision '{}' (expected fp32, fp16, bf16 or tf32)", text);
 }
 
 const char* to_string(Precision p) {
@@ -16,11 +17,20 @@ const char* to_string(Precision p) {
     case Precision::fp32: return "fp32";
     case Precision::fp16: return "fp16";
     case Precision::bf16: return "bf16";
+    case Precision::tf32: return "tf32";
   }
   return "?";
 }
 
-int element_bytes(Precision p) { return p == Precision::fp32 ? 4 : 2; }
+int element_bytes(Precision p) { return p == Precision::fp32 || p == Precision::tf32 ? 4 : 2; }
+
+Attention parse_attention(const std::string& text) {
+  if (text == "naive") return Attention::naive;
+  if (text == "flash") return Attention::flash;
+  fail("unknown attention '{}' (expected naive or flash)", text);
+}
+
+const char* to_string(Attention a) { return a == Attention::flash ? "flash" : "naive"; }
 
 const char* to_string(BlockKind kind) {
   switch (kind) {
@@ -48,7 +58,8 @@ bool replicated_over_tp(Block block) {
   return block.kind == BlockKind::embed || block.kind == BlockKind::head;
 }
 
-WorkCost forward_cost(const ModelSpec& m, Block block, int b, int s, int tp, Precision p) {
+WorkCost forward_cost(const ModelSpec& m, Block block, int b, int s, int tp, Precision p,
+                      Attention attention) {
   const double C = m.n_embd, V = m.vocab_size, tokens = double(b) * s, e = element_bytes(p);
   WorkCost w;
   switch (block.kind) {
@@ -58,8 +69,8 @@ WorkCost forward_cost(const ModelSpec& m, Block block, int b, int s, int tp, Pre
     case BlockKind::attn:
       // qkv 6*t*C^2, projection 2*t*C^2, scores and weighted sum 4*t*s*C
       w.flops = (8 * tokens * C * C + 4 * tokens * s * C) / tp;
-      w.bytes = (4 * C * C * e) / tp + tokens * C * e * (6 + 6.0 / tp) +
-                2.0 * b * m.n_head * s * s * e / tp;
+      w.bytes = (4 * C * C * e) / tp + tokens * C * e * (6 + 6.0 / tp);
+      if (attention == Attention::naive) w.bytes += 2.0 * b * m.n_head * s * s * e / tp;
       break;
     case BlockKind::mlp:
       w.flops = 16 * tokens * C * C / tp;
@@ -73,9 +84,13 @@ WorkCost forward_cost(const ModelSpec& m, Block block, int b, int s, int tp, Pre
   return w;
 }
 
-WorkCost backward_cost(const ModelSpec& m, Block block, int b, int s, int tp, Precision p) {
-  WorkCost f = forward_cost(m, block, b, s, tp, p);
-  return {2 * f.flops, 2 * f.bytes};
+WorkCost backward_cost(const ModelSpec& m, Block block, int b, int s, int tp, Precision p,
+                       Attention attention) {
+  const WorkCost f = forward_cost(m, block, b, s, tp, p, attention);
+  WorkCost w{2 * f.flops, 2 * f.bytes};
+  if (attention == Attention::flash && block.kind == BlockKind::attn)
+    w.flops += 0.5 * 4.0 * double(b) * s * s * m.n_embd / tp;  // the scores recomputed
+  return w;
 }
 
 std::int64_t block_parameters(const ModelSpec& m, Block block, int tp) {
@@ -92,7 +107,7 @@ std::int64_t block_parameters(const ModelSpec& m, Block block, int tp) {
 }
 
 double activation_bytes(const ModelSpec& m, Block block, int b, int s, int tp, Precision p,
-                        bool recompute) {
+                        bool recompute, Attention attention) {
   const double C = m.n_embd, tokens = double(b) * s, e = element_bytes(p);
   const double input = tokens * C * e;
   switch (block.kind) {
@@ -100,6 +115,8 @@ double activation_bytes(const ModelSpec& m, Block block, int b, int s, int tp, P
     case BlockKind::attn:
       if (recompute) return input;
       // ln1 out, mean/rstd, qkv, attention out, pre-softmax and softmax scores, residual
+      if (attention == Attention::flash)  // log-sum-exp per row instead of the scores
+        return tokens * C * e * (2 + 4.0 / tp) + 2 * tokens * 4 + tokens * m.n_head * 4.0 / tp;
       return tokens * C * e * (2 + 4.0 / tp) + 2 * tokens * 4 +
              2.0 * b * m.n_head * s * s * e / tp;
     case BlockKind::mlp:
@@ -128,6 +145,12 @@ double alpa_tflops_per_gpu(const ModelSpec& m, int B, int s, bool recompute, dou
   return alpa_step_flops(m, B, s, recompute) / step_time_s / gpus / 1e12;
 }
 
+double megatron_step_flops(const ModelSpec& m, int B, int s, bool recompute) {
+  const double h = m.n_embd, L = m.n_layer, V = m.vocab_size;
+  const double factor = recompute ? 96 : 72;
+  return factor * B * s * L * h * h * (1 + s / (6 * h) + V / (16 * L * h));
+}
+
 double training_flops_per_token(const ModelSpec& m, int s) {
   return 6.0 * double(m.parameters()) + 6.0 * m.n_layer * m.n_embd * double(s);
 }
@@ -136,7 +159,7 @@ ModelStateBytes model_state_bytes(double P, Precision p, int zero, int dp) {
   if (zero < 0 || zero > 3) fail("zero={} out of range (0-3)", zero);
   const double e = element_bytes(p);
   // fp32: Adam m and v (8 B); mixed precision: fp32 master weights, m and v (12 B).
-  const double k = p == Precision::fp32 ? 8 : 12;
+  const double k = element_bytes(p) == 4 ? 8 : 12;
   ModelStateBytes s{P * e, P * e, P * k};
   if (zero >= 1) s.optimizer /= dp;
   if (zero >= 2) s.gradients /= dp;

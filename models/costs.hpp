@@ -15,11 +15,20 @@
 
 namespace fabtrain {
 
-enum class Precision { fp32, fp16, bf16 };
-Precision parse_precision(const std::string& text);  // "fp32" | "fp16" | "bf16"
+// tf32: fp32 tensors whose matrix products run on TF32 tensor cores (Ampere and later; cuBLAS's
+// CUBLAS_TF32_TENSOR_OP_MATH, PyTorch's allow_tf32), as the executor's --precision tf32.
+enum class Precision { fp32, fp16, bf16, tf32 };
+Precision parse_precision(const std::string& text);  // "fp32" | "fp16" | "bf16" | "tf32"
 const char* to_string(Precision p);
 // Bytes of an element of weights, activations and gradients as computed (2 for fp16/bf16).
 int element_bytes(Precision p);
+
+// How attention is computed: naive materialises the b*heads*s*s scores (written, read back by
+// softmax, kept for backward); flash (FlashAttention, cuDNN's fused attention, PyTorch SDPA)
+// keeps them on chip and recomputes them in backward (Dao et al. 2022, sections 3.1 and 3.2).
+enum class Attention { naive, flash };
+Attention parse_attention(const std::string& text);  // "naive" | "flash"
+const char* to_string(Attention a);
 
 enum class BlockKind { embed, attn, mlp, head };
 const char* to_string(BlockKind kind);
@@ -39,8 +48,12 @@ struct WorkCost {
   double flops = 0;
   double bytes = 0;
 };
-WorkCost forward_cost(const ModelSpec& m, Block block, int b, int s, int tp, Precision p);
-WorkCost backward_cost(const ModelSpec& m, Block block, int b, int s, int tp, Precision p);
+// With flash attention the scores move no HBM bytes, and backward recomputes them (one more
+// product of the attention core: 2.5x its forward FLOPs instead of 2x).
+WorkCost forward_cost(const ModelSpec& m, Block block, int b, int s, int tp, Precision p,
+                      Attention attention = Attention::naive);
+WorkCost backward_cost(const ModelSpec& m, Block block, int b, int s, int tp, Precision p,
+                       Attention attention = Attention::naive);
 // True for blocks whose work every tensor-parallel rank repeats in full (embedding, head).
 bool replicated_over_tp(Block block);
 
@@ -49,9 +62,10 @@ bool replicated_over_tp(Block block);
 std::int64_t block_parameters(const ModelSpec& m, Block block, int tp);
 
 // Activation bytes a block keeps from its forward for its backward, per microbatch, per rank.
-// With recompute only the block input is kept and the rest is rebuilt in backward.
+// With recompute only the block input is kept and the rest is rebuilt in backward; with flash
+// attention the scores are not kept (only a log-sum-exp per row).
 double activation_bytes(const ModelSpec& m, Block block, int b, int s, int tp, Precision p,
-                        bool recompute);
+                        bool recompute, Attention attention = Attention::naive);
 // Bytes of the tensor passed between blocks (and between pipeline stages): b*s*C elements.
 double boundary_bytes(const ModelSpec& m, int b, int s, Precision p);
 
@@ -60,6 +74,10 @@ double boundary_bytes(const ModelSpec& m, int b, int s, Precision p);
 double alpa_step_flops(const ModelSpec& m, int global_batch, int s, bool recompute);
 double alpa_tflops_per_gpu(const ModelSpec& m, int global_batch, int s, bool recompute,
                            double step_time_s, int gpus);
+// Megatron-LM's (Narayanan et al. 2021, section 5.1; Shoeybi et al. 2019, appendix) FLOPs of one
+// step: 96*B*s*L*h^2*(1 + s/(6h) + V/(16*L*h)) with recomputation, 72 instead of 96 without.
+// What Megatron's published TFLOP/s per GPU divide by the step time.
+double megatron_step_flops(const ModelSpec& m, int global_batch, int s, bool recompute);
 // llm.c's estimate of training FLOPs per token: 6P + 6*L*C*s.
 double training_flops_per_token(const ModelSpec& m, int s);
 

@@ -93,11 +93,12 @@ class StepBuilder {
     bool all_replicated = true;
     for (int i = begin; i < end; ++i) {
       const Block block = block_at(m_, i);
-      const WorkCost w = forward_cost(m_, block, b_, s_, plan_.tp, plan_.precision);
+      const WorkCost w = forward_cost(m_, block, b_, s_, plan_.tp, plan_.precision, plan_.attention);
       f.flops += w.flops;
       f.bytes += w.bytes;
       f.activation_bytes +=
-          activation_bytes(m_, block, b_, s_, plan_.tp, plan_.precision, plan_.recompute);
+          activation_bytes(m_, block, b_, s_, plan_.tp, plan_.precision, plan_.recompute,
+                           plan_.attention);
       all_replicated = all_replicated && replicated_over_tp(block);
     }
     f.replicas = all_replicated ? plan_.tp : 1;
@@ -109,18 +110,19 @@ class StepBuilder {
     bool all_replicated = true;
     for (int i = begin; i < end; ++i) {
       const Block block = block_at(m_, i);
-      const WorkCost w = backward_cost(m_, block, b_, s_, plan_.tp, plan_.precision);
+      const WorkCost w = backward_cost(m_, block, b_, s_, plan_.tp, plan_.precision, plan_.attention);
       bw.flops += w.flops;
       bw.bytes += w.bytes;
       // Recomputation rebuilds the layers' activations; the embedding and head keep theirs.
       if (plan_.recompute && !replicated_over_tp(block)) {
-        const WorkCost again = forward_cost(m_, block, b_, s_, plan_.tp, plan_.precision);
+        const WorkCost again = forward_cost(m_, block, b_, s_, plan_.tp, plan_.precision, plan_.attention);
         bw.flops += again.flops;
         bw.bytes += again.bytes;
         bw.recompute = true;
       }
       bw.activation_bytes +=
-          activation_bytes(m_, block, b_, s_, plan_.tp, plan_.precision, plan_.recompute);
+          activation_bytes(m_, block, b_, s_, plan_.tp, plan_.precision, plan_.recompute,
+                           plan_.attention);
       all_replicated = all_replicated && replicated_over_tp(block);
     }
     bw.replicas = all_replicated ? plan_.tp : 1;
@@ -237,7 +239,7 @@ class StepBuilder {
   // AdamW reads weights and gradients and writes weights, reads and writes m and v (fp32), and
   // under mixed precision reads and writes the fp32 master weights.
   double optimizer_bytes(double parameters) const {
-    const double fp32_state = plan_.precision == Precision::fp32 ? 16 : 24;
+    const double fp32_state = element_bytes(plan_.precision) == 4 ? 16 : 24;
     return parameters * (3 * e_ + fp32_state);
   }
 

@@ -97,6 +97,16 @@ const std::vector<Key>& keys() {
          }
        },
        [](const Plan& p) { return std::string(to_string(p.precision)); }},
+      {"attention",
+       [](Plan& p, const std::string& v) {
+         try {
+           p.attention = parse_attention(v);
+         } catch (const Error& e) {
+           fail("plan key 'attention': {}", e.what());
+         }
+       },
+       // Left out when naive, so plans written before the key existed print as they did.
+       [](const Plan& p) { return p.attention == Attention::flash ? std::string("flash") : std::string(); }},
       {"devices", [](Plan& p, const std::string& v) { p.devices = parse_list("devices", v); },
        [](const Plan& p) { return fmt::format("{}", fmt::join(p.devices, ":")); }},
   };
@@ -161,6 +171,7 @@ void to_json(nlohmann::json& j, const Plan& plan) {
                      {"layers", plan.layers},
                      {"precision", to_string(plan.precision)},
                      {"devices", plan.devices}};
+  if (plan.attention == Attention::flash) j["attention"] = "flash";
 }
 
 // Each JSON value is turned into its text form and goes through the same setter as the text
@@ -209,6 +220,7 @@ std::string to_short_string(const Plan& plan) {
   if (plan.recompute) text += ",recompute=on";
   if (!plan.layers.empty()) text += fmt::format(",layers={}", fmt::join(plan.layers, ":"));
   if (plan.precision != Precision::fp32) text += fmt::format(",precision={}", to_string(plan.precision));
+  if (plan.attention == Attention::flash) text += ",attention=flash";
   return text;
 }
 

@@ -72,7 +72,11 @@ struct CommunicatorProfile {
 // Per-kind compute efficiencies and overheads: fractions of peak reached by matrix products and
 // element-wise kernels, a per-kernel launch overhead, and the framework/CUDA context memory.
 struct ComputeDefaults {
-  double matmul_efficiency = 0.5;
+  double matmul_efficiency = 0.5;              // of the FP32 peak (no tensor cores)
+  double tensor_core_matmul_efficiency = 0;    // of the fp16/bf16/tf32 tensor-core peak; 0: as above
+  // How a block's products and its element-wise kernels share time: overlapped (max of the two,
+  // the roofline of one kernel) or one after the other (their sum, as a stream of kernels runs).
+  bool serial_kernels = false;
   double memory_efficiency = 0.7;
   double kernel_overhead_s = 10e-6;
   double framework_memory_bytes = 0;

@@ -172,9 +172,21 @@ void read_sections(const YamlFields& top, Catalog& cat, bool overlay) {
 
   if (wanted("compute")) {
     const YamlFields comp(path, sub(top, "compute"), top.mapping("compute"));
-    comp.allow_only({"matmul_efficiency", "memory_efficiency", "kernel_overhead_us",
-                     "framework_memory_gib", "source"});
+    comp.allow_only({"matmul_efficiency", "tensor_core_matmul_efficiency", "memory_efficiency",
+                     "kernel_overhead_us", "framework_memory_gib", "roofline", "source"});
+    // Optional: max (overlapped, the default) or sum (kernels one after the other).
+    const std::string roofline = comp.text_or("roofline", "max");
+    if (roofline != "max" && roofline != "sum")
+      fail("{}: '{}' is neither max nor sum", comp.field("roofline"), roofline);
+    cat.compute.serial_kernels = roofline == "sum";
     cat.compute.matmul_efficiency = non_negative(comp, "matmul_efficiency", true);
+    // Optional: without it, tensor-core products reach the same fraction as FP32 ones.
+    cat.compute.tensor_core_matmul_efficiency =
+        comp.has("tensor_core_matmul_efficiency")
+            ? non_negative(comp, "tensor_core_matmul_efficiency", true)
+            : cat.compute.matmul_efficiency;
+    if (cat.compute.tensor_core_matmul_efficiency > 1)
+      fail("{}: a fraction of peak must be at most 1", comp.field("tensor_core_matmul_efficiency"));
     cat.compute.memory_efficiency = non_negative(comp, "memory_efficiency", true);
     for (const char* k : {"matmul_efficiency", "memory_efficiency"})
       if (comp.number(k) > 1) fail("{}: a fraction of peak must be at most 1", comp.field(k));

@@ -1,6 +1,7 @@
 // Strict reading of one YAML mapping of a platform file (catalog or slice): every field read
 // names the file and its place in it ("slices/x.yaml: vms[1].gpus"), wrong types and unknown keys
-// are errors. Internal to platforms/; not a general YAML wrapper.
+// are errors. For platforms/ and the files that describe hardware like them (calibrate/'s
+// published runs); not a general YAML wrapper.
 #pragma once
 #include <yaml-cpp/yaml.h>
 

@@ -53,6 +53,7 @@ static double gpu_peak(const GpuType& type, Precision p) {
     case Precision::fp32: return type.peak_fp32_flops;
     case Precision::fp16: return type.peak_fp16_flops;
     case Precision::bf16: return type.peak_bf16_flops;
+    case Precision::tf32: return type.peak_tf32_flops;
   }
   return type.peak_fp32_flops;
 }

@@ -83,3 +83,32 @@ TEST_CASE("a Hugging Face config.json loads, bad ones are refused by name") {
   CHECK_THROWS_WITH_AS(load_model("gpt3"), doctest::Contains("unknown model 'gpt3'"), Error);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("flash attention: no scores in memory, one more product in backward, MLP unchanged") {
+  const auto m = load_model("gpt2-medium");
+  const Block attn{BlockKind::attn, 0}, mlp{BlockKind::mlp, 0};
+  const int b = 8, s = 1024, tp = 2;
+  const auto P = Precision::bf16;
+  const double scores = 2.0 * b * m.n_head * s * s * 2 / tp;  // written, then read by softmax
+  const WorkCost naive = forward_cost(m, attn, b, s, tp, P, Attention::naive);
+  const WorkCost flash = forward_cost(m, attn, b, s, tp, P, Attention::flash);
+  CHECK(naive.flops == flash.flops);
+  CHECK(naive.bytes - flash.bytes == doctest::Approx(scores));
+  CHECK(activation_bytes(m, attn, b, s, tp, P, false, Attention::flash) <
+        activation_bytes(m, attn, b, s, tp, P, false, Attention::naive) - scores / 2);
+  const double core = 4.0 * b * s * s * m.n_embd / tp;  // QK^T and PV, forward
+  CHECK(backward_cost(m, attn, b, s, tp, P, Attention::flash).flops ==
+        doctest::Approx(backward_cost(m, attn, b, s, tp, P, Attention::naive).flops + core / 2));
+  CHECK(forward_cost(m, mlp, b, s, tp, P, Attention::flash).bytes ==
+        forward_cost(m, mlp, b, s, tp, P, Attention::naive).bytes);
+  CHECK(parse_attention("flash") == Attention::flash);
+  CHECK_THROWS_AS(parse_attention("fused"), Error);
+}
+
+TEST_CASE("Megatron's FLOPs formula (Narayanan et al. 2021, section 5.1)") {
+  ModelSpec m{"m", 24, 2304, 24, 2048, 51200};
+  const double B = 512, s = 2048, l = 24, h = 2304, V = 51200;
+  const double with = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+  CHECK(megatron_step_flops(m, 512, 2048, true) == doctest::Approx(with));
+  CHECK(megatron_step_flops(m, 512, 2048, false) == doctest::Approx(with * 72 / 96));
+}

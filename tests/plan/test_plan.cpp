@@ -237,3 +237,28 @@ TEST_CASE("the short form keeps what differs from the defaults and drops the dev
   CHECK(to_short_string(parse_plan("dp=4,zero=2,precision=bf16")) ==
         "dp=4,tp=1,pp=1,mb=1,zero=2,precision=bf16");
 }
+
+TEST_CASE("attention=flash parses, prints only when set, and reaches the compiled costs") {
+  const Plan flash = parse_plan("dp=2,precision=bf16,attention=flash");
+  CHECK(flash.attention == Attention::flash);
+  CHECK(parse_plan(to_string(flash)) == flash);
+  CHECK(to_string(flash).find("attention=flash") != std::string::npos);
+  CHECK(to_string(parse_plan("dp=2")).find("attention") == std::string::npos);  // naive: the default
+  CHECK(to_short_string(flash).find(",attention=flash") != std::string::npos);
+  nlohmann::json j = flash;
+  CHECK(j.get<Plan>() == flash);
+  CHECK_THROWS_WITH_AS(parse_plan("attention=fused"), doctest::Contains("attention"), Error);
+  const ModelSpec m = load_model("gpt2");
+  const Schedule naive_s = compile(m, parse_plan("dp=1,precision=bf16"), 4, 1024);
+  const Schedule flash_s = compile(m, parse_plan("dp=1,precision=bf16,attention=flash"), 4, 1024);
+  auto first_forward = [](const Schedule& s) {
+    for (const auto& i : s.ranks[0])
+      if (const auto* f = std::get_if<Forward>(&i)) return *f;
+    FAIL("no Forward in rank 0's stream");
+    return Forward{};
+  };
+  const Forward a = first_forward(naive_s), b = first_forward(flash_s);
+  CHECK(a.flops == b.flops);
+  CHECK(b.bytes < a.bytes);
+  CHECK(b.activation_bytes < a.activation_bytes);
+}

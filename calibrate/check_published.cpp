@@ -1,0 +1,104 @@
+// Simulates each published run on a slice built from its hardware and compares with what was
+// measured (see check_published.hpp).
+#include "calibrate/check_published.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "common/error.hpp"
+#include "plan/schedule.hpp"
+#include "sim/simulator.hpp"
+
+namespace fabtrain {
+
+Slice published_slice(const PublishedRun& run, const Catalog& catalog) {
+  const PublishedHardware& h = run.hardware;
+  Slice s;
+  s.name = "published-" + run.id;
+  s.description = fmt::format("{} x {} {} ({}){}", h.nodes, h.gpus_per_node, h.gpu, h.intra_node,
+                              h.nodes > 1 ? ", nodes over " + h.network + " (" + h.nic + ")" : "");
+  s.catalog = &catalog;
+  s.communicator = catalog.communicator(run.communicator);
+  Network net{"between-nodes", "l2bridge", {}, {"ONPREM"}, -1, 0, h.network == "infiniband" ? 0.0 : -1.0};
+  for (int n = 0; n < h.nodes; ++n) {
+    // A single node's NIC carries nothing; any catalog NIC will do.
+    Vm vm{fmt::format("node{}", n), "ONPREM", h.gpu, h.gpus_per_node,
+          h.nodes > 1 ? h.nic : "NIC_ConnectX_6", h.intra_node};
+    net.vms.push_back(vm.name);
+    s.vms.push_back(vm);
+  }
+  if (h.nodes > 1) s.networks.push_back(net);
+  return s;
+}
+
+namespace {
+
+// One run on a Simulator already built for its slice.
+PublishedCheck check_on(const PublishedRun& run, Simulator& simulator) {
+  PublishedCheck c;
+  c.id = run.id;
+  c.measured_step_s = run.measured.step_time_s;
+  try {
+    const Schedule schedule = compile(run.model, run.plan, run.global_batch, run.seq);
+    const SimResult result = simulator.run(run.model, schedule);
+    c.predicted_step_s = result.step_time_s;
+    c.oom = result.oom;
+    if (run.measured.peak_memory_bytes) {
+      double peak = 0;
+      for (const auto& r : result.ranks) peak = std::max(peak, r.peak_memory_bytes);
+      c.predicted_memory_bytes = peak;
+      c.measured_memory_bytes = run.measured.peak_memory_bytes;
+      c.memory_error = (peak - *c.measured_memory_bytes) / *c.measured_memory_bytes;
+    }
+  } catch (const Error& e) {
+    fail("row {} ({}): cannot be simulated: {}", run.row, run.id, e.what());
+  }
+  c.error = (c.predicted_step_s - c.measured_step_s) / c.measured_step_s;
+  return c;
+}
+
+}  // namespace
+
+PublishedCheck check_published_run(const PublishedRun& run, const Catalog& catalog) {
+  Simulator simulator(published_slice(run, catalog));
+  return check_on(run, simulator);
+}
+
+double median_abs(std::vector<double> values) {
+  if (values.empty()) return 0;
+  for (double& v : values) v = std::fabs(v);
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+PublishedSummary check_published(const std::string& path, const Catalog& catalog) {
+  const PublishedFile file = load_published_runs(path, catalog);
+  PublishedSummary s;
+  s.rows = file.rows;
+  s.problems = file.problems;
+  // SimGrid seals its platform at the first simulation: every slice is built before any run.
+  std::vector<std::unique_ptr<Simulator>> simulators;
+  for (const PublishedRun& run : file.runs)
+    simulators.push_back(std::make_unique<Simulator>(published_slice(run, catalog)));
+  std::vector<double> errors, memory_errors;
+  for (std::size_t i = 0; i < file.runs.size(); ++i) {
+    const PublishedRun& run = file.runs[i];
+    try {
+      s.checks.push_back(check_on(run, *simulators[i]));
+    } catch (const Error& e) {
+      s.problems.push_back(e.what());
+      continue;
+    }
+    s.runs.push_back(run);
+    errors.push_back(s.checks.back().error);
+    if (s.checks.back().memory_error) memory_errors.push_back(*s.checks.back().memory_error);
+  }
+  s.median_abs_error = median_abs(errors);
+  s.memory_rows = int(memory_errors.size());
+  if (!memory_errors.empty()) s.median_abs_memory_error = median_abs(memory_errors);
+  return s;
+}
+
+}  // namespace fabtrain

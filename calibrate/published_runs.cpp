@@ -1,0 +1,165 @@
+// Reads bench/published/runs.yaml strictly (unknown keys are errors, every field named in the
+// message) and converts what each source measured into seconds per optimizer step.
+#include "calibrate/published_runs.hpp"
+
+#include "common/data_dir.hpp"
+#include "common/error.hpp"
+#include "models/costs.hpp"
+#include "platforms/yaml_fields.hpp"
+
+namespace fabtrain {
+namespace {
+
+ModelSpec read_model(const YamlFields& row) {
+  const YAML::Node node = row.node()["model"];
+  if (!node) fail("{}: missing (a built-in model name or a mapping of its shape)", row.field("model"));
+  if (node.IsScalar()) return load_model(node.Scalar());
+  const YamlFields f(row.file(), row.where() + ".model", row.mapping("model"));
+  f.allow_only({"name", "n_layer", "n_embd", "n_head", "n_ctx", "vocab_size"});
+  ModelSpec m;
+  m.name = f.text("name");
+  m.n_layer = f.integer("n_layer");
+  m.n_embd = f.integer("n_embd");
+  m.n_head = f.integer("n_head");
+  m.n_ctx = f.integer("n_ctx");
+  m.vocab_size = f.integer("vocab_size");
+  try {
+    validate(m);
+  } catch (const Error& e) {
+    fail("{}: {}", row.field("model"), e.what());
+  }
+  return m;
+}
+
+PublishedHardware read_hardware(const YamlFields& row, const Catalog& catalog) {
+  const YamlFields f(row.file(), row.where() + ".hardware", row.mapping("hardware"));
+  f.allow_only({"gpu", "nodes", "gpus_per_node", "intra_node", "network", "nic"});
+  PublishedHardware h;
+  h.gpu = f.text("gpu");
+  if (!catalog.gpus.count(h.gpu)) {
+    std::string known;
+    for (const auto& [name, _] : catalog.gpus) known += (known.empty() ? "" : ", ") + name;
+    fail("{}: unknown GPU type '{}' (known: {})", f.field("gpu"), h.gpu, known);
+  }
+  h.nodes = f.integer("nodes");
+  h.gpus_per_node = f.integer("gpus_per_node");
+  if (h.nodes < 1) fail("{}: {} must be at least 1", f.field("nodes"), h.nodes);
+  if (h.gpus_per_node < 1) fail("{}: {} must be at least 1", f.field("gpus_per_node"), h.gpus_per_node);
+  h.intra_node = f.text("intra_node");
+  if (h.intra_node != "nvlink" && h.intra_node != "pcie")
+    fail("{}: '{}' is neither nvlink nor pcie", f.field("intra_node"), h.intra_node);
+  if (h.intra_node == "nvlink" && !(catalog.gpu(h.gpu).nvlink_bandwidth > 0))
+    fail("{}: {} has no NVLink in the catalog", f.field("intra_node"), h.gpu);
+  if (h.nodes > 1) {
+    h.network = f.text("network");
+    if (h.network != "infiniband" && h.network != "ethernet")
+      fail("{}: '{}' is neither infiniband nor ethernet", f.field("network"), h.network);
+    h.nic = f.text("nic");
+    if (!catalog.nics.count(h.nic)) fail("{}: unknown NIC type '{}'", f.field("nic"), h.nic);
+  } else if (f.has("network") || f.has("nic")) {
+    fail("{}: a single node has no network between nodes", f.field(f.has("network") ? "network" : "nic"));
+  }
+  return h;
+}
+
+// Seconds per step from what the source published: a step time, a throughput in tokens/s, or
+// TFLOP/s per GPU by the formula the source used.
+PublishedMeasurement read_measurement(const YamlFields& row, const PublishedRun& r) {
+  const YamlFields f(row.file(), row.where() + ".measured", row.mapping("measured"));
+  f.allow_only({"step_time_s", "tokens_per_s", "tflops_per_gpu", "flops_formula", "as_published",
+                "peak_memory_gib"});
+  const int given = int(f.has("step_time_s")) + int(f.has("tokens_per_s")) + int(f.has("tflops_per_gpu"));
+  if (given != 1)
+    fail("{}: give exactly one of step_time_s, tokens_per_s, tflops_per_gpu (found {})",
+         f.field("step_time_s"), given);
+  PublishedMeasurement m;
+  m.as_published = f.text("as_published");
+  auto positive = [&](const char* key) {
+    const double v = f.number(key);
+    if (!(v > 0)) fail("{}: {} must be positive", f.field(key), v);
+    return v;
+  };
+  if (f.has("step_time_s")) {
+    m.step_time_s = positive("step_time_s");
+  } else if (f.has("tokens_per_s")) {
+    m.step_time_s = double(r.global_batch) * r.seq / positive("tokens_per_s");
+  } else {
+    const double tflops = positive("tflops_per_gpu");
+    const std::string formula = f.text("flops_formula");
+    double flops = 0;
+    if (formula == "megatron")
+      flops = megatron_step_flops(r.model, r.global_batch, r.seq, r.plan.recompute);
+    else if (formula == "alpa")
+      flops = alpa_step_flops(r.model, r.global_batch, r.seq, r.plan.recompute);
+    else
+      fail("{}: '{}' is not a known formula (megatron, alpa)", f.field("flops_formula"), formula);
+    m.step_time_s = flops / (tflops * 1e12 * r.hardware.gpus());
+  }
+  if (f.has("peak_memory_gib")) m.peak_memory_bytes = positive("peak_memory_gib") * double(1 << 30);
+  return m;
+}
+
+PublishedRun read_run(const YamlFields& f, int row, const Catalog& catalog) {
+  f.allow_only({"id", "source", "url", "model", "seq", "global_batch", "plan",
+                "framework", "hardware", "communicator", "measured", "unstated",
+                "large_error_reason"});
+  PublishedRun r;
+  r.row = row;
+  r.id = f.text("id");
+  r.source = f.text("source");
+  r.url = f.text("url");
+  r.model = read_model(f);
+  r.seq = f.integer("seq");
+  if (r.seq < 1 || r.seq > r.model.n_ctx)
+    fail("{}: {} must be between 1 and the model's context {}", f.field("seq"), r.seq, r.model.n_ctx);
+  r.global_batch = f.integer("global_batch");
+  try {
+    r.plan = parse_plan(f.text("plan"));
+  } catch (const Error& e) {
+    fail("{}: {}", f.field("plan"), e.what());
+  }
+  r.framework = f.text("framework");
+  r.hardware = read_hardware(f, catalog);
+  if (r.plan.ranks() != r.hardware.gpus())
+    fail("{}: {} needs {} GPUs, the hardware has {} ({} x {})", f.field("plan"), to_string(r.plan),
+         r.plan.ranks(), r.hardware.gpus(), r.hardware.nodes, r.hardware.gpus_per_node);
+  try {
+    validate(r.plan, r.model, r.global_batch);
+  } catch (const Error& e) {
+    fail("{}: {}", f.field("plan"), e.what());
+  }
+  r.communicator = f.text("communicator");
+  if (!catalog.communicators.count(r.communicator))
+    fail("{}: unknown communicator profile '{}'", f.field("communicator"), r.communicator);
+  r.measured = read_measurement(f, r);
+  r.unstated = f.text_list_or("unstated");
+  r.large_error_reason = f.text_or("large_error_reason", "");
+  return r;
+}
+
+}  // namespace
+
+PublishedFile load_published_runs(const std::string& path, const Catalog& catalog) {
+  const YAML::Node root = load_yaml_file(path, "published runs");
+  const YamlFields top(path, "", root);
+  top.allow_only({"runs"});
+  const YAML::Node runs = top.sequence_or_empty("runs");
+  if (runs.size() == 0) fail("{}: no runs (expected a list under runs:)", top.field("runs"));
+  PublishedFile file;
+  file.rows = int(runs.size());
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const std::string where = fmt::format("runs[{}]", i);
+    const std::string id = runs[i].IsMap() && runs[i]["id"] && runs[i]["id"].IsScalar()
+                               ? runs[i]["id"].Scalar() : "?";
+    try {
+      file.runs.push_back(read_run(YamlFields(path, where, runs[i]), int(i), catalog));
+    } catch (const Error& e) {
+      file.problems.push_back(fmt::format("row {} ({}): {}", i, id, e.what()));
+    }
+  }
+  return file;
+}
+
+std::string builtin_published_runs_path() { return source_dir() + "/bench/published/runs.yaml"; }
+
+}  // namespace fabtrain

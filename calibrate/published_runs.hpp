@@ -1,0 +1,64 @@
+// Training runs that others measured and published (bench/published/runs.yaml): for each, where
+// it was published, the model, the plan, the hardware it ran on and what was measured, so the
+// simulator can be checked against it (check_published.hpp). Loading goes on past a bad row:
+// each bad row is reported by its index, id and field, and the good rows are kept.
+// Not here: simulating a row (check_published.hpp), or fitting anything from them.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/model_spec.hpp"
+#include "plan/plan.hpp"
+#include "platforms/catalog.hpp"
+
+namespace fabtrain {
+
+// The machines of a run: nodes of gpus_per_node GPUs of one type, joined inside a node by
+// NVLink or PCIe and between nodes by a network (one aggregate NIC per node).
+struct PublishedHardware {
+  std::string gpu;                  // catalog GPU type
+  int nodes = 1;
+  int gpus_per_node = 1;
+  std::string intra_node = "nvlink";  // nvlink | pcie
+  std::string network;              // between nodes: infiniband | ethernet ("" for one node)
+  std::string nic;                  // catalog NIC type of a node (nodes > 1)
+  int gpus() const { return nodes * gpus_per_node; }
+};
+
+// What the source measured, converted to seconds per optimizer step.
+struct PublishedMeasurement {
+  double step_time_s = 0;
+  std::string as_published;  // "1310000 tokens/s", "137 TFLOP/s per GPU (Megatron formula)"
+  std::optional<double> peak_memory_bytes;  // per GPU, where published
+};
+
+struct PublishedRun {
+  int row = 0;             // index in the file's runs list
+  std::string id;
+  std::string source;      // title and place (table, section, line)
+  std::string url;
+  ModelSpec model;
+  int seq = 0;
+  int global_batch = 0;    // sequences per optimizer step
+  Plan plan;               // its attention key says whether the run fused attention
+  std::string framework;   // Megatron-LM, llm.c, PyTorch DDP, ...
+  PublishedHardware hardware;
+  std::string communicator;  // catalog profile the run's NCCL transport corresponds to
+  PublishedMeasurement measured;
+  std::vector<std::string> unstated;  // what the source leaves out, and what this file assumed
+  std::string large_error_reason;     // why a prediction may miss by more than 50%, if known
+};
+
+struct PublishedFile {
+  std::vector<PublishedRun> runs;     // the good rows
+  std::vector<std::string> problems;  // one line per bad row: "runs[3] (id): field: what"
+  int rows = 0;                       // rows in the file, good and bad
+};
+
+// Reads the file; throws only when the file itself cannot be read or has no runs list.
+PublishedFile load_published_runs(const std::string& path, const Catalog& catalog = builtin_catalog());
+// bench/published/runs.yaml of the source tree.
+std::string builtin_published_runs_path();
+
+}  // namespace fabtrain

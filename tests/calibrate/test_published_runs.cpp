@@ -1,0 +1,133 @@
+// The published-runs file and its check: the shipped file loads whole (at least 20 runs, each
+// with a source and a measured step time), bad rows are reported by row and field while the
+// good ones are kept, slices follow the stated hardware, and a small run simulates.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <set>
+
+#include "calibrate/check_published.hpp"
+#include "models/costs.hpp"
+#include "tests/test_support.hpp"
+
+using namespace fabtrain;
+
+namespace {
+
+// One good row; `extra` replaces or adds keys at the row's level.
+std::string row(const std::string& id, const std::string& hardware, const std::string& plan,
+                const std::string& measured = "{step_time_s: 0.1, as_published: \"100 ms\"}") {
+  return fmt::format(R"(  - id: {}
+    source: "a test"
+    url: https://example.org
+    model: gpt2-nano
+    seq: 64
+    global_batch: 8
+    plan: "{}"
+    framework: test
+    hardware: {}
+    communicator: nccl-socket
+    measured: {}
+)", id, plan, hardware, measured);
+}
+
+const std::string one_a100 = "{gpu: GPU_A100_80GB, nodes: 1, gpus_per_node: 1, intra_node: nvlink}";
+
+}  // namespace
+
+TEST_CASE("the shipped file: at least 20 runs, all good, each with a source and a step time") {
+  const PublishedFile f = load_published_runs(builtin_published_runs_path());
+  CHECK(f.problems.empty());
+  for (const auto& p : f.problems) MESSAGE(p);
+  CHECK(f.runs.size() >= 20);
+  std::set<std::string> ids, gpus;
+  for (const auto& r : f.runs) {
+    CAPTURE(r.id);
+    CHECK(ids.insert(r.id).second);  // ids are unique
+    CHECK(!r.source.empty());
+    CHECK(!r.url.empty());
+    CHECK(r.measured.step_time_s > 0);
+    CHECK(r.plan.ranks() == r.hardware.gpus());
+    gpus.insert(r.hardware.gpu);
+  }
+  CHECK(gpus.size() >= 3);  // several GPU generations
+}
+
+TEST_CASE("bad rows are reported by row and field, and the good ones are kept") {
+  test::TempDir dir("published");
+  const std::string text =
+      "runs:\n" + row("good", one_a100, "dp=1") +
+      row("unknown-gpu", "{gpu: GPU_NOPE, nodes: 1, gpus_per_node: 1, intra_node: pcie}", "dp=1") +
+      row("too-few-gpus", one_a100, "dp=2") +
+      row("no-measurement", one_a100, "dp=1", "{as_published: \"nothing\"}") +
+      row("two-nodes-no-nic", "{gpu: GPU_A100_80GB, nodes: 2, gpus_per_node: 1, intra_node: nvlink, network: ethernet}", "dp=2");
+  const PublishedFile f = load_published_runs(dir.write("runs.yaml", text));
+  CHECK(f.rows == 5);
+  REQUIRE(f.runs.size() == 1);
+  CHECK(f.runs[0].id == "good");
+  REQUIRE(f.problems.size() == 4);
+  CHECK(f.problems[0].find("row 1 (unknown-gpu)") != std::string::npos);
+  CHECK(f.problems[0].find("runs[1].hardware.gpu") != std::string::npos);
+  CHECK(f.problems[1].find("row 2 (too-few-gpus)") != std::string::npos);
+  CHECK(f.problems[1].find("runs[2].plan") != std::string::npos);
+  CHECK(f.problems[2].find("runs[3].measured") != std::string::npos);
+  CHECK(f.problems[3].find("runs[4].hardware.nic") != std::string::npos);
+}
+
+TEST_CASE("measurements convert to seconds per step: tokens/s and Megatron's TFLOP/s") {
+  test::TempDir dir("published");
+  const std::string text =
+      "runs:\n" + row("tokens", one_a100, "dp=1", "{tokens_per_s: 512, as_published: \"512 tok/s\"}") +
+      row("tflops", one_a100, "dp=1",
+          "{tflops_per_gpu: 2, flops_formula: megatron, as_published: \"2 TFLOP/s\"}");
+  const PublishedFile f = load_published_runs(dir.write("runs.yaml", text));
+  REQUIRE(f.runs.size() == 2);
+  CHECK(f.runs[0].measured.step_time_s == doctest::Approx(8.0 * 64 / 512));
+  const ModelSpec nano = load_model("gpt2-nano");
+  CHECK(f.runs[1].measured.step_time_s == doctest::Approx(megatron_step_flops(nano, 8, 64, false) / 2e12));
+}
+
+TEST_CASE("the slice follows the stated hardware, and InfiniBand is not window-limited") {
+  test::TempDir dir("published");
+  const std::string text =
+      "runs:\n" + row("ib", "{gpu: GPU_A100_80GB, nodes: 2, gpus_per_node: 4, intra_node: nvlink, "
+                            "network: infiniband, nic: NIC_IB_HDR_8x200}", "dp=8") +
+      row("eth", "{gpu: GPU_V100_PCIE, nodes: 2, gpus_per_node: 2, intra_node: pcie, "
+                 "network: ethernet, nic: NIC_ConnectX_5}", "dp=4");
+  const PublishedFile f = load_published_runs(dir.write("runs.yaml", text));
+  REQUIRE(f.runs.size() == 2);
+  const Slice ib = published_slice(f.runs[0]);
+  CHECK(ib.gpu_count() == 8);
+  REQUIRE(ib.vms.size() == 2);
+  CHECK(ib.vms[0].interconnect == "nvlink");
+  REQUIRE(ib.networks.size() == 1);
+  CHECK(ib.networks[0].tcp_window_bytes == 0);
+  const Slice eth = published_slice(f.runs[1]);
+  CHECK(eth.gpu_count() == 4);
+  CHECK(eth.vms[1].nic == "NIC_ConnectX_5");
+  CHECK(eth.networks[0].tcp_window_bytes < 0);  // the link class's TCP window
+  CHECK(eth.communicator.name == "nccl-socket");
+}
+
+TEST_CASE("a run simulates, and its error is signed against the measurement") {
+  test::TempDir dir("published");
+  const PublishedFile f = load_published_runs(dir.write("runs.yaml", "runs:\n" + row("nano", one_a100, "dp=1")));
+  REQUIRE(f.runs.size() == 1);
+  const PublishedCheck c = check_published_run(f.runs[0]);
+  CHECK(c.predicted_step_s > 0);
+  CHECK(c.error == doctest::Approx((c.predicted_step_s - 0.1) / 0.1));
+  CHECK(median_abs({-0.3, 0.1, 0.2}) == doctest::Approx(0.2));
+  CHECK(median_abs({-0.4, 0.1}) == doctest::Approx(0.25));
+}
+
+TEST_CASE("the shipped file: no prediction misses by more than 50% without a stated reason") {
+  const PublishedSummary s = check_published(builtin_published_runs_path());
+  CHECK(s.problems.empty());
+  REQUIRE(s.checks.size() == s.runs.size());
+  for (std::size_t i = 0; i < s.checks.size(); ++i) {
+    CAPTURE(s.runs[i].id);
+    CAPTURE(s.checks[i].error);
+    if (std::abs(s.checks[i].error) > 0.5) CHECK(!s.runs[i].large_error_reason.empty());
+    CHECK(!s.checks[i].oom);  // every run did fit its GPUs
+  }
+}

@@ -1,0 +1,89 @@
+// The compute roofline's choice of peak and efficiency by precision: fp16/bf16 products run on
+// tensor cores at the catalog's tensor-core efficiency, fp32 ones on the FP32 peak; a catalog
+// without a tensor-core efficiency keeps one efficiency for both (the behaviour before it).
+#include <doctest/doctest.h>
+
+#include "common/error.hpp"
+#include "sim/cost/compute_cost.hpp"
+
+using namespace fabtrain;
+
+namespace {
+
+Forward work(double flops, double bytes) {
+  Forward f;
+  f.begin = 0;
+  f.end = 1;
+  f.flops = flops;
+  f.bytes = bytes;
+  return f;
+}
+
+}  // namespace
+
+TEST_CASE("bf16 on an A100 runs at the tensor-core peak and the tensor-core efficiency") {
+  const Catalog& cat = builtin_catalog();
+  const GpuType& a100 = cat.gpu("GPU_A100_80GB");
+  const ComputeDefaults& d = cat.compute;
+  REQUIRE(d.tensor_core_matmul_efficiency > 0);
+  const double F = 1e13;
+  const double bf16 = compute_seconds(work(F, 0), a100, Precision::bf16, d, {});
+  const double fp32 = compute_seconds(work(F, 0), a100, Precision::fp32, d, {});
+  CHECK(bf16 == doctest::Approx(F / (312e12 * d.tensor_core_matmul_efficiency) + d.kernel_overhead_s));
+  CHECK(fp32 == doctest::Approx(F / (19.5e12 * d.matmul_efficiency) + d.kernel_overhead_s));
+  CHECK(fp32 > 10 * bf16);
+  // A memory-bound block is no faster in bf16: bandwidth, not the tensor cores, bounds it.
+  const double B = 1e11;
+  CHECK(compute_seconds(work(1e9, B), a100, Precision::bf16, d, {}) ==
+        doctest::Approx(B / (a100.memory_bandwidth * d.memory_efficiency) + d.kernel_overhead_s));
+}
+
+TEST_CASE("without a tensor-core efficiency fp16 takes the FP32 one, and a calibration overrides both") {
+  const GpuType& v100 = builtin_catalog().gpu("GPU_V100");
+  ComputeDefaults d;
+  d.matmul_efficiency = 0.5;
+  d.kernel_overhead_s = 0;
+  CHECK(compute_seconds(work(1e12, 0), v100, Precision::fp16, d, {}) == doctest::Approx(1e12 / (125e12 * 0.5)));
+  d.tensor_core_matmul_efficiency = 0.8;
+  CHECK(compute_seconds(work(1e12, 0), v100, Precision::fp16, d, {}) == doctest::Approx(1e12 / (125e12 * 0.8)));
+  Calibration cal;
+  cal.compute["GPU_V100"][WorkKind::forward].matmul_efficiency = 0.25;
+  CHECK(compute_seconds(work(1e12, 0), v100, Precision::fp16, d, cal) == doctest::Approx(1e12 / (125e12 * 0.25)));
+}
+
+TEST_CASE("serial kernels: a block's products and element-wise traffic add up instead of overlapping") {
+  const GpuType& a100 = builtin_catalog().gpu("GPU_A100_80GB");
+  ComputeDefaults d;
+  d.matmul_efficiency = 0.5;
+  d.memory_efficiency = 0.5;
+  d.kernel_overhead_s = 0;
+  const double F = 1e12, B = 1e10;
+  const double math = F / (19.5e12 * 0.5), memory = B / (a100.memory_bandwidth * 0.5);
+  CHECK(compute_seconds(work(F, B), a100, Precision::fp32, d, {}) == doctest::Approx(std::max(math, memory)));
+  d.serial_kernels = true;
+  CHECK(compute_seconds(work(F, B), a100, Precision::fp32, d, {}) == doctest::Approx(math + memory));
+}
+
+TEST_CASE("a calibrated kind keeps the overlapped roofline its efficiencies were fitted under") {
+  const GpuType& a100 = builtin_catalog().gpu("GPU_A100_80GB");
+  ComputeDefaults d;
+  d.kernel_overhead_s = 0;
+  d.serial_kernels = true;
+  Calibration cal;
+  cal.compute["GPU_A100_80GB"][WorkKind::forward].matmul_efficiency = 0.5;
+  cal.compute["GPU_A100_80GB"][WorkKind::forward].memory_efficiency = 0.5;
+  const double F = 1e12, B = 1e10;
+  const double math = F / (19.5e12 * 0.5), memory = B / (a100.memory_bandwidth * 0.5);
+  CHECK(compute_seconds(work(F, B), a100, Precision::fp32, d, cal) == doctest::Approx(std::max(math, memory)));
+}
+
+TEST_CASE("tf32: fp32 tensors with products on TF32 tensor cores, where the GPU has them") {
+  const Catalog& cat = builtin_catalog();
+  const ComputeDefaults& d = cat.compute;
+  const double F = 1e13;
+  CHECK(compute_seconds(work(F, 0), cat.gpu("GPU_A100_80GB"), Precision::tf32, d, {}) ==
+        doctest::Approx(F / (156e12 * d.tensor_core_matmul_efficiency) + d.kernel_overhead_s));
+  CHECK(element_bytes(Precision::tf32) == 4);
+  CHECK_THROWS_WITH_AS(compute_seconds(work(F, 0), cat.gpu("GPU_V100"), Precision::tf32, d, {}),
+                       doctest::Contains("no tf32 peak"), Error);
+}
