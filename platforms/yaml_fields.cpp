@@ -2,9 +2,11 @@
 #include "platforms/yaml_fields.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <filesystem>
 
 #include "common/error.hpp"
+#include "common/strict_number.hpp"
 
 namespace fabtrain {
 namespace {
@@ -74,12 +76,7 @@ std::string YamlFields::text_or(const std::string& key, const std::string& fallb
 }
 
 double YamlFields::number(const std::string& key) const {
-  YAML::Node n = scalar(key, "a number");
-  try {
-    return n.as<double>();
-  } catch (const YAML::Exception&) {
-    fail("{}: expected a number, found '{}'", field(key), n.Scalar());
-  }
+  return strict_finite(scalar(key, "a number").Scalar(), field(key));
 }
 
 double YamlFields::number_or(const std::string& key, double fallback) const {
@@ -87,12 +84,7 @@ double YamlFields::number_or(const std::string& key, double fallback) const {
 }
 
 int YamlFields::integer(const std::string& key) const {
-  YAML::Node n = scalar(key, "an integer");
-  try {
-    return n.as<int>();
-  } catch (const YAML::Exception&) {
-    fail("{}: expected an integer, found '{}'", field(key), n.Scalar());
-  }
+  return strict_int(scalar(key, "an integer").Scalar(), field(key), INT_MIN, INT_MAX);
 }
 
 int YamlFields::integer_or(const std::string& key, int fallback) const {
@@ -138,11 +130,15 @@ YAML::Node YamlFields::sequence_or_empty(const std::string& key) const {
 
 YAML::Node load_yaml_file(const std::string& path, const std::string& what) {
   if (!std::filesystem::is_regular_file(path)) fail("{} file not found: {}", what, path);
+  std::vector<YAML::Node> documents;
   try {
-    return YAML::LoadFile(path);
+    documents = YAML::LoadAllFromFile(path);
   } catch (const YAML::Exception& e) {
     fail("{}: not valid YAML: {}", path, e.what());
   }
+  if (documents.size() > 1)
+    fail("{}: holds {} YAML documents (separated by ---); a {} file is one", path, documents.size(), what);
+  return documents.empty() ? YAML::Node() : documents.front();
 }
 
 }  // namespace fabtrain
