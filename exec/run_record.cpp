@@ -121,7 +121,7 @@ void ChromeTrace::add_step(int step, double step_offset_s, const Schedule& sched
 void ChromeTrace::write(const std::string& path) const {
   const nlohmann::json doc = {{"traceEvents", events_}, {"displayTimeUnit", "ms"}};
   const std::string text = doc.dump();
-  write_file_atomically(path, text);
+  write_text_atomically(path, text, "--trace");
 }
 
 }  // namespace fabtrain

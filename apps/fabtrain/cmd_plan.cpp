@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "search_cli.hpp"
 #include "selector/study_rule.hpp"
@@ -55,9 +56,7 @@ void write_json(const std::string& path, const nlohmann::json& j) {
     fmt::print("{}\n", j.dump(2));
     return;
   }
-  std::ofstream out(path);
-  if (!out) fail("--json {}: cannot be written", path);
-  out << j.dump(2) << "\n";
+  write_text_atomically(path, j.dump(2) + "\n", "--json");
 }
 
 void run_study_rule(Options& o) {

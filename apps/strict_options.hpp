@@ -1,0 +1,43 @@
+// Numeric command-line options read strictly, for every subcommand at once: CLI11 alone reads
+// "010" as octal 8, "0x10" as hex and accepts "nan" and "inf". Integer options take decimal digits
+// only; real options must be finite (NaN and infinities are refused by name).
+#pragma once
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "common/error.hpp"
+#include "common/strict_number.hpp"
+
+namespace fabtrain {
+
+inline void make_numbers_strict(CLI::App& app) {
+  const CLI::Validator integer(
+      [](std::string& text) -> std::string {
+        try {
+          strict_integer(text, "value");
+        } catch (const Error& e) {
+          return e.what();
+        }
+        return "";
+      },
+      "");
+  const CLI::Validator finite(
+      [](std::string& text) -> std::string {
+        try {
+          strict_finite(text, "value");
+        } catch (const Error& e) {
+          return e.what();
+        }
+        return "";
+      },
+      "");
+  for (CLI::Option* option : app.get_options()) {
+    const std::string type = option->get_type_name();
+    auto is = [&](const char* name) { return type.rfind(name, 0) == 0; };  // "INT", "INT:..."
+    if (is("INT") || is("UINT")) option->check(integer);
+    else if (is("FLOAT")) option->check(finite);
+  }
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) make_numbers_strict(*sub);
+}
+
+}  // namespace fabtrain
