@@ -6,6 +6,7 @@ packages=(
   libsimgrid-dev libopenmpi-dev openmpi-bin libopenblas-dev
   libfmt-dev doctest-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libboost-dev
   python3 iproute2 ethtool iputils-ping
+  clang-14 libclang-rt-14-dev libomp-14-dev
 )
 missing=()
 for p in "${packages[@]}"; do
