@@ -121,27 +121,37 @@ SearchResult evaluate(const ModelSpec& model, const Slice& slice,
   if (!todo.empty()) {
     WorkerPool pool(workers, model, slice, schedules, options.calibration);
     std::vector<int> busy(pool.size(), 0);
-    size_t next = 0;
-    int running = 0;
-    auto dispatch = [&](int w) {
-      while (next < todo.size()) {
-        const int i = todo[next++];
+    // Plans are decided in waves of a fixed size: a wave is pruned against the results of the
+    // waves before it only, so what is skipped never depends on timing or the worker count.
+    constexpr std::size_t kWave = 8;
+    for (std::size_t first = 0; first < todo.size(); first += kWave) {
+      std::vector<int> wave;
+      for (std::size_t k = first; k < std::min(todo.size(), first + kWave); ++k) {
+        const int i = todo[k];
         auto it = best_per_token.find(candidates[i].subset.gpus);
         if (!options.exhaustive && it != best_per_token.end() && bound[i] >= it->second) {
           ++out.bounded;
           continue;
         }
-        pool.send(w, i);
-        busy[w] = 1, ++running;
-        return;
+        wave.push_back(i);
       }
-    };
-    for (int w = 0; w < pool.size(); ++w) dispatch(w);
-    while (running > 0) {
-      const int w = pool.wait_any(busy);
-      settle(pool.receive(w));
-      busy[w] = 0, --running;
-      dispatch(w);
+      std::map<int, WireResult> results;
+      std::size_t next = 0;
+      int running = 0;
+      auto dispatch = [&](int w) {
+        if (next == wave.size()) return;
+        pool.send(w, wave[next++]);
+        busy[w] = 1, ++running;
+      };
+      for (int w = 0; w < pool.size(); ++w) dispatch(w);
+      while (running > 0) {
+        const int w = pool.wait_any(busy);
+        const WireResult r = pool.receive(w);
+        results[r.index] = r;
+        busy[w] = 0, --running;
+        dispatch(w);
+      }
+      for (int i : wave) settle(results.at(i));  // in the wave's order, not the finishing order
     }
   }
   std::sort(out.ranked.begin(), out.ranked.end(), [](const Evaluated& a, const Evaluated& b) {
