@@ -11,26 +11,21 @@
 namespace fabtrain {
 
 inline void make_numbers_strict(CLI::App& app) {
-  const CLI::Validator integer(
-      [](std::string& text) -> std::string {
-        try {
-          strict_integer(text, "value");
-        } catch (const Error& e) {
-          return e.what();
-        }
-        return "";
-      },
-      "");
-  const CLI::Validator finite(
-      [](std::string& text) -> std::string {
-        try {
-          strict_finite(text, "value");
-        } catch (const Error& e) {
-          return e.what();
-        }
-        return "";
-      },
-      "");
+  // A validator from a strict reader: its fabtrain::Error message is CLI11's complaint.
+  auto validator = [](auto read) {
+    return CLI::Validator(
+        [read](std::string& text) -> std::string {
+          try {
+            read(text, "value");
+          } catch (const Error& e) {
+            return e.what();
+          }
+          return "";
+        },
+        "");
+  };
+  const CLI::Validator integer = validator([](const std::string& t, const char* w) { strict_integer(t, w); });
+  const CLI::Validator finite = validator([](const std::string& t, const char* w) { strict_finite(t, w); });
   for (CLI::Option* option : app.get_options()) {
     const std::string type = option->get_type_name();
     auto is = [&](const char* name) { return type.rfind(name, 0) == 0; };  // "INT", "INT:..."

@@ -2,8 +2,10 @@
 // maxT, V, L, NH, C, Vp; then the 16 tensors of the full parameter vector, see
 // exec/kernels_layout.hpp), so llm.c's gpt2_124M.bin loads here and ours load there; and one
 // state file per rank (AdamW m and v of the parameters the rank updates, step, data position,
-// seed and plan). Every file is written to a temporary name and renamed, so a crash never leaves
-// a broken checkpoint; a directory's "latest" file names the last complete step.
+// seed, plan and settings). Header slots 8-12, which llm.c leaves zero, hold a checksum of the
+// parameters and the step; a state file ends with its checksum. Loading checks both and refuses
+// non-finite values. Every file is written to a temporary name, fsync'ed and renamed, so a crash
+// never leaves a broken checkpoint; a directory's "latest" file names the last complete step.
 // Not here: gathering the parameters from the ranks (exec/trainer.cpp).
 #pragma once
 #include <cstdint>
