@@ -197,7 +197,7 @@ TEST_CASE("a search is identical across worker counts and runs") {
 }
 
 // Issue 17, defect 1: a tolerance under which no count qualifies once indexed past the choices.
-TEST_CASE("recommend refuses a tolerance outside [0, 1) by name") {
+TEST_CASE("recommend refuses a tolerance below 0 or of 1 and more, by name") {
   const Slice slice = load_slice("utah-amst");
   for (double t : {-1.0, -0.01, 1.0, std::nan(""), -double(INFINITY)})
     CHECK_THROWS_WITH_AS(recommend(SearchResult{}, slice, 1e9, t), doctest::Contains("must be at least 0 and below 1"), Error);
