@@ -61,6 +61,7 @@ void RunRecord::header(const nlohmann::json& header) {
   line["type"] = "header";
   out_ << line.dump() << '\n';
   out_.flush();
+  if (!out_) fail("--record {}: write error (disk full?)", path_);
 }
 
 void RunRecord::step(const StepSummary& s, const Schedule& schedule, const StepTimings& timings) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "common/data_dir.hpp"
 #include "common/error.hpp"
 #include "platforms/slice.hpp"
 #include "temp_yaml.hpp"
@@ -263,4 +264,22 @@ TEST_CASE("slice numbers: strict integers, finite reals, limits and one YAML doc
   }
   Slice s = load_slice(tmp.write("ok.yaml", kTwoSites));
   CHECK_THROWS_WITH_AS(override_wan_latency(s, 1e297), doctest::Contains("fabtrain handles at most 10000 ms"), Error);
+}
+
+// Found by the fuzzer (tests/fuzz/regressions/slice/yaml-cpp-hang-invalid-utf8.yaml): yaml-cpp
+// 0.7 loops without end on some bytes that are not UTF-8, so they are refused before it reads them.
+TEST_CASE("a slice file that is not UTF-8 text is refused before YAML reads it") {
+  test::TempYaml tmp;
+  std::string text = kTwoSites;
+  text.insert(text.find("nic: NIC_Basic") + 11, std::string(40, '\xff'));
+  CHECK(error_of(tmp.write("bytes.yaml", text)).find("is not UTF-8 text") != std::string::npos);
+  CHECK(error_of(tmp.write("nul.yaml", kTwoSites + std::string(1, '\0'))).find("(0x00) is not UTF-8 text") != std::string::npos);
+  CHECK(load_slice(tmp.write("accents.yaml", "description: Zürich, café\n" + kTwoSites.substr(kTwoSites.find("vms:")))).vms.size() == 2);
+}
+
+// Found by the fuzzer (tests/fuzz/regressions/slice/yaml-cpp-hang-flow-map.yaml): yaml-cpp 0.7
+// never returns on this malformed flow mapping; the loader gives up on it after a few seconds.
+TEST_CASE("a YAML text on which the parser would not return is refused") {
+  const std::string path = source_dir() + "/tests/fuzz/regressions/slice/yaml-cpp-hang-flow-map.yaml";
+  CHECK(error_of(path).find("the YAML parser did not finish within 3 s") != std::string::npos);
 }
