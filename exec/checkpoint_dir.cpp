@@ -28,6 +28,11 @@ CheckpointLock::CheckpointLock(const std::string& dir) {
     fail("--checkpoint-dir {}: in use by another job ({}); wait for it to end, or stop its ranks",
          dir, holder.empty() ? "its lock is held" : "process " + holder);
   }
+  // Holding the lock, this job is the directory's only writer: a temporary file is a write of an
+  // earlier job that was killed midway.
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+    if (entry.path().filename().string().find(".tmp-") != std::string::npos) std::filesystem::remove(entry.path(), ec);
   const std::string pid = std::to_string(::getpid()) + "\n";
   if (::ftruncate(fd_, 0) != 0 || ::write(fd_, pid.data(), pid.size()) != ssize_t(pid.size()))
     fail("--checkpoint-dir {}: cannot write {}: {}", dir, path, std::strerror(errno));

@@ -6,7 +6,8 @@
 
 namespace fabtrain {
 
-// flock(2) on DIR/lock, held until destruction (or the process's end, however it ends).
+// flock(2) on DIR/lock, held until destruction (or the process's end, however it ends); taking it
+// removes the temporary files a killed job left.
 class CheckpointLock {
  public:
   explicit CheckpointLock(const std::string& dir);

@@ -116,7 +116,9 @@ TEST_CASE("the checkpoint directory is locked by one job and pruned to the newes
     CheckpointLock lock(d);
     CHECK(contains(error_of([&] { CheckpointLock second(d); }), "in use by another job (process "));
   }
+  std::ofstream(dir.path() / "model_00000002.bin.tmp-999999") << "torn";
   CheckpointLock again(d);  // released with the first
+  CHECK_FALSE(fs::exists(dir.path() / "model_00000002.bin.tmp-999999"));  // a killed job's write
   for (int step : {2, 4, 6, 8, 10}) {
     std::ofstream(model_checkpoint_path(d, step)) << "m";
     std::ofstream(rank_state_path(d, step, 0)) << "s";
