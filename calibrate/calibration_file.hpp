@@ -1,4 +1,4 @@
-// Writing a Calibration as the YAML that sim/calibration.hpp's load_calibration reads (every
+// Writing a Calibration as the YAML that sim/cost/calibration.hpp's load_calibration reads (every
 // key optional; only the fields that are set are written), with comment lines on top saying
 // where the numbers came from.
 // Not here: reading it (sim/calibration.cpp) or fitting it.
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/calibration.hpp"
+#include "sim/cost/calibration.hpp"
 
 namespace fabtrain::calib {
 

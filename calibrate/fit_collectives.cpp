@@ -106,7 +106,10 @@ std::map<CollectiveOp, CollectiveFit> fit_collectives(const std::vector<Collecti
   std::map<CollectiveOp, std::vector<Sample>> by_op, small_by_op;
   for (const auto& t : timings)
     if (t.seconds >= kFewestLatencies * t.latency_s && t.seconds > 0 && t.latency_s > 0 && t.bandwidth > 0)
-      (t.bytes <= small_bytes ? small_by_op : by_op)[t.op].push_back({{t.latency_s, t.bytes / t.bandwidth, 1}, t.seconds});
+      (t.bytes <= small_bytes ? small_by_op : by_op)[t.op].push_back(
+          {{t.latency_s * correction_latency_scale(t.members),
+            t.bytes / t.bandwidth * correction_volume_scale(t.members), 1},
+           t.seconds});
   std::map<CollectiveOp, CollectiveFit> fits;
   for (const auto& [op, samples] : by_op) {
     if (samples.size() < 3) continue;
@@ -140,7 +143,7 @@ std::vector<CollectiveTiming> run_collective_timings(const RunData& run, const C
     for (const auto& c : run.steps[i].collectives) {
       CollectiveOp op;
       if (c.members >= 2 && collective_op(c.op, op))
-        out.push_back({op, c.bytes, c.seconds, path.latency_s, path.rate(c.bytes)});
+        out.push_back({op, c.bytes, c.seconds, path.latency_s, path.rate(c.bytes), c.members});
     }
   return out;
 }
@@ -150,7 +153,7 @@ std::vector<CollectiveTiming> bench_collective_timings(const BenchData& bench, c
   for (const auto& c : bench.collectives) {
     CollectiveOp op;
     if (c.ranks >= 2 && collective_op(c.op, op))
-      out.push_back({op, c.bytes, c.seconds, path.latency_s, path.rate(c.bytes)});
+      out.push_back({op, c.bytes, c.seconds, path.latency_s, path.rate(c.bytes), c.ranks});
   }
   return out;
 }

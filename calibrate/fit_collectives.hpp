@@ -1,4 +1,4 @@
-// Fitting the simulator's per-op collective correction (sim/calibration.hpp, collectives:) from
+// Fitting the simulator's per-op collective correction (sim/cost/calibration.hpp, collectives:) from
 // measured collective calls: for each op, least squares of the measured seconds against the three
 // terms the simulator adds, t ~ latency_terms * latency_s + bandwidth_factor * bytes / bandwidth
 // + overhead_s, with latency_s and bandwidth those of the path each call ran over. Residuals are
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "calibrate/inputs.hpp"
-#include "sim/calibration.hpp"
+#include "sim/cost/calibration.hpp"
 
 namespace fabtrain::calib {
 
@@ -24,6 +24,7 @@ struct CollectiveTiming {
   double seconds = 0;
   double latency_s = 0;  // one-way latency of the path the call ran over
   double bandwidth = 0;  // one flow of `bytes` on that path: bytes / its transfer seconds
+  int members = 2;       // ranks in the call (the fit is of a two-rank call's terms)
 };
 
 // A path as the simulator sees it (sim/tcp_window.hpp): a flow within the window goes at line
@@ -66,7 +67,7 @@ struct MessageTiming {
   double bytes = 0, seconds = 0, latency_s = 0, bandwidth = 0;
 };
 std::vector<MessageTiming> bench_message_timings(const BenchData& bench, const CollectivePath& path);
-// The p2p correction (sim/calibration.hpp, p2p:) from message timings over at least two paths:
+// The p2p correction (sim/cost/calibration.hpp, p2p:) from message timings over at least two paths:
 // t - bytes / bandwidth ~ latency_terms * latency_s + overhead_s, least squares of relative
 // residuals, latency_terms >= 1, overhead_s >= 0. Nothing when the paths cannot separate them.
 std::optional<P2pCalibration> fit_p2p(const std::vector<MessageTiming>& timings);

@@ -19,7 +19,7 @@
 
 #include "calibrate/inputs.hpp"
 #include "platforms/catalog.hpp"
-#include "sim/calibration.hpp"
+#include "sim/cost/calibration.hpp"
 
 namespace fabtrain::calib {
 

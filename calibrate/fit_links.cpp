@@ -7,7 +7,8 @@
 
 namespace fabtrain::calib {
 
-LinkFit fit_link(const std::vector<BenchData>& benches, const LinkClass& cls, double path_rtt_s) {
+LinkFit fit_link(const std::vector<BenchData>& benches, const LinkClass& cls, int streams_per_peer,
+                 double path_rtt_s) {
   if (!(path_rtt_s >= 0)) fail("--path-rtt-ms must not be negative");
   LinkFit fit;
   std::vector<PairSample> pairs;
@@ -34,14 +35,14 @@ LinkFit fit_link(const std::vector<BenchData>& benches, const LinkClass& cls, do
     else longest_full_rtt = std::max(longest_full_rtt, p.rtt_s);
   }
   fit.window_limited_pairs = int(windows.size());
-  const int streams = std::max(1, cls.streams_per_peer);
+  const int streams = std::max(1, streams_per_peer);
   if (!windows.empty()) {
     std::sort(windows.begin(), windows.end());
     const double window = windows[windows.size() / 2];
     fit.link.tcp_window_bytes = window / streams;
     fit.notes.push_back(fmt::format("{} window-limited pair(s): bandwidth x RTT = {:.3g} MiB{}",
                                     windows.size(), window / (1 << 20),
-                                    streams > 1 ? fmt::format(", {} per stream of the class's {}",
+                                    streams > 1 ? fmt::format(", {} per stream of the communicator's {}",
                                                               fmt::format("{:.3g} MiB", window / streams / (1 << 20)), streams)
                                                 : std::string()));
   } else if (longest_full_rtt >= kLongRoundTripS) {
@@ -56,11 +57,11 @@ LinkFit fit_link(const std::vector<BenchData>& benches, const LinkClass& cls, do
 }
 
 LinkFit fit_link_per_bench(const std::vector<BenchData>& benches, const LinkClass& cls,
-                           const std::vector<double>& path_rtt_s) {
+                           int streams_per_peer, const std::vector<double>& path_rtt_s) {
   if (path_rtt_s.size() != benches.size())
     fail("{} path round trips given for {} bench files: give one per bench, in the same order",
          path_rtt_s.size(), benches.size());
-  LinkFit fit = fit_link(benches, cls, 0);
+  LinkFit fit = fit_link(benches, cls, streams_per_peer, 0);
   if (!fit.measured) return fit;
   double latency = -1;
   std::size_t from = 0;

@@ -5,7 +5,8 @@
 //  - bandwidth: the highest stream bandwidth seen;
 //  - window: a pair is window-limited when its bandwidth is under 80% of that highest one; then
 //    window = bandwidth * RTT (median over such pairs), per stream (divided by the class's
-//    streams per peer, which the simulator multiplies back). With no window-limited pair but a
+//    streams per peer of the communicator that ran the bench, which the simulator multiplies back
+//    by the streams of the slice's communicator). With no window-limited pair but a
 //    long round trip (>= 10 ms) at full bandwidth, 0 (not window-limited). With only short round
 //    trips nothing can be said: the window is left out and the slice's or catalog's stands.
 // Not here: compute (calibrate/fit_compute.hpp).
@@ -15,7 +16,7 @@
 
 #include "calibrate/inputs.hpp"
 #include "platforms/catalog.hpp"
-#include "sim/calibration.hpp"
+#include "sim/cost/calibration.hpp"
 
 namespace fabtrain::calib {
 
@@ -31,7 +32,8 @@ inline constexpr double kLongRoundTripS = 0.010;
 
 // path_rtt_s: the round trip the path itself added during the bench with the shortest one
 // (0 for an emulated link at no delay, or real sites' known RTT when benched between sites).
-LinkFit fit_link(const std::vector<BenchData>& benches, const LinkClass& link_class, double path_rtt_s);
+LinkFit fit_link(const std::vector<BenchData>& benches, const LinkClass& link_class,
+                 int streams_per_peer, double path_rtt_s);
 
 // The same, with the round trip each bench's path added (one per bench, same order): the
 // latency is the smallest of (round trip - that path's) / 2 over all benches, so a bench over a
@@ -39,6 +41,6 @@ LinkFit fit_link(const std::vector<BenchData>& benches, const LinkClass& link_cl
 // scheduling (an 8 ms median at no added delay was seen on 2 shared cores); the smallest
 // corrected one is the link's.
 LinkFit fit_link_per_bench(const std::vector<BenchData>& benches, const LinkClass& link_class,
-                           const std::vector<double>& path_rtt_s);
+                           int streams_per_peer, const std::vector<double>& path_rtt_s);
 
 }  // namespace fabtrain::calib

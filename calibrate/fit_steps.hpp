@@ -1,4 +1,4 @@
-// Fitting the communication corrections (sim/calibration.hpp, collectives: and p2p:) to whole steps: each run
+// Fitting the communication corrections (sim/cost/calibration.hpp, collectives: and p2p:) to whole steps: each run
 // record is simulated with its plan, model, batch and path round trip on the slice it ran on, and
 // the corrections of the ops its steps call are searched so that the simulated step times match
 // the measured ones (median step after the first). Per-call fits (fit_collectives.hpp) see each
@@ -15,7 +15,7 @@
 
 #include "calibrate/inputs.hpp"
 #include "platforms/slice.hpp"
-#include "sim/calibration.hpp"
+#include "sim/cost/calibration.hpp"
 
 namespace fabtrain::calib {
 

@@ -18,7 +18,9 @@ class Communicator {
   virtual std::string host() const = 0;
   // Collectives over a group (world ranks, in order), fp32 sum.
   virtual void all_reduce(int group, std::span<float> data) = 0;
-  // in: group.size() equal chunks; out: this rank's chunk (reduce-scatter);
+  // in: group.size() equal chunks; out: this rank's chunk (reduce-scatter), or the chunks of
+  // every rank in order (all-gather). In place when the spans alias exactly so: reduce-scatter
+  // with out at the start of in; all-gather with in at this rank's chunk of out.
   virtual void reduce_scatter(int group, std::span<const float> in, std::span<float> out) = 0;
   virtual void all_gather(int group, std::span<const float> in, std::span<float> out) = 0;
   virtual void send(int peer, std::span<const float> data, int tag) = 0;
@@ -29,5 +31,9 @@ class Communicator {
   // Ends the whole job with a message (a rank that hits an error takes the others down).
   [[noreturn]] virtual void abort(const std::string& message) = 0;
 };
+
+// The tag of a pipeline transfer: the microbatch and which tensor, so transfers of different
+// microbatches between the same two ranks cannot be confused.
+inline int message_tag(int mb, bool gradient) { return mb * 2 + (gradient ? 1 : 0); }
 
 }  // namespace fabtrain

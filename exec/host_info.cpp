@@ -15,4 +15,13 @@ std::string cpu_model() {
   return "unknown CPU";
 }
 
+double host_available_memory_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key, unit;
+  double kib = 0;
+  while (in >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024;
+  return 0;
+}
+
 }  // namespace fabtrain

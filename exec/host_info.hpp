@@ -7,5 +7,7 @@ namespace fabtrain {
 
 // The CPU's model name from /proc/cpuinfo, or "unknown CPU".
 std::string cpu_model();
+// MemAvailable of /proc/meminfo in bytes, or 0 when it cannot be read.
+double host_available_memory_bytes();
 
 }  // namespace fabtrain

@@ -81,7 +81,7 @@ class Interpreter {
   void tied_embedding(int group);
   void gradient_norm(int group);
   void optimizer_step(int step, float lr);
-  static int tag(int mb, Tensor what) { return mb * 2 + (what == Tensor::gradient ? 1 : 0); }
+  static int tag(int mb, Tensor what) { return message_tag(mb, what == Tensor::gradient); }
 
   const Schedule& schedule_;
   const std::vector<Instruction>& stream_;

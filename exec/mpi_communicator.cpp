@@ -121,9 +121,11 @@ void MpiCommunicator::reduce_scatter(int group, std::span<const float> in, std::
   if (in.size() != out.size() * n)
     fail("reduce-scatter over {} ranks: input of {} floats is not {} chunks of {}", n, in.size(),
          n, out.size());
-  MPI_CHECK(MPI_Reduce_scatter_block(in.data(), out.data(),
-                                     checked_count(out.size(), "reduce-scatter chunk"), MPI_FLOAT,
-                                     MPI_SUM, comm));
+  // MPI_Reduce_scatter with equal counts, not _block: Open MPI's tuned component has a ring for
+  // it (coll_tuned_reduce_scatter_algorithm 3), the algorithm NCCL and the simulator play.
+  const void* send = in.data() == out.data() ? MPI_IN_PLACE : in.data();
+  const std::vector<int> counts(n, checked_count(out.size(), "reduce-scatter chunk"));
+  MPI_CHECK(MPI_Reduce_scatter(send, out.data(), counts.data(), MPI_FLOAT, MPI_SUM, comm));
 }
 
 void MpiCommunicator::all_gather(int group, std::span<const float> in, std::span<float> out) {
@@ -132,8 +134,10 @@ void MpiCommunicator::all_gather(int group, std::span<const float> in, std::span
   if (out.size() != in.size() * n)
     fail("all-gather over {} ranks: output of {} floats is not {} chunks of {}", n, out.size(), n,
          in.size());
-  MPI_CHECK(MPI_Allgather(in.data(), checked_count(in.size(), "all-gather chunk"), MPI_FLOAT,
-                          out.data(), int(in.size()), MPI_FLOAT, comm));
+  const bool in_place = in.data() == out.data() + std::size_t(groups_[group].position) * in.size();
+  MPI_CHECK(MPI_Allgather(in_place ? MPI_IN_PLACE : in.data(),
+                          checked_count(in.size(), "all-gather chunk"), MPI_FLOAT, out.data(),
+                          int(in.size()), MPI_FLOAT, comm));
 }
 
 void MpiCommunicator::finish_completed_sends(bool wait_all) {

@@ -1,12 +1,17 @@
 // Run record lines and Chrome trace events (see run_record.hpp).
 #include "exec/run_record.hpp"
 
+#include <thread>
 #include <type_traits>
 
 #include "common/error.hpp"
 #include "exec/checkpoint.hpp"
 
 namespace fabtrain {
+
+namespace {
+constexpr const char* kFabtrainVersion = "0.1.0";
+}  // namespace
 
 InstructionInfo describe(const Schedule& schedule, int rank, const Instruction& instruction) {
   InstructionInfo info;
@@ -50,6 +55,24 @@ InstructionInfo describe(const Schedule& schedule, int rank, const Instruction& 
       },
       instruction);
   return info;
+}
+
+nlohmann::json to_json(const RunHeader& h) {
+  return {{"model", {{"name", h.model.name}, {"layers", h.model.n_layer}, {"hidden", h.model.n_embd},
+                     {"heads", h.model.n_head}, {"context", h.model.n_ctx}, {"vocab", h.model.vocab_size}}},
+          {"plan", to_string(h.plan)},
+          {"technique", technique_name(h.plan)},
+          {"world", h.world},
+          {"host", {{"name", h.host}, {"cpu", h.cpu}, {"cores", std::thread::hardware_concurrency()},
+                    {"ranks_on_host", h.ranks_on_host}}},
+          {"device", h.device},
+          {"threads", h.threads},
+          {"batch", h.batch},
+          {"seq", h.seq},
+          {"microbatch", h.microbatch},
+          {"steps", h.steps},
+          {"start_step", h.start_step},
+          {"versions", {{"fabtrain", kFabtrainVersion}, {"mpi", h.mpi_version}, {"compiler", __VERSION__}}}};
 }
 
 RunRecord::RunRecord(const std::string& path) : path_(path), out_(path, std::ios::trunc) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "models/model_spec.hpp"
 #include "plan/schedule.hpp"
 
 namespace fabtrain {
@@ -39,6 +40,20 @@ struct StepSummary {
   double tokens_per_s = 0;
   float val_loss = -1;  // < 0: not evaluated this step
 };
+
+// The header fields train and replay share: model, plan, world, host, device, batch and versions.
+// Each mode adds its own (train: lr, seed; replay: mode, device_type, calibration, memory).
+struct RunHeader {
+  ModelSpec model;
+  Plan plan;
+  int world = 1;
+  std::string host, cpu, mpi_version;
+  int ranks_on_host = 1;
+  std::string device;
+  int threads = 1;
+  int batch = 0, seq = 0, microbatch = 0, steps = 0, start_step = 0;
+};
+nlohmann::json to_json(const RunHeader& header);
 
 class RunRecord {
  public:

@@ -30,6 +30,7 @@
 #include "exec/lr_schedule.hpp"
 #include "exec/progress.hpp"
 #include "exec/run_record.hpp"
+#include "exec/step_timings.hpp"
 #include "exec/host_info.hpp"
 #include "models/model_spec.hpp"
 #include "plan/schedule.hpp"
@@ -37,7 +38,6 @@
 namespace fabtrain {
 namespace {
 
-constexpr const char* kFabtrainVersion = "0.1.0";
 
 using Clock = std::chrono::steady_clock;
 
@@ -194,23 +194,6 @@ struct Run {
     if (is_root()) fmt::print("resumed from {} at step {}\n", config.checkpoint_dir, step);
     return int(step);
   }
-
-  // Every rank's instruction timings on rank 0 (floats: microseconds from the step start).
-  StepTimings gather_timings(const std::vector<InstructionTiming>& mine) {
-    std::size_t longest = 0;
-    for (const auto& s : schedule.ranks) longest = std::max(longest, s.size());
-    std::vector<float> send(2 * longest, 0.0f), all(2 * longest * comm.size(), 0.0f);
-    for (std::size_t i = 0; i < mine.size(); ++i) {
-      send[2 * i] = float(mine[i].start_s * 1e6);
-      send[2 * i + 1] = float(mine[i].duration_s * 1e6);
-    }
-    comm.all_gather(world_group, send, all);
-    StepTimings timings(comm.size());
-    for (int r = 0; r < comm.size(); ++r)
-      for (std::size_t i = 0; i < schedule.ranks[r].size(); ++i)
-        timings[r].push_back({all[2 * (r * longest + i)] * 1e-6, all[2 * (r * longest + i) + 1] * 1e-6});
-    return timings;
-  }
 };
 
 int choose_threads(const TrainConfig& config, const MpiCommunicator& comm) {
@@ -342,26 +325,13 @@ TrainResult train(const TrainConfig& config, MpiCommunicator& comm, const Device
   const bool timing = !config.record.empty() || !config.trace.empty();
   if (run.is_root() && !config.record.empty()) {
     record = std::make_unique<RunRecord>(config.record);
-    record->header({{"model", {{"name", run.model.name}, {"layers", run.model.n_layer},
-                               {"hidden", run.model.n_embd}, {"heads", run.model.n_head},
-                               {"context", run.model.n_ctx}, {"vocab", run.model.vocab_size}}},
-                    {"plan", to_string(run.plan)},
-                    {"technique", technique_name(run.plan)},
-                    {"world", comm.size()},
-                    {"host", {{"name", comm.host()}, {"cpu", cpu_model()},
-                              {"cores", std::thread::hardware_concurrency()},
-                              {"ranks_on_host", comm.local_size()}}},
-                    {"device", device ? device->description : config.device},
-                    {"threads", threads},
-                    {"batch", config.batch},
-                    {"seq", config.seq},
-                    {"microbatch", run.schedule.microbatch},
-                    {"steps", config.steps},
-                    {"start_step", start_step},
-                    {"lr", config.lr},
-                    {"seed", config.seed},
-                    {"versions", {{"fabtrain", kFabtrainVersion}, {"mpi", comm.library_version()},
-                                  {"compiler", __VERSION__}}}});
+    RunHeader h{run.model, run.plan, comm.size(), comm.host(), cpu_model(), comm.library_version(),
+                comm.local_size(), device ? device->description : config.device, threads,
+                config.batch, config.seq, run.schedule.microbatch, config.steps, start_step};
+    nlohmann::json header = to_json(h);
+    header["lr"] = config.lr;
+    header["seed"] = config.seed;
+    record->header(header);
   }
   if (run.is_root() && !config.trace.empty()) trace = std::make_unique<ChromeTrace>(comm.size());
 
@@ -392,7 +362,7 @@ TrainResult train(const TrainConfig& config, MpiCommunicator& comm, const Device
       result.final_val_loss = summary.val_loss;
     }
     StepTimings timings;
-    if (timing) timings = run.gather_timings(outcome.timings);
+    if (timing) timings = gather_step_timings(comm, run.world_group, run.schedule, outcome.timings);
     if (run.is_root()) {
       progress->step(step, loss, summary.tokens_per_s, wall_s, summary.lr, summary.grad_norm);
       if (summary.val_loss >= 0) progress->validation(step, summary.val_loss);

@@ -53,6 +53,10 @@ const LinkClass& Catalog::link_class(const std::string& name) const {
   return find_named(link_classes, name, "link class");
 }
 
+const CommunicatorProfile& Catalog::communicator(const std::string& name) const {
+  return find_named(communicators, name, "communicator profile");
+}
+
 SiteLatency Catalog::latency(const std::string& a, const std::string& b) const {
   const Site& site_a = site(a);
   const Site& site_b = site(b);

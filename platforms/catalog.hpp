@@ -48,9 +48,24 @@ struct SiteLatency {
 struct LinkClass {
   std::string name;            // l2bridge, l2sts, pcie, nvlink, switched
   double latency_s = 0;        // one-way latency added per hop of this class (inside a site)
-  double tcp_window_bytes = 0; // per-flow window; 0 = not window-limited (RDMA, NVLink, PCIe)
-  int streams_per_peer = 1;    // NCCL socket transport opens several streams per peer
+  double tcp_window_bytes = 0; // per TCP stream; 0 = not window-limited (RDMA, NVLink, PCIe)
   double efficiency = 1;       // achievable fraction of the line rate
+  std::string source;
+};
+
+// How a communication library moves a transfer between two ranks over TCP (the catalog's
+// communicators:, each default from the library's documentation). On network links a pair of
+// ranks has streams_per_peer connections, each with at most min(TCP window, max_in_flight_bytes)
+// unacknowledged, so a pair's bytes in flight are streams_per_peer times that; a point-to-point
+// message over the eager limit first waits rendezvous_round_trips round trips for its receiver.
+struct CommunicatorProfile {
+  std::string name;                   // nccl-socket | openmpi-tcp
+  std::string library;                // what it stands for, in words
+  int streams_per_peer = 1;           // TCP connections a transfer between two ranks uses
+  double max_in_flight_bytes = 0;     // per stream, the library's own buffer; 0: TCP's window only
+  double eager_limit_bytes = 0;       // larger point-to-point messages rendezvous first; 0: never
+  double rendezvous_round_trips = 0;  // what that costs, in round trips of the path
+  std::map<std::string, std::string> knobs;  // the library's settings behind these numbers
   std::string source;
 };
 
@@ -82,6 +97,8 @@ struct Catalog {
   std::map<std::string, Site> sites;
   std::vector<SiteLatency> latencies;
   std::map<std::string, LinkClass> link_classes;
+  std::map<std::string, CommunicatorProfile> communicators;
+  std::string default_communicator;  // what a slice that names none runs
   ComputeDefaults compute;
   LatencyEstimate latency_estimate;
   std::string path;  // the file it was loaded from
@@ -90,6 +107,7 @@ struct Catalog {
   const NicType& nic(const std::string& name) const;
   const Site& site(const std::string& name) const;
   const LinkClass& link_class(const std::string& name) const;
+  const CommunicatorProfile& communicator(const std::string& name) const;
   // Round-trip latency between two sites: measured, or estimated from great-circle distance.
   SiteLatency latency(const std::string& a, const std::string& b) const;
 };

@@ -68,15 +68,29 @@ Site read_site(const YamlFields& f, const std::string& name) {
 }
 
 LinkClass read_link_class(const YamlFields& f, const std::string& name) {
-  f.allow_only({"latency_us", "tcp_window_mib", "streams_per_peer", "efficiency", "source"});
+  f.allow_only({"latency_us", "tcp_window_mib", "efficiency", "source"});
   LinkClass c;
   c.name = name;
   c.latency_s = non_negative(f, "latency_us") * 1e-6;
   c.tcp_window_bytes = non_negative(f, "tcp_window_mib") * kMiB;
-  c.streams_per_peer = f.integer("streams_per_peer");
-  if (c.streams_per_peer < 1) fail("{}: must be at least 1", f.field("streams_per_peer"));
   c.efficiency = non_negative(f, "efficiency", true);
   if (c.efficiency > 1) fail("{}: {} is above 1", f.field("efficiency"), c.efficiency);
+  c.source = required_source(f);
+  return c;
+}
+
+CommunicatorProfile read_communicator(const YamlFields& f, const std::string& name) {
+  f.allow_only({"library", "streams_per_peer", "max_in_flight_mib", "eager_limit_kib",
+                "rendezvous_round_trips", "knobs", "source"});
+  CommunicatorProfile c;
+  c.name = name;
+  c.library = f.text("library");
+  c.streams_per_peer = f.integer("streams_per_peer");
+  if (c.streams_per_peer < 1) fail("{}: must be at least 1", f.field("streams_per_peer"));
+  c.max_in_flight_bytes = non_negative(f, "max_in_flight_mib") * kMiB;
+  c.eager_limit_bytes = non_negative(f, "eager_limit_kib") * 1024;
+  c.rendezvous_round_trips = non_negative(f, "rendezvous_round_trips");
+  for (const auto& kv : f.mapping("knobs")) c.knobs[kv.first.Scalar()] = kv.second.Scalar();
   c.source = required_source(f);
   return c;
 }
@@ -98,7 +112,8 @@ void read_named(const std::string& file, const YamlFields& top, const std::strin
 Catalog load_catalog(const std::string& path) {
   const YAML::Node root = load_yaml_file(path, "catalog");
   const YamlFields top(path, "", root);
-  top.allow_only({"gpus", "nics", "sites", "latencies", "latency_estimate", "link_classes", "compute"});
+  top.allow_only({"gpus", "nics", "sites", "latencies", "latency_estimate", "link_classes",
+                  "communicators", "default_communicator", "compute"});
   Catalog cat;
   cat.path = path;
   read_named(path, top, "gpus", cat.gpus, read_gpu);
@@ -107,6 +122,10 @@ Catalog load_catalog(const std::string& path) {
   read_named(path, top, "link_classes", cat.link_classes, read_link_class);
   for (const char* needed : {"pcie", "nvlink", "l2bridge", "l2sts", "switched"})
     if (!cat.link_classes.count(needed)) fail("{}: link_classes: missing class '{}'", path, needed);
+  read_named(path, top, "communicators", cat.communicators, read_communicator);
+  cat.default_communicator = top.text("default_communicator");
+  if (!cat.communicators.count(cat.default_communicator))
+    fail("{}: default_communicator '{}' is not in communicators", path, cat.default_communicator);
 
   const YAML::Node lats = top.sequence_or_empty("latencies");
   std::set<std::pair<std::string, std::string>> seen_pairs;

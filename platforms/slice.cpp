@@ -90,4 +90,9 @@ void override_wan_latency(Slice& slice, double rtt_s) {
     if (network_sites(slice, n).size() > 1) n.rtt_s = rtt_s;
 }
 
+void use_communicator(Slice& slice, const std::string& profile) {
+  if (!slice.catalog) fail("slice {}: has no catalog to take communicator profiles from", slice.name);
+  slice.communicator = slice.catalog->communicator(profile);
+}
+
 }  // namespace fabtrain

@@ -45,6 +45,8 @@ struct Slice {
   std::string path;          // the file it was loaded from
   std::vector<Vm> vms;
   std::vector<Network> networks;
+  // The library that moves the bytes (the catalog's profile, with the slice's overrides).
+  CommunicatorProfile communicator;
   const Catalog* catalog = nullptr;
 
   std::vector<SliceGpu> gpus() const;
@@ -62,5 +64,7 @@ std::vector<std::string> builtin_slice_names();
 // Every inter-site round-trip latency (l2sts and switched networks between sites) overridden,
 // for what-if questions (--wan-latency-ms is a round trip, as FABRIC and the study quote them).
 void override_wan_latency(Slice& slice, double rtt_s);
+// Runs the slice with another of the catalog's communicator profiles (--communicator NAME).
+void use_communicator(Slice& slice, const std::string& profile);
 
 }  // namespace fabtrain

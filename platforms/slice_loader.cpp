@@ -155,19 +155,51 @@ std::string resolve_slice_path(const std::string& name_or_path) {
   return builtin;
 }
 
+// communicator: NAME, or {profile: NAME, <field>: value, ...} overriding the profile's fields
+// where the run sets the library's knobs otherwise (e.g. a raised eager limit); absent: the
+// catalog's default profile.
+CommunicatorProfile read_communicator_choice(const YamlFields& top, const Catalog& catalog) {
+  if (!top.has("communicator")) return catalog.communicator(catalog.default_communicator);
+  const YAML::Node node = top.node()["communicator"];
+  auto profile = [&](const std::string& name, const std::string& field) {
+    if (!catalog.communicators.count(name)) {
+      std::string known;
+      for (const auto& [n, _] : catalog.communicators) known += (known.empty() ? "" : ", ") + n;
+      fail("{}: unknown communicator profile '{}' (known: {})", field, name, known);
+    }
+    return catalog.communicator(name);
+  };
+  if (node.IsScalar()) return profile(node.Scalar(), top.field("communicator"));
+  const YamlFields f(top.file(), "communicator", top.mapping("communicator"));
+  f.allow_only({"profile", "streams_per_peer", "max_in_flight_mib", "eager_limit_kib",
+                "rendezvous_round_trips"});
+  CommunicatorProfile c = profile(f.text("profile"), f.field("profile"));
+  auto at_least = [&](const char* key, double low) {
+    const double v = f.number(key);
+    if (!(v >= low)) fail("{}: {} must be at least {}", f.field(key), v, low);
+    return v;
+  };
+  if (f.has("streams_per_peer")) c.streams_per_peer = int(at_least("streams_per_peer", 1));
+  if (f.has("max_in_flight_mib")) c.max_in_flight_bytes = at_least("max_in_flight_mib", 0) * (1 << 20);
+  if (f.has("eager_limit_kib")) c.eager_limit_bytes = at_least("eager_limit_kib", 0) * 1024;
+  if (f.has("rendezvous_round_trips")) c.rendezvous_round_trips = at_least("rendezvous_round_trips", 0);
+  return c;
+}
+
 }  // namespace
 
 Slice load_slice(const std::string& name_or_path, const Catalog& catalog) {
   const std::string path = resolve_slice_path(name_or_path);
   const YAML::Node root = load_yaml_file(path, "slice");
   const YamlFields top(path, "", root);
-  top.allow_only({"name", "description", "assumptions", "vms", "networks"});
+  top.allow_only({"name", "description", "assumptions", "communicator", "vms", "networks"});
   Slice s;
   s.path = path;
   s.catalog = &catalog;
   s.name = top.text_or("name", fs::path(path).stem().string());
   s.description = top.text_or("description", "");
   s.assumptions = top.text_list_or("assumptions");
+  s.communicator = read_communicator_choice(top, catalog);
 
   if (!top.has("vms")) fail("{}: missing (expected a list of VMs)", top.field("vms"));
   const YAML::Node vms = top.sequence_or_empty("vms");

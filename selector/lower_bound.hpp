@@ -4,7 +4,7 @@
 #pragma once
 #include "plan/schedule.hpp"
 #include "platforms/slice.hpp"
-#include "sim/calibration.hpp"
+#include "sim/cost/calibration.hpp"
 #include "sim/slice_platform.hpp"
 
 namespace fabtrain {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "selector/enumerate.hpp"
-#include "sim/calibration.hpp"
+#include "sim/cost/calibration.hpp"
 
 namespace fabtrain {
 

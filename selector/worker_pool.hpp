@@ -8,7 +8,7 @@
 #include "models/model_spec.hpp"
 #include "plan/schedule.hpp"
 #include "platforms/slice.hpp"
-#include "sim/calibration.hpp"
+#include "sim/cost/calibration.hpp"
 
 namespace fabtrain {
 

@@ -119,13 +119,15 @@ GroupCollective plan_group_collective(CollectiveOp op, double bytes, const std::
   if (correction) {
     // Each flow pays its own hop's latency; the tail tops it up to latency_terms * alpha and adds
     // the per-call overhead.
+    // The correction is a two-rank call's; over n ranks it grows as the ring does.
     const bool small = bytes <= correction->small_bytes;
-    const double latency = (small ? correction->small_latency_terms : correction->latency_terms) * alpha;
+    const double latency = (small ? correction->small_latency_terms : correction->latency_terms) * alpha *
+                           correction_latency_scale(n);
+    const double volume = bytes * correction->bandwidth_factor * correction_volume_scale(n);
     for (int i = 0; i < n; ++i) {
       const int a = gpus[i], b = gpus[(i + 1) % n];
-      call.flows.push_back({i, (i + 1) % n, platform.host(a), platform.host(b), nullptr,
-                            bytes * correction->bandwidth_factor,
-                            platform.rate_cap(a, b, bytes * correction->bandwidth_factor),
+      call.flows.push_back({i, (i + 1) % n, platform.host(a), platform.host(b), nullptr, volume,
+                            platform.rate_cap(a, b, volume),
                             std::max(0.0, latency - platform.route_latency(a, b)) + correction->overhead_s});
     }
   } else if (call.tree) {

@@ -18,7 +18,7 @@
 //       small buffers). fast: always the ring shape. ring: step by step, all-reduce 2(n-1) steps,
 //       reduce-scatter and all-gather n-1, each a flow of bytes/n to the ring neighbour (O(n^2)
 //       flows per call; for checking the others).
-//       An op the calibration corrects (sim/calibration.hpp, collectives:) is played in every
+//       An op the calibration corrects (sim/cost/calibration.hpp, collectives:) is played in every
 //       mode as the ring shape with the calibrated latency terms and volume.
 //   Consecutive compute instructions are played as one timed sleep (the trace still shows each).
 // Every flow between two VMs over a window-limited link class is limited by its TCP window
@@ -40,7 +40,8 @@
 #include "models/model_spec.hpp"
 #include "plan/schedule.hpp"
 #include "platforms/slice.hpp"
-#include "sim/calibration.hpp"
+#include "sim/cost/calibration.hpp"
+#include "sim/cost/compute_cost.hpp"
 #include "sim/memory.hpp"
 
 namespace fabtrain {
@@ -107,11 +108,5 @@ class Simulator {
  private:
   Slice slice_;
 };
-
-// Seconds one compute instruction takes on a GPU type (the roofline above); 0 for others.
-double compute_seconds(const Instruction& instruction, const GpuType& gpu, Precision precision,
-                       const ComputeDefaults& defaults, const Calibration& calibration);
-// Peak FLOP/s of a GPU type at a precision; throws when the GPU lacks it (bf16 before Ampere).
-double peak_flops(const GpuType& gpu, Precision precision);
 
 }  // namespace fabtrain

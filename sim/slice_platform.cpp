@@ -231,8 +231,11 @@ const SlicePlatform::PairInfo& SlicePlatform::pair(int a, int b) {
       double window = network->tcp_window_bytes >= 0 ? network->tcp_window_bytes
                                                     : (cls ? cls->tcp_window_bytes : 0);
       if (cal && cal->tcp_window_bytes) window = *cal->tcp_window_bytes;
-      const int streams = cls ? std::max(1, cls->streams_per_peer) : 1;
-      if (window > 0 && info.latency > 0) info.window = window * streams;
+      // The communicator's streams to the peer, each bounded by the TCP window and by the
+      // library's own buffer (NCCL_BUFFSIZE), whichever is smaller.
+      const CommunicatorProfile& comm = slice_.communicator;
+      if (comm.max_in_flight_bytes > 0) window = window > 0 ? std::min(window, comm.max_in_flight_bytes) : comm.max_in_flight_bytes;
+      if (window > 0 && info.latency > 0) info.window = window * std::max(1, comm.streams_per_peer);
     }
     info.line_rate = unlimited_bandwidth;
     for (const auto* link : route) info.line_rate = std::min(info.line_rate, link->get_bandwidth());

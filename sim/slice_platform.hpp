@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "platforms/slice.hpp"
-#include "sim/calibration.hpp"
+#include "sim/cost/calibration.hpp"
 
 namespace simgrid::s4u {
 class Host;

@@ -23,12 +23,15 @@ struct CalibrateOptions {
   std::vector<std::string> benches, runs;
   std::string device_type = "CPU_HOST";
   std::string link_class = "l2sts";
+  std::string communicator = "openmpi-tcp";  // what moved the benches' and runs' bytes
   double path_rtt_ms = 0;
   std::vector<double> bench_path_rtt_ms;  // one per bench, or empty
   std::vector<double> run_path_rtt_ms;    // one per run, or empty: the first bench's path
   bool fit_collectives = false;
   double small_collective_bytes = 4096;
   std::string fit_steps_slice;  // empty: no step fit
+  std::string intra_vm_bench;   // a bench of two ranks inside one VM: fits the pcie class
+  bool keep_compute = false;    // compute stays the catalog's (runs of fabtrain-exec replay)
   std::string output;
 };
 
@@ -56,9 +59,11 @@ void run(const CalibrateOptions& o) {
   const Catalog& catalog = builtin_catalog();
   const GpuType& device = catalog.gpu(o.device_type);
   const LinkClass& link_class = catalog.link_class(o.link_class);
+  const CommunicatorProfile& comm = catalog.communicator(o.communicator);
   fmt::print("fabtrain calibrate\n  device   {} (peak fp32 {:.3g} GFLOP/s, memory {:.3g} GB/s, {})\n",
              device.name, device.peak_fp32_flops / 1e9, device.memory_bandwidth / 1e9, catalog.path);
-  fmt::print("  link     {} ({} streams per peer)\n", link_class.name, link_class.streams_per_peer);
+  fmt::print("  link     {}, communicator {} ({} streams per peer)\n", link_class.name, comm.name,
+             comm.streams_per_peer);
   std::vector<calib::BenchData> benches;
   for (const auto& path : o.benches) {
     benches.push_back(calib::read_bench(path));
@@ -74,12 +79,17 @@ void run(const CalibrateOptions& o) {
   }
 
   std::vector<std::string> notes;
-  calib::KindCalibration kinds = calib::fit_compute_from_bench(benches.front(), device, notes);
+  calib::KindCalibration kinds;
+  if (o.keep_compute) {
+    fmt::print("\ncompute: the catalog's (--keep-compute: the runs' compute was modelled, not measured)\n");
+  } else {
+    kinds = calib::fit_compute_from_bench(benches.front(), device, notes);
   fmt::print("\ncompute from bench ({}):\n", benches.front().path);
   for (const auto& n : notes) fmt::print("  {}\n", n);
   print_kinds(kinds, device);
+  }
 
-  if (!runs.empty()) {
+  if (!runs.empty() && !o.keep_compute) {
     std::vector<calib::LinearFit> fits;
     const auto bench_kinds = kinds;
     kinds = calib::fit_compute_from_runs(runs, device, bench_kinds, &fits);
@@ -126,12 +136,24 @@ void run(const CalibrateOptions& o) {
     return o.run_path_rtt_ms.empty() ? bench_rtt_s(0) : o.run_path_rtt_ms[run] / 1e3;
   };
   const calib::LinkFit link = per_bench_s.empty()
-                                  ? calib::fit_link(benches, link_class, o.path_rtt_ms / 1e3)
-                                  : calib::fit_link_per_bench(benches, link_class, per_bench_s);
+                                  ? calib::fit_link(benches, link_class, comm.streams_per_peer, o.path_rtt_ms / 1e3)
+                                  : calib::fit_link_per_bench(benches, link_class, comm.streams_per_peer, per_bench_s);
   fmt::print("\nlink {}:\n", link_class.name);
   for (const auto& n : link.notes) fmt::print("  {}\n", n);
   Calibration cal;
-  cal.compute[device.name] = kinds;
+  if (!kinds.empty()) cal.compute[device.name] = kinds;
+  if (!o.intra_vm_bench.empty()) {
+    // Two ranks of one VM: what the simulator's intra-VM (pcie) links stand for there.
+    const LinkClass& pcie = catalog.link_class("pcie");
+    const calib::LinkFit intra = calib::fit_link({calib::read_bench(o.intra_vm_bench)}, pcie, 1, 0);
+    fmt::print("\nlink {} (inside a VM, {}):\n", pcie.name, o.intra_vm_bench);
+    for (const auto& n : intra.notes) fmt::print("  {}\n", n);
+    if (!intra.measured) fail("--intra-vm-bench {}: no pair of ranks was measured", o.intra_vm_bench);
+    LinkCalibration l = intra.link;
+    l.tcp_window_bytes.reset();  // one VM: no window to speak of
+    cal.links[pcie.name] = l;
+    fmt::print("  latency {:.4g} ms one way, bandwidth {:.4g} MB/s\n", *l.latency_s * 1e3, *l.bandwidth / 1e6);
+  }
   if (link.measured) {
     cal.links[link_class.name] = link.link;
     fmt::print("  latency {:.4g} ms one way, bandwidth {:.4g} MB/s, window {}\n",
@@ -147,7 +169,7 @@ void run(const CalibrateOptions& o) {
     const double window = link.link.tcp_window_bytes ? *link.link.tcp_window_bytes : link_class.tcp_window_bytes;
     auto path_of = [&](double rtt) {
       return calib::CollectivePath{*link.link.latency_s + rtt / 2, *link.link.bandwidth,
-                                   window * std::max(1, link_class.streams_per_peer)};
+                                   window * std::max(1, comm.streams_per_peer)};
     };
     std::vector<calib::CollectiveTiming> timings;
     for (std::size_t i = 0; i < benches.size(); ++i) {
@@ -225,6 +247,9 @@ Registration reg(80, [](CLI::App& app) {
   cmd->add_option("--runs", o->runs, "Run records (fabtrain-exec train --record) to refine compute");
   cmd->add_option("--device-type", o->device_type, "Catalog GPU/CPU type the bench ran on")->capture_default_str();
   cmd->add_option("--link-class", o->link_class, "Link class the ranks' pairs measured")->capture_default_str();
+  cmd->add_option("--communicator", o->communicator,
+                  "Communicator profile that moved the benches' and runs' bytes (catalog communicators)")
+      ->capture_default_str();
   auto* path_rtt = cmd->add_option("--path-rtt-ms", o->path_rtt_ms,
                   "Round trip the path itself added during the shortest-RTT bench (0: no added delay)")
       ->capture_default_str();
@@ -253,6 +278,10 @@ Registration reg(80, [](CLI::App& app) {
                   "Slice file the runs ran on: fit the collective corrections (latency terms, bandwidth "
                   "factor, per-call overhead) and, for pipelines, the p2p ones so that simulating each "
                   "run matches its measured step (median after the first); paths as --run-path-rtt-ms");
+  cmd->add_option("--intra-vm-bench", o->intra_vm_bench,
+                  "A bench of two ranks inside one VM: fit the intra-VM (pcie) link class from it");
+  cmd->add_flag("--keep-compute", o->keep_compute,
+                "Leave compute at the catalog's (runs of fabtrain-exec replay, whose compute is modelled)");
   cmd->add_option("-o,--output", o->output, "The calibration YAML to write")->required();
   cmd->callback([o] { run(*o); });
 });

@@ -12,7 +12,7 @@
 #include "models/model_spec.hpp"
 #include "plan/schedule.hpp"
 #include "platforms/slice.hpp"
-#include "sim/calibration.hpp"
+#include "sim/cost/calibration.hpp"
 #include "sim/sim_report.hpp"
 #include "sim/simulator.hpp"
 
@@ -20,7 +20,7 @@ namespace fabtrain {
 namespace {
 
 struct SimulateOptions {
-  std::string model, slice, plan, calibration, json, trace;
+  std::string model, slice, plan, calibration, json, trace, communicator;
   int batch = 0, seq = 0;
   double wan_latency_ms = -1;
   double tokens = 0, epochs = 0, dataset_tokens = 0;
@@ -38,6 +38,7 @@ void run(const SimulateOptions& o) {
   const ModelSpec model = load_model(o.model);
   Slice slice = load_slice(o.slice);
   if (o.wan_latency_ms >= 0) override_wan_latency(slice, o.wan_latency_ms / 1000);
+  if (!o.communicator.empty()) use_communicator(slice, o.communicator);
   const Plan plan = parse_plan(o.plan);
   if (plan.ranks() > slice.gpu_count())
     fail("plan {} needs {} GPUs but slice '{}' has {}", to_string(plan), plan.ranks(), slice.name,
@@ -60,6 +61,14 @@ void run(const SimulateOptions& o) {
   fmt::print(info, "model        {} ({} parameters)\n", model.name, model.parameters());
   fmt::print(info, "slice        {} ({} GPUs, sites: {})\n", slice.name, slice.gpu_count(),
              fmt::join(slice.site_names(), ", "));
+  fmt::print(info, "communicator {} ({}; {} streams per peer{}{})\n", slice.communicator.name,
+             slice.communicator.library, slice.communicator.streams_per_peer,
+             slice.communicator.max_in_flight_bytes > 0
+                 ? fmt::format(", at most {:.3g} MiB in flight each", slice.communicator.max_in_flight_bytes / (1 << 20))
+                 : "",
+             slice.communicator.eager_limit_bytes > 0
+                 ? fmt::format(", rendezvous over {:.0f} KiB", slice.communicator.eager_limit_bytes / 1024)
+                 : "");
   fmt::print(info, "plan         {} ({})\n", to_string(plan), technique_name(plan));
   fmt::print(info, "batch        {} sequences of {} tokens{}\n", batch, seq,
              o.batch > 0 ? "" : " (default: 8 per GPU of the plan)");
@@ -92,6 +101,8 @@ Registration reg(40, [](CLI::App& app) {
   cmd->add_option("--wan-latency-ms", o->wan_latency_ms,
                   "Override every inter-site round-trip latency, in ms");
   cmd->add_option("--calibration", o->calibration, "Calibration YAML file");
+  cmd->add_option("--communicator", o->communicator,
+                  "Communicator profile (catalog communicators: nccl-socket, openmpi-tcp; default: the slice's)");
   cmd->add_option("--json", o->json, "Write the result as JSON to FILE, or - for stdout");
   cmd->add_option("--trace", o->trace, "Write a Chrome trace (Perfetto) to FILE");
   cmd->add_option("--tokens", o->tokens, "Tokens to train, for the time to train");

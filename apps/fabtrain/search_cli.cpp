@@ -19,6 +19,9 @@ void SearchCli::add_to(CLI::App* cmd, bool with_slice) {
   cmd->add_option("--dataset-tokens", dataset_tokens, "Tokens in the data set");
   cmd->add_option("--wan-latency-ms", wan_latency_ms,
                   "Override every inter-site round-trip latency (what-if)");
+  cmd->add_option("--communicator", communicator,
+                  "Communicator profile to assume (catalog communicators: nccl-socket, openmpi-tcp; "
+                  "default: the slice's)");
   cmd->add_option("--calibration", calibration_file, "Calibration YAML from `fabtrain calibrate`");
   cmd->add_option("--precision", precision, "fp32, fp16 or bf16")->capture_default_str();
   cmd->add_option("--workers", workers, "Simulation worker processes (default: one per core)");
@@ -28,6 +31,8 @@ SearchSetup SearchCli::resolve() {
   SearchSetup setup{load_model(model), load_slice(slice), {}};
   SearchOptions& options = setup.options;
   if (wan_latency_ms >= 0) override_wan_latency(setup.slice, wan_latency_ms / 1000);
+  if (!communicator.empty()) use_communicator(setup.slice, communicator);
+  communicator = setup.slice.communicator.name;  // what describe() reports as assumed
   if (!calibration_file.empty()) {
     calibration = load_calibration(calibration_file);
     options.calibration = &calibration;
@@ -53,7 +58,8 @@ std::optional<double> SearchCli::train_tokens() const {
 }
 
 std::string SearchCli::describe() const {
-  return fmt::format("model={} slice={} batch={} seq={} precision={}{}{}{}", model, slice,
+  return fmt::format("model={} slice={} communicator={} batch={} seq={} precision={}{}{}{}", model, slice,
+                     communicator.empty() ? "the slice's" : communicator,
                      batch > 0 ? std::to_string(batch) : "8/GPU", seq > 0 ? std::to_string(seq) : "context",
                      precision, wan_latency_ms >= 0 ? fmt::format(" wan-latency={}ms", wan_latency_ms) : "",
                      train_tokens() ? fmt::format(" tokens={:.3g}", *train_tokens()) : "",

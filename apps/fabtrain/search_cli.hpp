@@ -29,6 +29,7 @@ struct SearchCli {
   double epochs = 0;
   double dataset_tokens = 0;
   double wan_latency_ms = -1;
+  std::string communicator;  // empty: the slice's
   std::string calibration_file;
   std::string precision = "fp32";
   int workers = 0;

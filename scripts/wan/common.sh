@@ -51,7 +51,7 @@ wan_teardown() {
     done
     ip netns delete "$ns" || wan_die "cannot delete namespace $ns"
   done
-  rm -f "$WAN_STATE_DIR/emulator.pid"
+  rm -f "$WAN_STATE_DIR/emulator.pid" "$WAN_STATE_DIR"/hostfile-*
 }
 
 # The emulator binary: $FABTRAIN_WAN_BIN, else the newest build of it in this checkout.

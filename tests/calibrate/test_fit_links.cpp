@@ -14,10 +14,9 @@ calib::BenchData bench(std::vector<test::BenchPair> pairs, const char* name) {
   return calib::parse_bench(test::bench_doc(1e10, 1e10, pairs), name);
 }
 
-LinkClass l2sts(int streams) {
+LinkClass l2sts() {
   LinkClass c;
   c.name = "l2sts";
-  c.streams_per_peer = streams;
   return c;
 }
 
@@ -26,48 +25,48 @@ LinkClass l2sts(int streams) {
 TEST_CASE("window detected from a long path that runs under the short path's bandwidth") {
   const auto near = bench({{0.0003, 110e6}}, "0ms.json");
   const auto far = bench({{0.0503, 70e6}}, "25ms.json");
-  const auto fit = calib::fit_link({near, far}, l2sts(4), 0);
+  const auto fit = calib::fit_link({near, far}, l2sts(), 4, 0);
   REQUIRE(fit.measured);
   CHECK(fit.window_limited_pairs == 1);
   CHECK(*fit.link.latency_s == doctest::Approx(0.00015));
   CHECK(*fit.link.bandwidth == doctest::Approx(110e6));
   // bandwidth x RTT, per stream of the class's four (the simulator multiplies back).
   CHECK(*fit.link.tcp_window_bytes == doctest::Approx(70e6 * 0.0503 / 4));
-  const auto one_stream = calib::fit_link({near, far}, l2sts(1), 0);
+  const auto one_stream = calib::fit_link({near, far}, l2sts(), 1, 0);
   CHECK(*one_stream.link.tcp_window_bytes == doctest::Approx(70e6 * 0.0503));
 }
 
 TEST_CASE("full bandwidth over a long path: not window-limited (window 0)") {
-  const auto fit = calib::fit_link({bench({{0.0003, 110e6}}, "a"), bench({{0.05, 105e6}}, "b")}, l2sts(1), 0);
+  const auto fit = calib::fit_link({bench({{0.0003, 110e6}}, "a"), bench({{0.05, 105e6}}, "b")}, l2sts(), 1, 0);
   CHECK(fit.window_limited_pairs == 0);
   REQUIRE(fit.link.tcp_window_bytes.has_value());
   CHECK(*fit.link.tcp_window_bytes == 0);
 }
 
 TEST_CASE("only short round trips: the window is left unset, not guessed") {
-  const auto fit = calib::fit_link({bench({{0.0003, 110e6}}, "a")}, l2sts(1), 0);
+  const auto fit = calib::fit_link({bench({{0.0003, 110e6}}, "a")}, l2sts(), 1, 0);
   CHECK(fit.measured);
   CHECK_FALSE(fit.link.tcp_window_bytes.has_value());
 }
 
 TEST_CASE("the path's own round trip is taken off the latency, no pairs keeps the catalog") {
-  const auto fit = calib::fit_link({bench({{0.0104, 100e6}}, "a")}, l2sts(1), 0.010);
+  const auto fit = calib::fit_link({bench({{0.0104, 100e6}}, "a")}, l2sts(), 1, 0.010);
   CHECK(*fit.link.latency_s == doctest::Approx(0.0002));
-  const auto none = calib::fit_link({bench({}, "single-rank")}, l2sts(1), 0);
+  const auto none = calib::fit_link({bench({}, "single-rank")}, l2sts(), 1, 0);
   CHECK_FALSE(none.measured);
   CHECK_FALSE(none.link.latency_s.has_value());
-  CHECK_THROWS_AS(calib::fit_link({bench({}, "x")}, l2sts(1), -1), Error);
+  CHECK_THROWS_AS(calib::fit_link({bench({}, "x")}, l2sts(), 1, -1), Error);
 }
 
 TEST_CASE("per-bench path round trips: the smallest corrected round trip gives the latency") {
   // No added delay but a round trip inflated by scheduling (8 ms), and a 100 ms path seen at
   // 102 ms: the long path's 1 ms one way is the link's latency, not the short path's 4 ms.
   const auto near = bench({{0.008, 110e6}}, "near"), far = bench({{0.102, 30e6}}, "far");
-  const auto fit = calib::fit_link_per_bench({near, far}, l2sts(1), {0.0, 0.100});
+  const auto fit = calib::fit_link_per_bench({near, far}, l2sts(), 1, {0.0, 0.100});
   CHECK(*fit.link.latency_s == doctest::Approx(0.001));
   CHECK(*fit.link.bandwidth == doctest::Approx(110e6));
   // With the path's round trip unknown the plain fit takes the short path's 4 ms.
-  CHECK(*calib::fit_link({near, far}, l2sts(1), 0).link.latency_s == doctest::Approx(0.004));
-  CHECK_THROWS_AS(calib::fit_link_per_bench({near, far}, l2sts(1), {0.0}), Error);
-  CHECK_THROWS_AS(calib::fit_link_per_bench({near, far}, l2sts(1), {0.0, -0.1}), Error);
+  CHECK(*calib::fit_link({near, far}, l2sts(), 1, 0).link.latency_s == doctest::Approx(0.004));
+  CHECK_THROWS_AS(calib::fit_link_per_bench({near, far}, l2sts(), 1, {0.0}), Error);
+  CHECK_THROWS_AS(calib::fit_link_per_bench({near, far}, l2sts(), 1, {0.0, -0.1}), Error);
 }

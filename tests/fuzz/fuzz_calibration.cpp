@@ -1,5 +1,5 @@
 // libFuzzer target: a calibration YAML file through load_calibration (against the built-in catalog).
-#include "sim/calibration.hpp"
+#include "sim/cost/calibration.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -41,11 +41,14 @@ latencies:
   - {a: UTAH, b: AMST, rtt_ms: 103, measured: true, source: test}
 latency_estimate: {fibre_fraction_of_c: 0.667, route_factor: 1.25, switching_allowance_ms: 2, source: estimated}
 link_classes:
-  pcie: {latency_us: 1, tcp_window_mib: 0, streams_per_peer: 1, efficiency: 0.8, source: test}
-  nvlink: {latency_us: 1, tcp_window_mib: 0, streams_per_peer: 1, efficiency: 0.8, source: test}
-  l2bridge: {latency_us: 50, tcp_window_mib: 4, streams_per_peer: 4, efficiency: 0.9, source: test}
-  l2sts: {latency_us: 50, tcp_window_mib: 4, streams_per_peer: 4, efficiency: 0.9, source: test}
-  switched: {latency_us: 5, tcp_window_mib: 4, streams_per_peer: 4, efficiency: 0.9, source: test}
+  pcie: {latency_us: 1, tcp_window_mib: 0, efficiency: 0.8, source: test}
+  nvlink: {latency_us: 1, tcp_window_mib: 0, efficiency: 0.8, source: test}
+  l2bridge: {latency_us: 50, tcp_window_mib: 4, efficiency: 0.9, source: test}
+  l2sts: {latency_us: 50, tcp_window_mib: 4, efficiency: 0.9, source: test}
+  switched: {latency_us: 5, tcp_window_mib: 4, efficiency: 0.9, source: test}
+default_communicator: nccl-socket
+communicators:
+  nccl-socket: {library: test, streams_per_peer: 2, max_in_flight_mib: 4, eager_limit_kib: 0, rendezvous_round_trips: 0, knobs: {channels: "2"}, source: test}
 compute: {matmul_efficiency: 0.5, memory_efficiency: 0.7, kernel_overhead_us: 10, framework_memory_gib: 1, source: test}
 )";
 
@@ -104,8 +107,25 @@ TEST_CASE("the built-in catalog has the FABRIC sites and all five link classes")
   for (const char* c : {"l2bridge", "l2sts", "switched"}) {
     CAPTURE(c);
     CHECK(cat.link_class(c).tcp_window_bytes == 4.0 * 1024 * 1024);
-    CHECK(cat.link_class(c).streams_per_peer > 1);
   }
+}
+
+TEST_CASE("the communicator profiles follow NCCL's and Open MPI's documented defaults") {
+  const Catalog& cat = builtin_catalog();
+  const CommunicatorProfile& nccl = cat.communicator("nccl-socket");
+  CHECK(cat.default_communicator == "nccl-socket");
+  CHECK(nccl.streams_per_peer == 2);  // 2 channels x NCCL_SOCKET_NTHREADS 1 x NCCL_NSOCKS_PERTHREAD 1
+  CHECK(nccl.max_in_flight_bytes == 4.0 * 1024 * 1024);  // NCCL_BUFFSIZE
+  CHECK(nccl.knobs.at("NCCL_SOCKET_NTHREADS") == "1");
+  const CommunicatorProfile& ompi = cat.communicator("openmpi-tcp");
+  CHECK(ompi.streams_per_peer == 1);  // btl_tcp_links
+  CHECK(ompi.eager_limit_bytes == 64 * 1024);
+  CHECK(ompi.rendezvous_round_trips == 1);
+  for (const auto& [name, c] : cat.communicators) {
+    CAPTURE(name);
+    CHECK(!c.source.empty());
+  }
+  CHECK_THROWS_WITH_AS(cat.communicator("gloo"), doctest::Contains("gloo"), Error);
 }
 
 TEST_CASE("unknown names are errors that list the known ones") {
@@ -187,8 +207,13 @@ TEST_CASE("bad catalog files are rejected with the file, the field and the rule"
       {"missing source", replaced(kMinimalCatalog, "NIC_Basic: {bandwidth_gbit_s: 100, source: test}",
                                   "NIC_Basic: {bandwidth_gbit_s: 100}"),
        {"nics.NIC_Basic.source", "missing"}},
+      {"default communicator not defined", replaced(kMinimalCatalog, "default_communicator: nccl-socket",
+                                                    "default_communicator: gloo"),
+       {"default_communicator", "gloo"}},
+      {"communicator with no streams", replaced(kMinimalCatalog, "streams_per_peer: 2", "streams_per_peer: 0"),
+       {"communicators.nccl-socket.streams_per_peer", "at least 1"}},
       {"missing link class", replaced(kMinimalCatalog,
-                                      "  switched: {latency_us: 5, tcp_window_mib: 4, streams_per_peer: 4, efficiency: 0.9, source: test}\n", ""),
+                                      "  switched: {latency_us: 5, tcp_window_mib: 4, efficiency: 0.9, source: test}\n", ""),
        {"link_classes", "switched"}},
       {"efficiency above one", replaced(kMinimalCatalog, "efficiency: 0.8, source: test}\n  nvlink",
                                         "efficiency: 1.5, source: test}\n  nvlink"),

@@ -36,7 +36,7 @@ inline Catalog test_catalog() {
   c.sites["A"] = {"A", "a", 0, 0};
   c.sites["B"] = {"B", "b", 0, 50};
   for (const char* name : {"pcie", "nvlink", "l2bridge", "l2sts", "switched"})
-    c.link_classes[name] = LinkClass{name, 0, 0, 1, 1, "test"};
+    c.link_classes[name] = LinkClass{name, 0, 0, 1, "test"};
   c.compute.matmul_efficiency = 0.5;
   c.compute.memory_efficiency = 1.0;
   c.compute.kernel_overhead_s = 0;

@@ -9,7 +9,7 @@
 #include "common/data_dir.hpp"
 #include "common/error.hpp"
 #include "models/model_spec.hpp"
-#include "sim/calibration.hpp"
+#include "sim/cost/calibration.hpp"
 #include "sim/sim_report.hpp"
 #include "sim/simulator.hpp"
 #include "sim_fixtures.hpp"

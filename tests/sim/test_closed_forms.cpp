@@ -70,7 +70,6 @@ TEST_CASE("a long flow over a 100 ms l2sts path is limited to window / RTT after
   Catalog catalog = test_catalog();
   const double window = 4.0 * 1024 * 1024;
   catalog.link_classes["l2sts"].tcp_window_bytes = window;
-  catalog.link_classes["l2sts"].streams_per_peer = 1;
   const Slice slice = test_slice(catalog, {1, 1}, 1, /*rtt*/ 0.1, /*wan bw*/ 0 /*unlimited*/);
   Simulator sim(slice);
   Schedule s = empty_schedule(2);
@@ -83,9 +82,10 @@ TEST_CASE("a long flow over a 100 ms l2sts path is limited to window / RTT after
   CHECK(r.step_time_s == doctest::Approx(0.05 + window / 10e9 + (bytes - window) / rate).epsilon(0.01));
   CHECK(r.step_time_s > 2.0);  // the 10 GB/s NICs alone would take 10 ms
 
-  // Four streams per peer: four times the window.
-  catalog.link_classes["l2sts"].streams_per_peer = 4;
-  Simulator four(slice);
+  // A communicator with four streams per peer: four times the window.
+  Slice four_streams = slice;
+  four_streams.communicator.streams_per_peer = 4;
+  Simulator four(four_streams);
   CHECK(four.run(tiny_model(), s).step_time_s ==
         doctest::Approx(0.05 + 4 * window / 10e9 + (bytes - 4 * window) / (4 * rate)).epsilon(0.01));
 }
@@ -94,7 +94,6 @@ TEST_CASE("a flow within one TCP window crosses a long path at line rate, not wi
   build_test_platforms();
   Catalog catalog = test_catalog();
   catalog.link_classes["l2sts"].tcp_window_bytes = 4.0 * 1024 * 1024;
-  catalog.link_classes["l2sts"].streams_per_peer = 1;
   Simulator sim(test_slice(catalog, {1, 1}, 1, /*rtt*/ 0.1, /*wan bw*/ 0));
   Schedule s = empty_schedule(2);
   const double bytes = 3e6;  // under the 4 MiB window

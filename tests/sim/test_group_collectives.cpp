@@ -29,7 +29,6 @@ TEST_CASE("a group all-reduce over a window-limited wide-area path is capped per
   build_test_platforms();
   Catalog catalog = test_catalog();
   catalog.link_classes["l2sts"].tcp_window_bytes = 4 * 1024 * 1024;
-  catalog.link_classes["l2sts"].streams_per_peer = 1;
   const double rtt = 0.1;
   Simulator sim(test_slice(catalog, {1, 1}, 1, rtt, /*wan bw*/ 0));
   const double bytes = 100e6;

@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # A rank that dies (SIGKILL) or stops answering (SIGSTOP: only the watchdog can notice) makes the
 # job end with a non-zero exit and a message within a bounded time, instead of hanging.
-# Usage: dead_rank.sh FABTRAIN_EXEC SOURCE_DIR kill|stop
+# Usage: dead_rank.sh FABTRAIN_EXEC SOURCE_DIR kill|stop [train|replay]
 set -uo pipefail
-exe=$1 src=$2 how=$3
+exe=$1 src=$2 how=$3 command=${4:-train}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mpirun --allow-run-as-root --oversubscribe -np 2 "$exe" train --model gpt2-nano --plan dp=2 \
-  --data "$src/data/tiny_prose_train.txt" --batch 8 --seq 32 --steps 100000 --threads 1 \
-  --timeout-s 5 --print-every 1 > "$work/out.log" 2>&1 &
+if [ "$command" = replay ]; then
+  args=(replay --device-type CPU_HOST)
+else
+  args=(train --data "$src/data/tiny_prose_train.txt" --threads 1)
+fi
+mpirun --allow-run-as-root --oversubscribe -np 2 "$exe" "${args[@]}" --model gpt2-nano --plan dp=2 \
+  --batch 8 --seq 32 --steps 100000 --timeout-s 5 --print-every 1 > "$work/out.log" 2>&1 &
 launcher=$!
 for _ in $(seq 100); do grep -q "^step" "$work/out.log" && break; sleep 0.2; done
 grep -q "^step" "$work/out.log" || { echo "training did not start"; cat "$work/out.log"; kill $launcher; exit 1; }

@@ -31,6 +31,10 @@
 // is exactly the formula. latency_terms >= 1 (a flow pays one latency itself). For collective
 // libraries that do not play NCCL's ring (e.g. OpenMPI's 2-rank reduce-scatter: two dependent
 // messages). Ops not named keep the ring/tree default.
+// The terms are a two-rank call's, as benches between two sites measure them: over n ranks a ring
+// takes n-1 times the steps and moves 2(n-1)/n times the bytes per member, so latency_terms and
+// bandwidth_factor are scaled so (correction_latency_scale, correction_volume_scale); a fit over
+// calls of n ranks divides by the same.
 #pragma once
 #include <map>
 #include <optional>
@@ -55,6 +59,10 @@ struct LinkCalibration {
   std::optional<double> bandwidth;         // bytes/s, replaces the line rate times efficiency
   std::optional<double> tcp_window_bytes;  // 0 = not window-limited
 };
+
+// How a two-rank correction grows over a ring of n ranks (see the file comment); 1 at n = 2.
+inline double correction_latency_scale(int n) { return n > 2 ? n - 1.0 : 1.0; }
+inline double correction_volume_scale(int n) { return n > 2 ? 2.0 * (n - 1) / n : 1.0; }
 
 struct CollectiveCalibration {
   double latency_terms = 1;     // multiples of the group's one-way latency, >= 1

@@ -1,5 +1,5 @@
 // Loading a calibration file and merging it over the catalog's compute defaults.
-#include "sim/calibration.hpp"
+#include "sim/cost/calibration.hpp"
 
 #include <yaml-cpp/yaml.h>
 
