@@ -2,9 +2,11 @@
 #pragma once
 #include <algorithm>
 #include <cstdio>
+#include <new>
 
 #include "command.hpp"
 #include "common/error.hpp"
+#include "strict_options.hpp"
 
 namespace fabtrain {
 
@@ -13,6 +15,7 @@ inline int run_main(CLI::App& app, int argc, char** argv) {
   auto& all = commands();
   std::sort(all.begin(), all.end(), [](auto& a, auto& b) { return a.order < b.order; });
   for (auto& c : all) c.setup(app);
+  make_numbers_strict(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -21,9 +24,13 @@ inline int run_main(CLI::App& app, int argc, char** argv) {
     std::fflush(stdout);
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;
-  } catch (const std::exception& e) {
+  } catch (const std::bad_alloc&) {
     std::fflush(stdout);
-    std::fprintf(stderr, "error: %s\n", e.what());
+    std::fprintf(stderr, "error: out of memory: an input asks for more memory than this host has\n");
+    return 1;
+  } catch (const std::exception& e) {  // a library's own message: say it is not the user's words
+    std::fflush(stdout);
+    std::fprintf(stderr, "error: internal error (please report with the command): %s\n", e.what());
     return 1;
   }
   return 0;

@@ -3,6 +3,7 @@
 
 #include <fstream>
 
+#include "common/atomic_file.hpp"
 #include "common/error.hpp"
 
 namespace fabtrain::calib {
@@ -60,10 +61,7 @@ std::string calibration_yaml(const Calibration& cal, const std::vector<std::stri
 
 void write_calibration(const Calibration& cal, const std::vector<std::string>& comments,
                        const std::string& path) {
-  std::ofstream out(path, std::ios::trunc);
-  if (!out) fail("-o {}: cannot write the file", path);
-  out << calibration_yaml(cal, comments);
-  if (!out) fail("-o {}: write error", path);
+  write_text_atomically(path, calibration_yaml(cal, comments), "-o");
 }
 
 }  // namespace fabtrain::calib

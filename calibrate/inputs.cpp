@@ -2,12 +2,17 @@
 #include "calibrate/inputs.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <fstream>
 #include <map>
 #include <regex>
 #include <set>
 
 #include "common/error.hpp"
+#include "common/limits.hpp"
+#include "common/strict_json.hpp"
+#include "common/strict_number.hpp"
+#include "plan/plan.hpp"
 
 namespace fabtrain::calib {
 namespace {
@@ -38,6 +43,21 @@ double number(const json& node, const std::string& key, const std::string& where
   const double x = v.get<double>();
   if (!(x >= min)) fail("{}: {}.{}={} must be at least {}", file, where, key, x, min);
   return x;
+}
+
+// A whole number in [min, max] (a float form such as 1e300 is refused, never cast).
+int integer(const json& node, const std::string& key, const std::string& where, const std::string& file,
+            int min, int max) {
+  return int(json_integer(field(node, key, where, file), fmt::format("{}: {}.{}", file, where, key), min, max));
+}
+
+// A count that fabtrain bounds (world, batch, seq): at least 1 and within its limit.
+int bounded(const json& node, const std::string& key, const std::string& where, const std::string& file,
+            const Limit& limit) {
+  const std::string what = fmt::format("{}: {}.{}", file, where, key);
+  const std::int64_t v = json_integer(field(node, key, where, file), what, 1, INT64_MAX);
+  check_limit(what, v, limit);
+  return int(v);
 }
 
 std::string text(const json& node, const std::string& key, const std::string& where,
@@ -89,11 +109,13 @@ BenchData parse_bench(const json& doc, const std::string& path) {
   b.path = path;
   b.model_fields = field(doc, "model", top, path);
   b.model = text(b.model_fields, "name", "model", path);
-  b.batch = int(number(doc, "batch", top, path, 1));
-  b.seq = int(number(doc, "seq", top, path, 1));
-  b.world = int(number(doc, "world", top, path, 1));
-  b.threads = int(number(doc, "threads", top, path, 1));
+  b.batch = bounded(doc, "batch", top, path, limits::batch);
+  b.seq = bounded(doc, "seq", top, path, limits::sequence);
+  b.world = bounded(doc, "world", top, path, limits::ranks);
+  b.threads = integer(doc, "threads", top, path, 1, 1 << 16);
   for (const auto& h : array(doc, "hosts", top, path)) b.hosts.push_back(h.get<std::string>());
+  if (int(b.hosts.size()) != b.world)
+    fail("{}: hosts lists {} hosts but world={} (one per rank)", path, b.hosts.size(), b.world);
   b.device = text(field(doc, "device", top, path), "description", "device", path);
   const json& gemm = array(doc, "gemm", top, path);
   for (std::size_t i = 0; i < gemm.size(); ++i) {
@@ -121,7 +143,7 @@ BenchData parse_bench(const json& doc, const std::string& path) {
                             "message_bytes", "messages", "stream_s", "bandwidth", "message_latencies",
                             "rtt_p90_s", "tcp_streams", "tcp_bandwidth_one_stream", "tcp_bandwidth"},
                    w, path);
-    b.pairs.push_back({int(number(p2p[i], "a", w, path)), int(number(p2p[i], "b", w, path)),
+    b.pairs.push_back({integer(p2p[i], "a", w, path, 0, b.world - 1), integer(p2p[i], "b", w, path, 0, b.world - 1),
                        number(p2p[i], "rtt_s", w, path, 1e-12), number(p2p[i], "bandwidth", w, path, 1)});
     if (p2p[i].contains("message_latencies")) {
       const json& ml = array(p2p[i], "message_latencies", w, path);
@@ -137,9 +159,13 @@ BenchData parse_bench(const json& doc, const std::string& path) {
   for (std::size_t i = 0; i < coll.size(); ++i) {
     const std::string w = fmt::format("collectives[{}]", i);
     reject_unknown(coll[i], {"op", "group", "bytes", "ranks", "seconds", "algbw", "busbw"}, w, path);
-    b.collectives.push_back({text(coll[i], "op", w, path), number(coll[i], "bytes", w, path),
+    const std::string op = text(coll[i], "op", w, path);
+    if (op != "all_reduce" && op != "reduce_scatter" && op != "all_gather")
+      fail("{}: {}.op '{}' is not all_reduce, reduce_scatter or all_gather (what the bench measures)",
+           path, w, op);
+    b.collectives.push_back({op, number(coll[i], "bytes", w, path),
                              number(coll[i], "seconds", w, path), number(coll[i], "busbw", w, path),
-                             int(number(coll[i], "ranks", w, path, 1))});
+                             integer(coll[i], "ranks", w, path, 1, b.world)});
   }
   if (b.gemm.empty()) fail("{}: gemm is empty: nothing to fit the matrix-product efficiency on", path);
   if (b.memory.empty()) fail("{}: memory is empty: nothing to fit the memory efficiency on", path);
@@ -149,12 +175,7 @@ BenchData parse_bench(const json& doc, const std::string& path) {
 BenchData read_bench(const std::string& path) {
   std::ifstream in(path);
   if (!in) fail("--bench {}: cannot read the file", path);
-  json doc;
-  try {
-    doc = json::parse(in);
-  } catch (const json::exception& e) {
-    fail("--bench {}: not valid JSON: {}", path, e.what());
-  }
+  const json doc = parse_json_strict(in, fmt::format("--bench {}", path));
   try {
     return parse_bench(doc, path);
   } catch (const json::exception& e) {
@@ -175,24 +196,28 @@ RunData read_run_record(const std::string& path) {
     ++line_no;
     if (line.empty()) continue;
     const std::string where = fmt::format("line {}", line_no);
-    json j;
-    try {
-      j = json::parse(line);
-    } catch (const json::exception& e) {
-      fail("{}: {} is not valid JSON: {}", path, where, e.what());
-    }
+    const json j = parse_json_strict(line, fmt::format("{}: {}", path, where));
     try {
       const std::string type = text(j, "type", where, path);
       if (type == "header") {
         header = true;
         run.plan = text(j, "plan", where, path);
-        run.world = int(number(j, "world", where, path, 1));
+        run.world = bounded(j, "world", where, path, limits::ranks);
+        Plan plan;
+        try {
+          plan = parse_plan(run.plan);
+        } catch (const Error& e) {
+          fail("{}: {}.plan: {}", path, where, e.what());
+        }
+        if (plan.ranks() != run.world)
+          fail("{}: {}: plan {} has dp*tp*pp = {} ranks but world={}", path, where, run.plan,
+               plan.ranks(), run.world);
         if (j.contains("model") && j["model"].is_object()) {
           run.model_fields = j["model"];
           if (j["model"].contains("name")) run.model = j["model"]["name"].get<std::string>();
         }
-        if (j.contains("batch")) run.batch = int(number(j, "batch", where, path, 1));
-        if (j.contains("seq")) run.seq = int(number(j, "seq", where, path, 1));
+        if (j.contains("batch")) run.batch = bounded(j, "batch", where, path, limits::batch);
+        if (j.contains("seq")) run.seq = bounded(j, "seq", where, path, limits::sequence);
         continue;
       }
       if (type != "step") fail("{}: {}: unknown type '{}' (header or step)", path, where, type);
@@ -202,7 +227,7 @@ RunData read_run_record(const std::string& path) {
                      where, path);
       if (!j.contains("instructions")) continue;  // not timed
       StepSample s;
-      s.step = int(number(j, "step", where, path));
+      s.step = integer(j, "step", where, path, 0, INT_MAX);
       s.wall_s = number(j, "wall_s", where, path, 1e-12);
       s.communication_s.assign(run.world, 0.0);
       s.other_s.assign(run.world, 0.0);
@@ -214,7 +239,7 @@ RunData read_run_record(const std::string& path) {
         reject_unknown(items[i], {"rank", "index", "kind", "name", "start_s", "duration_s", "bytes",
                                   "peers", "flops"},
                        w, path);
-        const int rank = int(number(items[i], "rank", w, path));
+        const int rank = integer(items[i], "rank", w, path, 0, INT_MAX);
         if (rank >= run.world) fail("{}: {}.rank={} but the header says world={}", path, w, rank, run.world);
         const std::string kind = text(items[i], "kind", w, path);
         const double duration = number(items[i], "duration_s", w, path);
@@ -226,7 +251,11 @@ RunData read_run_record(const std::string& path) {
           if (kind != "optimizer") {
             if (!std::regex_search(name, m, blocks_re))
               fail("{}: {}.name '{}' has no blocks=BEGIN:END", path, w, name);
-            c.blocks = std::max(1, std::stoi(m[2]) - std::stoi(m[1]));
+            const std::string what = fmt::format("{}: {}.name blocks", path, w);
+            const int begin = strict_int(m.str(1), what, 0, INT_MAX), end = strict_int(m.str(2), what, 0, INT_MAX);
+            if (end <= begin) fail("{}: blocks={}:{} is empty (END must exceed BEGIN)", what, begin, end);
+            check_limit(what, end, Limit{2 * limits::layers.max + 2, "a model of the most layers has so many blocks"});
+            c.blocks = end - begin;
           }
           s.compute.push_back(c);
         } else if (kind == "load") {
@@ -268,11 +297,14 @@ ModelSpec model_of(const json& fields, const std::string& name, const std::strin
   ModelSpec model;
   try {
     model.name = name;
-    model.n_layer = fields.at("layers").get<int>();
-    model.n_embd = fields.at("hidden").get<int>();
-    model.n_head = fields.at("heads").get<int>();
-    model.n_ctx = fields.at("context").get<int>();
-    model.vocab_size = fields.at("vocab").get<int>();
+    auto whole = [&](const char* key) {
+      return int(json_integer(fields.at(key), fmt::format("{}: model.{}", path, key), INT_MIN, INT_MAX));
+    };
+    model.n_layer = whole("layers");
+    model.n_embd = whole("hidden");
+    model.n_head = whole("heads");
+    model.n_ctx = whole("context");
+    model.vocab_size = whole("vocab");
   } catch (const json::exception& e) {
     fail("{}: model needs layers, hidden, heads, context and vocab: {}", path, e.what());
   }

@@ -2,8 +2,10 @@
 // maxT, V, L, NH, C, Vp; then the 16 tensors of the full parameter vector, see
 // exec/kernels_layout.hpp), so llm.c's gpt2_124M.bin loads here and ours load there; and one
 // state file per rank (AdamW m and v of the parameters the rank updates, step, data position,
-// seed and plan). Every file is written to a temporary name and renamed, so a crash never leaves
-// a broken checkpoint; a directory's "latest" file names the last complete step.
+// seed, plan and settings). Header slots 8-12, which llm.c leaves zero, hold a checksum of the
+// parameters and the step; a state file ends with its checksum. Loading checks both and refuses
+// non-finite values. Every file is written to a temporary name, fsync'ed and renamed, so a crash
+// never leaves a broken checkpoint; a directory's "latest" file names the last complete step.
 // Not here: gathering the parameters from the ranks (exec/trainer.cpp).
 #pragma once
 #include <cstdint>
@@ -12,18 +14,19 @@
 #include <string>
 #include <vector>
 
+#include "common/atomic_file.hpp"
 #include "models/model_spec.hpp"
 
 namespace fabtrain {
 
-// Writes bytes to path.tmp-<pid> and renames it over path.
-void write_file_atomically(const std::string& path, std::span<const char> bytes);
-
+// `step` goes into the header with a checksum of the parameters (slots llm.c leaves zero).
 void write_model_checkpoint(const std::string& path, const ModelSpec& model,
-                            std::span<const float> full_parameters);
+                            std::span<const float> full_parameters, std::int64_t step = -1);
 // Reads and checks a checkpoint against the model: a different field is an Error naming the
-// file, the field and both values.
-std::vector<float> read_model_checkpoint(const std::string& path, const ModelSpec& model);
+// file, the field and both values; so are a checksum mismatch, a non-finite parameter and,
+// when `step` is given, a file written at another step.
+std::vector<float> read_model_checkpoint(const std::string& path, const ModelSpec& model,
+                                         std::optional<std::int64_t> step = std::nullopt);
 
 struct RankState {
   std::int64_t step = 0;             // steps completed
@@ -31,6 +34,7 @@ struct RankState {
   std::uint64_t seed = 0;            // the data order and initialisation seed
   int world = 1, rank = 0;
   std::string plan;                  // canonical plan text, must match on resume
+  std::string settings;              // "seq=64 batch=8 data=..." : what else must match on resume
   std::vector<float> adam_m, adam_v; // over the parameters this rank updates
 };
 void write_rank_state(const std::string& path, const RankState& state);

@@ -84,6 +84,7 @@ void RunRecord::header(const nlohmann::json& header) {
   line["type"] = "header";
   out_ << line.dump() << '\n';
   out_.flush();
+  if (!out_) fail("--record {}: write error (disk full?)", path_);
 }
 
 void RunRecord::step(const StepSummary& s, const Schedule& schedule, const StepTimings& timings) {
@@ -144,7 +145,7 @@ void ChromeTrace::add_step(int step, double step_offset_s, const Schedule& sched
 void ChromeTrace::write(const std::string& path) const {
   const nlohmann::json doc = {{"traceEvents", events_}, {"displayTimeUnit", "ms"}};
   const std::string text = doc.dump();
-  write_file_atomically(path, text);
+  write_text_atomically(path, text, "--trace");
 }
 
 }  // namespace fabtrain

@@ -4,7 +4,13 @@
 #include <cblas.h>
 #include <omp.h>
 
+#include <sys/prctl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cmath>
+#include <csignal>
+#include <sstream>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +19,9 @@
 #include <thread>
 
 #include "common/error.hpp"
+#include "common/limits.hpp"
+#include "exec/checkpoint_dir.hpp"
+#include "exec/host_memory.hpp"
 #include "exec/checkpoint.hpp"
 #include "exec/data_loader.hpp"
 #include "exec/gpt2_stage.hpp"
@@ -32,10 +41,33 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Under mpirun a rank is its launcher's child on the launcher's host (and the daemon's child
+// elsewhere): when that dies, the rank must not go on writing checkpoints.
+bool launched_by_mpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMIX_RANK"); }
+
 std::string join(const std::vector<std::string>& items) {
   std::string out;
   for (const auto& s : items) out += (out.empty() ? "" : ",") + s;
   return out;
+}
+
+// The settings a resumed run must share with the one that wrote the checkpoint: they change what
+// is trained on, or how (the plan, with its schedule, is checked on its own).
+std::string resume_settings(const TrainConfig& c) {
+  return fmt::format("seq={} batch={} data={} lr={} warmup={} lr-min-fraction={} weight-decay={} "
+                     "grad-clip={}", c.seq, c.batch, join(c.data), c.lr, c.warmup, c.lr_min_fraction,
+                     c.weight_decay, c.grad_clip);
+}
+
+// The first setting that differs, by name: "seq=64 in the checkpoint, seq=32 now".
+std::string first_difference(const std::string& saved, const std::string& now) {
+  std::istringstream a(saved), b(now);
+  std::string x, y;
+  while (a >> x) {
+    if (!(b >> y)) return x + " in the checkpoint, missing now";
+    if (x != y) return fmt::format("{} in the checkpoint, {} now", x, y);
+  }
+  return b >> y ? y + " now, missing in the checkpoint" : "";
 }
 
 // Everything one rank needs during the run.
@@ -100,7 +132,9 @@ struct Run {
   void save_checkpoint(std::int64_t steps_done) {
     const std::vector<float> full = gather_full_parameters();
     const std::string& dir = config.checkpoint_dir;
-    if (is_root()) write_model_checkpoint(model_checkpoint_path(dir, steps_done), model, full);
+    if (launcher_died())
+      fail("the launcher of this rank died (killed mpirun?): stopping before writing step {}", steps_done);
+    if (is_root()) write_model_checkpoint(model_checkpoint_path(dir, steps_done), model, full, steps_done);
     RankState state;
     state.step = steps_done;
     state.data_position = steps_done * schedule.global_batch;
@@ -108,12 +142,19 @@ struct Run {
     state.world = comm.size();
     state.rank = comm.rank();
     state.plan = to_string(plan);
+    state.settings = resume_settings(config);
     state.adam_m = interpreter->adam_m();
     state.adam_v = interpreter->adam_v();
     write_rank_state(rank_state_path(dir, steps_done, comm.rank()), state);
     comm.barrier();  // every rank's files are complete before "latest" names them
     if (is_root()) write_latest_step(dir, steps_done);
+    comm.barrier();  // "latest" names the new step before anyone removes an older one
+    prune_checkpoints(dir, config.keep_checkpoints, comm.rank(), is_root());
   }
+
+  // An orphan keeps its launcher's pid as parent no more (it is re-parented).
+  pid_t launcher = ::getppid();
+  bool launcher_died() const { return launched_by_mpirun() && ::getppid() != launcher; }
 
   // Returns the number of steps already done.
   int resume() {
@@ -124,7 +165,10 @@ struct Run {
       return 0;
     }
     const std::int64_t step = *latest;
-    stage->load_full(read_model_checkpoint(model_checkpoint_path(config.checkpoint_dir, step), model));
+    if (step >= config.steps)
+      fail("--resume: {} holds {} steps done and --steps is {}: nothing to do (give --steps above {})",
+           config.checkpoint_dir, step, config.steps, step);
+    stage->load_full(read_model_checkpoint(model_checkpoint_path(config.checkpoint_dir, step), model, step));
     const std::string state_path = rank_state_path(config.checkpoint_dir, step, comm.rank());
     RankState state = read_rank_state(state_path);
     if (state.world != comm.size() || state.rank != comm.rank())
@@ -133,6 +177,8 @@ struct Run {
     if (state.plan != to_string(plan))
       fail("state file {}: written under plan {}, this run uses {}", state_path, state.plan,
            to_string(plan));
+    if (const std::string d = first_difference(state.settings, resume_settings(config)); !d.empty())
+      fail("--resume: {} was written with other settings ({}); resume with the same ones", state_path, d);
     if (state.seed != config.seed)
       fail("state file {}: seed {}, this run uses --seed {}", state_path, state.seed, config.seed);
     if (state.step != step || state.data_position != step * schedule.global_batch)
@@ -164,6 +210,8 @@ TrainResult train(const TrainConfig& config, MpiCommunicator& comm, const Device
     fail("--device {}: not built here (this build has: cpu{})", config.device,
          device ? ", " + device->name : std::string());
   if (config.device == "cpu") device = nullptr;
+  if (launched_by_mpirun()) ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // orphans end with their launcher
+  if (config.keep_checkpoints < 0) fail("--keep-checkpoints {} must not be negative", config.keep_checkpoints);
   Run run{config, comm};
   run.model = load_model(config.model);
   run.plan = parse_plan(config.plan);
@@ -176,6 +224,8 @@ TrainResult train(const TrainConfig& config, MpiCommunicator& comm, const Device
   if (config.checkpoint_every < 0) fail("--checkpoint-every {} must not be negative", config.checkpoint_every);
   if (config.resume && config.checkpoint_dir.empty()) fail("--resume needs --checkpoint-dir");
   if (config.val_batches < 1) fail("--val-batches {} must be at least 1", config.val_batches);
+  check_limit(fmt::format("--batch"), config.batch, limits::batch);
+  check_limit(fmt::format("--seq"), config.seq, limits::sequence);
   run.schedule = compile(run.model, run.plan, config.batch, config.seq);
   run.coord = rank_coord(run.plan, comm.rank());
   const int threads = choose_threads(config, comm);
@@ -226,6 +276,9 @@ TrainResult train(const TrainConfig& config, MpiCommunicator& comm, const Device
   Communicator& schedule_comm = device_comm ? *device_comm : static_cast<Communicator&>(comm);
 
   const BlockRange blocks = stage_blocks(run.model, run.plan).at(run.coord.pp);
+  check_fits_host(stage_memory_bytes(run.model, blocks, run.plan.tp, run.schedule.microbatch, config.seq,
+                                     run.plan.mb, run.plan.recompute),
+                  comm.local_size());
   if (device)
     run.stage = device->make_stage(run.model, blocks, run.plan.tp, run.coord.tp,
                                    run.schedule.microbatch, config.seq, run.plan.mb);
@@ -254,10 +307,12 @@ TrainResult train(const TrainConfig& config, MpiCommunicator& comm, const Device
   run.interpreter = std::make_unique<Interpreter>(run.model, run.schedule, comm.rank(), *run.stage,
                                                   schedule_comm, adamw, config.grad_clip, &watchdog);
 
+  std::unique_ptr<CheckpointLock> lock;
   if (!config.checkpoint_dir.empty() && run.is_root()) {
     std::error_code ec;
     std::filesystem::create_directories(config.checkpoint_dir, ec);
     if (ec) fail("--checkpoint-dir {}: cannot create it: {}", config.checkpoint_dir, ec.message());
+    lock = std::make_unique<CheckpointLock>(config.checkpoint_dir);
   }
   int start_step = 0;
   if (config.resume) {
@@ -293,6 +348,11 @@ TrainResult train(const TrainConfig& config, MpiCommunicator& comm, const Device
     const Clock::time_point start = Clock::now();
     StepOutcome outcome = run.interpreter->play_step(step, lr.at(step), run.feed(run.train_data.get(), step));
     const float loss = outcome.mean_loss;  // came with the gradient norm: the step is the schedule
+    // Every rank has the same all-reduced loss and norm, so all stop here together.
+    if (!std::isfinite(loss) || !std::isfinite(outcome.grad_norm))
+      fail("step {}: the loss is {} and the gradient norm {}: training diverged (lower --lr, or "
+           "resume from an earlier checkpoint); no checkpoint was written for this step",
+           step, loss, outcome.grad_norm);
     const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
     result.losses.push_back(loss);
     StepSummary summary{step, wall_s, loss, lr.at(step), outcome.grad_norm, tokens_per_step / wall_s};

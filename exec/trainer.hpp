@@ -30,6 +30,7 @@ struct TrainConfig {
   std::string init_from;                    // llm.c checkpoint to start from
   std::string checkpoint_dir;
   int checkpoint_every = 0;                 // 0: only at the end (when a directory is given)
+  int keep_checkpoints = 3;                 // newest checkpoints kept; 0: all
   bool resume = false;
   int stop_after = 0;                       // end this run after N steps (0: run to --steps)
   std::string record;                       // JSON lines run record

@@ -1,10 +1,13 @@
 #include "models/model_spec.hpp"
 
+#include <climits>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
+#include "common/limits.hpp"
+#include "common/strict_json.hpp"
 
 namespace fabtrain {
 
@@ -40,24 +43,27 @@ void validate(const ModelSpec& m) {
   positive("n_head", m.n_head);
   positive("n_positions", m.n_ctx);
   positive("vocab_size", m.vocab_size);
+  auto at_most = [&](const char* field, int value, const Limit& limit) {
+    check_limit(fmt::format("model {}: {}", m.name, field), value, limit);
+  };
+  at_most("n_layer", m.n_layer, limits::layers);
+  at_most("n_embd", m.n_embd, limits::hidden);
+  at_most("n_head", m.n_head, limits::heads);
+  at_most("n_positions", m.n_ctx, limits::sequence);
+  at_most("vocab_size", m.vocab_size, limits::vocabulary);
   if (m.n_embd % m.n_head != 0)
     fail("model {}: n_head={} does not divide n_embd={}", m.name, m.n_head, m.n_embd);
 }
 
 static ModelSpec load_hf_config(const std::string& path) {
   std::ifstream in(path);
-  if (!in) fail("model file {}: cannot be opened", path);
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    fail("model file {}: not valid JSON ({})", path, e.what());
-  }
+  if (!in || std::filesystem::is_directory(path)) fail("model file {}: cannot be opened", path);
+  const nlohmann::json j = parse_json_strict(in, fmt::format("model file {}", path));
   if (!j.is_object()) fail("model file {}: expected a JSON object (a Hugging Face config.json)", path);
   auto field = [&](const char* key) -> int {
     if (!j.contains(key)) fail("model file {}: missing field '{}'", path, key);
     if (!j[key].is_number_integer()) fail("model file {}: field '{}' must be an integer", path, key);
-    return j[key].get<int>();
+    return int(json_integer(j[key], fmt::format("model file {}: {}", path, key), INT_MIN, INT_MAX));
   };
   ModelSpec m;
   m.name = std::filesystem::path(path).parent_path().filename().string();

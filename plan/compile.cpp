@@ -18,6 +18,7 @@
 // With eager sends and blocking receives this order cannot deadlock: every receive waits only on
 // a send its peer issues earlier in its own stream (plan/symbolic_run.hpp checks it).
 #include "common/error.hpp"
+#include "common/limits.hpp"
 #include "plan/schedule.hpp"
 
 namespace fabtrain {
@@ -272,6 +273,15 @@ Schedule compile(const ModelSpec& model, const Plan& plan, int global_batch, int
   if (seq < 1 || seq > model.n_ctx)
     fail("seq={} must be between 1 and the context of {} ({} positions)", seq, model.name,
          model.n_ctx);
+  check_limit("global batch", global_batch, limits::batch);
+  // Estimated before building: a rank holds about 4 instructions per microbatch and stage, or per
+  // block with tp > 1 (an all-reduce after each), plus its gradient collectives per block.
+  const std::int64_t blocks_per_stage = block_count(model) / plan.pp + 1;
+  const std::int64_t per_microbatch = plan.tp > 1 ? 4 * blocks_per_stage : 8;
+  check_limit(fmt::format("the schedule of {} on {} ({} ranks, {} microbatches): its instruction count",
+                          to_string(plan), model.name, plan.ranks(), plan.mb),
+              std::int64_t(plan.ranks()) * (plan.mb * per_microbatch + 2 * blocks_per_stage),
+              limits::instructions);
   return StepBuilder(model, plan, global_batch, seq).build();
 }
 

@@ -1,7 +1,7 @@
 // A Plan's text and JSON forms and its name in the study's words. One table of keys drives the
 // parser, the printer and the JSON reader, so the three cannot drift apart. Not here: checks
 // against a model or a batch (plan.cpp's validate).
-#include <charconv>
+#include <climits>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <functional>
@@ -9,18 +9,15 @@
 #include <set>
 
 #include "common/error.hpp"
+#include "common/limits.hpp"
+#include "common/strict_number.hpp"
 #include "plan/plan.hpp"
 
 namespace fabtrain {
 namespace {
 
 int parse_int(const std::string& key, const std::string& value) {
-  int out = 0;
-  const char* end = value.data() + value.size();
-  auto [ptr, ec] = std::from_chars(value.data(), end, out);
-  if (value.empty() || ec != std::errc() || ptr != end)
-    fail("plan key '{}': '{}' is not an integer", key, value);
-  return out;
+  return strict_int(value, fmt::format("plan key '{}'", key), INT_MIN, INT_MAX);
 }
 
 int parse_at_least(const std::string& key, const std::string& value, int minimum) {
@@ -29,8 +26,15 @@ int parse_at_least(const std::string& key, const std::string& value, int minimum
   return n;
 }
 
-// "10:14" -> {10, 14}
-std::vector<int> parse_list(const std::string& key, const std::string& value) {
+// A degree or a count within [1, its limit].
+int parse_bounded(const std::string& key, const std::string& value, const Limit& limit) {
+  const int n = parse_at_least(key, value, 1);
+  check_limit(fmt::format("plan key '{}'", key), n, limit);
+  return n;
+}
+
+// "10:14" -> {10, 14}, each entry in [0, limit]
+std::vector<int> parse_list(const std::string& key, const std::string& value, const Limit& limit) {
   std::vector<int> out;
   std::size_t start = 0;
   while (true) {
@@ -38,6 +42,9 @@ std::vector<int> parse_list(const std::string& key, const std::string& value) {
     const std::string item = value.substr(start, colon - start);
     if (item.empty()) fail("plan key '{}': '{}' has an empty entry (expected e.g. 10:14)", key, value);
     out.push_back(parse_int(key, item));
+    check_limit(fmt::format("plan key '{}': an entry", key), out.back(), limit);
+    if (int(out.size()) > limits::ranks.max)
+      fail("plan key '{}': more than {} entries (at most one per rank)", key, limits::ranks.max);
     if (colon == std::string::npos) break;
     start = colon + 1;
   }
@@ -58,13 +65,13 @@ struct Key {
 
 const std::vector<Key>& keys() {
   static const std::vector<Key> table = {
-      {"dp", [](Plan& p, const std::string& v) { p.dp = parse_at_least("dp", v, 1); },
+      {"dp", [](Plan& p, const std::string& v) { p.dp = parse_bounded("dp", v, limits::ranks); },
        [](const Plan& p) { return std::to_string(p.dp); }},
-      {"tp", [](Plan& p, const std::string& v) { p.tp = parse_at_least("tp", v, 1); },
+      {"tp", [](Plan& p, const std::string& v) { p.tp = parse_bounded("tp", v, limits::ranks); },
        [](const Plan& p) { return std::to_string(p.tp); }},
-      {"pp", [](Plan& p, const std::string& v) { p.pp = parse_at_least("pp", v, 1); },
+      {"pp", [](Plan& p, const std::string& v) { p.pp = parse_bounded("pp", v, limits::ranks); },
        [](const Plan& p) { return std::to_string(p.pp); }},
-      {"mb", [](Plan& p, const std::string& v) { p.mb = parse_at_least("mb", v, 1); },
+      {"mb", [](Plan& p, const std::string& v) { p.mb = parse_bounded("mb", v, limits::microbatches); },
        [](const Plan& p) { return std::to_string(p.mb); }},
       {"zero",
        [](Plan& p, const std::string& v) {
@@ -86,7 +93,7 @@ const std::vector<Key>& keys() {
          else fail("plan key 'recompute': '{}' is not on or off", v);
        },
        [](const Plan& p) { return std::string(p.recompute ? "on" : "off"); }},
-      {"layers", [](Plan& p, const std::string& v) { p.layers = parse_list("layers", v); },
+      {"layers", [](Plan& p, const std::string& v) { p.layers = parse_list("layers", v, limits::layers); },
        [](const Plan& p) { return fmt::format("{}", fmt::join(p.layers, ":")); }},
       {"precision",
        [](Plan& p, const std::string& v) {
@@ -107,7 +114,7 @@ const std::vector<Key>& keys() {
        },
        // Left out when naive, so plans written before the key existed print as they did.
        [](const Plan& p) { return p.attention == Attention::flash ? std::string("flash") : std::string(); }},
-      {"devices", [](Plan& p, const std::string& v) { p.devices = parse_list("devices", v); },
+      {"devices", [](Plan& p, const std::string& v) { p.devices = parse_list("devices", v, Limit{limits::gpus.max - 1, "GPUs are numbered from 0"}); },
        [](const Plan& p) { return fmt::format("{}", fmt::join(p.devices, ":")); }},
   };
   return table;
@@ -119,6 +126,12 @@ const Key& find_key(const std::string& name) {
   std::vector<std::string> names;
   for (const auto& k : keys()) names.push_back(k.name);
   fail("unknown plan key '{}' (known: {})", name, fmt::join(names, ", "));
+}
+
+// dp*tp*pp in 64 bits, so that Plan::ranks() never overflows an int.
+void check_ranks(const Plan& plan) {
+  check_limit(fmt::format("plan dp*tp*pp = {}*{}*{}", plan.dp, plan.tp, plan.pp),
+              std::int64_t(plan.dp) * plan.tp * plan.pp, limits::ranks);
 }
 
 }  // namespace
@@ -146,6 +159,7 @@ Plan parse_plan(const std::string& text) {
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
+  check_ranks(plan);
   return plan;
 }
 
@@ -202,6 +216,7 @@ void from_json(const nlohmann::json& j, Plan& plan) {
     }
     k.set(plan, text);
   }
+  check_ranks(plan);
 }
 
 std::string technique_name(const Plan& plan) {

@@ -14,6 +14,9 @@ template <class... Ts>
 struct overloaded : Ts... {
   using Ts::operator()...;
 };
+// clang 14 does not yet deduce aggregate template arguments (P1816): the guide says how.
+template <class... Ts>
+overloaded(Ts...) -> overloaded<Ts...>;
 
 std::string optional_fields(int mb, int block) {
   std::string out;

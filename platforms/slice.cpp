@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "common/error.hpp"
+#include "common/limits.hpp"
 #include "platforms/slice.hpp"
 
 namespace fabtrain {
@@ -114,6 +115,9 @@ std::vector<std::string> network_kinds() {
 
 void override_wan_latency(Slice& slice, double rtt_s) {
   if (!(rtt_s >= 0)) fail("wide-area round trip {} s must be zero or positive", rtt_s);
+  if (rtt_s * 1e3 > limits::rtt_ms_max)
+    fail("wide-area round trip {} ms; fabtrain handles at most {} ms (the longest paths on Earth "
+         "take 600 ms)", rtt_s * 1e3, limits::rtt_ms_max);
   for (auto& n : slice.networks)
     if (network_sites(slice, n).size() > 1) n.rtt_s = rtt_s;
 }

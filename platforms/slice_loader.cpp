@@ -9,6 +9,7 @@
 #include "common/data_dir.hpp"
 #include "common/error.hpp"
 #include "platforms/catalog_section.hpp"
+#include "common/limits.hpp"
 #include "platforms/slice.hpp"
 #include "platforms/yaml_fields.hpp"
 
@@ -51,6 +52,7 @@ Vm read_vm(const YamlFields& f, const Catalog& cat) {
          f.field("gpu"), vm.gpu, known_names(cat.gpus));
   vm.gpus = f.integer("gpus");
   if (vm.gpus < 1) fail("{}: {} must be at least 1", f.field("gpus"), vm.gpus);
+  check_limit(f.field("gpus"), vm.gpus, limits::gpus);
   vm.nic = f.text("nic");
   if (!cat.nics.count(vm.nic))
     fail("{}: unknown NIC type '{}' (known: {})", f.field("nic"), vm.nic, known_names(cat.nics));
@@ -125,6 +127,9 @@ Network read_network(const YamlFields& f, const std::vector<Vm>& vms, const Cata
            f.field("rtt_ms"));
     const double ms = f.number("rtt_ms");
     if (ms < 0) fail("{}: latency {} ms is negative", f.field("rtt_ms"), ms);
+    if (ms > limits::rtt_ms_max)
+      fail("{}: {} ms; fabtrain handles at most {} ms (the longest paths on Earth take 600 ms)",
+           f.field("rtt_ms"), ms, limits::rtt_ms_max);
     n.rtt_s = ms * 1e-3;
   } else if (n.kind == "switched" && member_sites.size() == 1) {
     fail("{}: missing: a switched network inside one site must give its round-trip latency",
@@ -132,10 +137,16 @@ Network read_network(const YamlFields& f, const std::vector<Vm>& vms, const Cata
   }
   const double gbit = f.number_or("bandwidth_gbit_s", 0);
   if (gbit < 0) fail("{}: bandwidth {} is negative", f.field("bandwidth_gbit_s"), gbit);
+  if (gbit > limits::bandwidth_gbit_s_max)
+    fail("{}: {} Gbit/s; fabtrain handles at most {} (the fastest links carry a few Tbit/s)",
+         f.field("bandwidth_gbit_s"), gbit, limits::bandwidth_gbit_s_max);
   n.bandwidth = gbit * 1e9 / 8;
   if (f.has("tcp_window_mib")) {
     const double mib = f.number("tcp_window_mib");
     if (mib < 0) fail("{}: window {} MiB is negative", f.field("tcp_window_mib"), mib);
+    if (mib > limits::tcp_window_mib_max)
+      fail("{}: {} MiB; fabtrain handles at most {} MiB (Linux caps TCP buffers at 2 GiB)",
+           f.field("tcp_window_mib"), mib, limits::tcp_window_mib_max);
     n.tcp_window_bytes = mib * 1024 * 1024;
   }
   return n;
@@ -241,8 +252,11 @@ Slice load_slice(const std::string& name_or_path, const Catalog& catalog) {
   if (!top.has("vms")) fail("{}: missing (expected a list of VMs)", top.field("vms"));
   const YAML::Node vms = top.sequence_or_empty("vms");
   if (vms.size() == 0) fail("{}: a slice needs at least one VM", top.field("vms"));
+  std::int64_t gpus = 0;
   for (std::size_t i = 0; i < vms.size(); ++i) {
     Vm vm = read_vm(YamlFields(path, fmt::format("vms[{}]", i), vms[i]), *s.catalog);
+    gpus += vm.gpus;  // each VM is within the limit, so the sum cannot wrap before it is checked
+    check_limit(fmt::format("{}: vms: the slice's GPU count (through vms[{}])", path, i), gpus, limits::gpus);
     for (const auto& other : s.vms)
       if (other.name == vm.name) fail("{}: vms[{}].name: duplicate VM name '{}'", path, i, vm.name);
     s.vms.push_back(vm);

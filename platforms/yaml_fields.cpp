@@ -1,10 +1,20 @@
 // Strict field reading for the platform YAML files (see yaml_fields.hpp).
 #include "platforms/yaml_fields.hpp"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <climits>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "common/error.hpp"
+#include "common/strict_number.hpp"
 
 namespace fabtrain {
 namespace {
@@ -18,6 +28,57 @@ std::string kind_name(const YAML::Node& n) {
     default: return "undefined";
   }
 }
+
+// The offset of the first byte that is not UTF-8 text (or is a control character other than tab,
+// newline and carriage return), or npos. yaml-cpp 0.7 loops without end on some invalid bytes.
+std::size_t first_non_text(const std::string& s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const unsigned char c = s[i];
+    if (c < 0x80) {
+      if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) return i;
+      ++i;
+      continue;
+    }
+    const int extra = (c & 0xe0) == 0xc0 ? 1 : (c & 0xf0) == 0xe0 ? 2 : (c & 0xf8) == 0xf0 ? 3 : -1;
+    if (extra < 0 || c == 0xc0 || c == 0xc1 || c > 0xf4) return i;
+    for (int k = 1; k <= extra; ++k)
+      if (i + k >= s.size() || (static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return i;
+    i += std::size_t(extra) + 1;
+  }
+  return std::string::npos;
+}
+
+// yaml-cpp 0.7 (Debian 12's) also loops without end on some malformed flow collections (found by
+// the fuzzer, tests/fuzz/regressions/slice/). So the text is parsed first in a child process that
+// is killed after kParseSeconds; only text that parses there in time is parsed here. The files are
+// a few KiB and parse in milliseconds.
+constexpr unsigned kParseSeconds = 3;
+
+// "" when yaml-cpp finishes on text (either way) within kParseSeconds, else why not.
+std::string parse_would_hang(const std::string& text) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t pid = ::fork();
+  if (pid < 0) return "";  // cannot tell: parse here as before
+  if (pid == 0) {
+    std::signal(SIGALRM, SIG_DFL);  // whatever the parent installed (libFuzzer does), it ends the child
+    ::alarm(kParseSeconds);
+    try {
+      (void)YAML::LoadAll(text);
+    } catch (...) {
+    }
+    ::_exit(0);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+    return fmt::format("the YAML parser did not finish within {} s (malformed brackets or braces?)", kParseSeconds);
+  return "";
+}
+
+// fabtrain's YAML files are a few KiB; a larger one is not one of them.
+constexpr std::uintmax_t kMaxYamlBytes = 4 << 20;
 
 }  // namespace
 
@@ -74,12 +135,7 @@ std::string YamlFields::text_or(const std::string& key, const std::string& fallb
 }
 
 double YamlFields::number(const std::string& key) const {
-  YAML::Node n = scalar(key, "a number");
-  try {
-    return n.as<double>();
-  } catch (const YAML::Exception&) {
-    fail("{}: expected a number, found '{}'", field(key), n.Scalar());
-  }
+  return strict_finite(scalar(key, "a number").Scalar(), field(key));
 }
 
 double YamlFields::number_or(const std::string& key, double fallback) const {
@@ -87,12 +143,7 @@ double YamlFields::number_or(const std::string& key, double fallback) const {
 }
 
 int YamlFields::integer(const std::string& key) const {
-  YAML::Node n = scalar(key, "an integer");
-  try {
-    return n.as<int>();
-  } catch (const YAML::Exception&) {
-    fail("{}: expected an integer, found '{}'", field(key), n.Scalar());
-  }
+  return strict_int(scalar(key, "an integer").Scalar(), field(key), INT_MIN, INT_MAX);
 }
 
 int YamlFields::integer_or(const std::string& key, int fallback) const {
@@ -138,11 +189,25 @@ YAML::Node YamlFields::sequence_or_empty(const std::string& key) const {
 
 YAML::Node load_yaml_file(const std::string& path, const std::string& what) {
   if (!std::filesystem::is_regular_file(path)) fail("{} file not found: {}", what, path);
+  const std::uintmax_t size = std::filesystem::file_size(path);
+  if (size > kMaxYamlBytes)
+    fail("{}: {} bytes; fabtrain handles {} files of at most {} bytes (they hold a few KiB)", path,
+         size, what, kMaxYamlBytes);
+  std::ifstream in(path, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (const std::size_t at = first_non_text(text); at != std::string::npos)
+    fail("{}: byte {} (0x{:02x}) is not UTF-8 text; a {} file is YAML text", path, at,
+         static_cast<unsigned char>(text[at]), what);
+  if (const std::string why = parse_would_hang(text); !why.empty()) fail("{}: not valid YAML: {}", path, why);
+  std::vector<YAML::Node> documents;
   try {
-    return YAML::LoadFile(path);
+    documents = YAML::LoadAll(text);
   } catch (const YAML::Exception& e) {
     fail("{}: not valid YAML: {}", path, e.what());
   }
+  if (documents.size() > 1)
+    fail("{}: holds {} YAML documents (separated by ---); a {} file is one", path, documents.size(), what);
+  return documents.empty() ? YAML::Node() : documents.front();
 }
 
 }  // namespace fabtrain

@@ -5,10 +5,16 @@
 
 #include <map>
 
+#include "common/error.hpp"
+
 namespace fabtrain {
 
 Recommendation recommend(const SearchResult& result, const Slice& slice, double train_tokens,
                          double tolerance) {
+  // 0 keeps only the fastest; below 0 (or NaN) no count qualifies, at 1 every count would.
+  if (!(tolerance >= 0 && tolerance < 1))
+    fail("--tolerance {} must be at least 0 and below 1 (the fraction of the best throughput a "
+         "smaller count may lose)", tolerance);
   Recommendation rec;
   std::map<std::vector<int>, size_t> by_subset;  // ranked is fastest first: first seen is best
   for (const auto& e : result.ranked) {

@@ -195,19 +195,35 @@ SearchResult evaluate(const ModelSpec& model, const Slice& slice,
   if (n > 0) {
     WorkerPool pool(workers, model, slice, candidates, seq, options.calibration);
     std::vector<int> busy(pool.size(), 0);
-    int running = 0;
-    auto dispatch = [&](int w) {
-      const int i = next_to_simulate();
-      if (i < 0) return;
-      pool.send(w, i);
-      busy[w] = 1, ++running;
-    };
-    for (int w = 0; w < pool.size(); ++w) dispatch(w);
-    while (running > 0) {
-      const int w = pool.wait_any(busy);
-      settle(pool.receive(w));
-      busy[w] = 0, --running;
-      dispatch(w);
+    // Plans are decided in waves of a fixed size: a wave is chosen against the results of the
+    // waves before it only, so what is simulated never depends on timing or the worker count.
+    // (A bound only tightens as results settle, so choosing early never skips a winner.)
+    constexpr std::size_t kWave = 8;
+    for (;;) {
+      std::vector<int> wave;
+      while (wave.size() < kWave) {
+        const int i = next_to_simulate();
+        if (i < 0) break;
+        wave.push_back(i);
+      }
+      if (wave.empty()) break;
+      std::map<int, WireResult> results;
+      std::size_t sent = 0;
+      int running = 0;
+      auto dispatch = [&](int w) {
+        if (sent == wave.size()) return;
+        pool.send(w, wave[sent++]);
+        busy[w] = 1, ++running;
+      };
+      for (int w = 0; w < pool.size(); ++w) dispatch(w);
+      while (running > 0) {
+        const int w = pool.wait_any(busy);
+        const WireResult r = pool.receive(w);
+        results[r.index] = r;
+        busy[w] = 0, --running;
+        dispatch(w);
+      }
+      for (int i : wave) settle(results.at(i));  // in the wave's order, not the finishing order
     }
   }
   std::sort(out.ranked.begin(), out.ranked.end(), [](const Evaluated& a, const Evaluated& b) {

@@ -41,6 +41,44 @@ WireResult simulate_one(Simulator& sim, const ModelSpec& model, const Candidate&
   return w;
 }
 
+// simulate_one in a child of the worker that has never run: SimGrid's clock starts at 0 there, so
+// a plan's numbers do not depend on which plans the worker simulated before (a clock that kept
+// running changed the last digits, and plan --json differed between runs).
+WireResult simulate_fresh(Simulator& sim, const ModelSpec& model, const Candidate& c, int seq,
+                          const Calibration* calibration, int index) {
+  WireResult r;
+  r.index = index;
+  int result[2];
+  if (::pipe(result) != 0) {
+    std::snprintf(r.error, sizeof r.error, "cannot create a pipe: %s", std::strerror(errno));
+    return r;
+  }
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(result[0]);
+    const WireResult mine = simulate_one(sim, model, c, seq, calibration, index);
+    write_all(result[1], &mine, sizeof mine);
+    _exit(0);
+  }
+  ::close(result[1]);
+  std::size_t got = 0;
+  while (pid > 0 && got < sizeof r) {
+    const ssize_t n = ::read(result[0], reinterpret_cast<char*>(&r) + got, sizeof r - got);
+    if (n <= 0) break;
+    got += std::size_t(n);
+  }
+  ::close(result[0]);
+  int status = 0;
+  if (pid > 0) ::waitpid(pid, &status, 0);
+  if (got != sizeof r) {
+    r = WireResult{};
+    r.index = index;
+    std::snprintf(r.error, sizeof r.error, "the simulation of this plan died (%s)",
+                  pid < 0 ? std::strerror(errno) : "signal or exit without a result");
+  }
+  return r;
+}
+
 }  // namespace
 
 WorkerPool::WorkerPool(int count, const ModelSpec& model, const Slice& slice,
@@ -60,7 +98,7 @@ WorkerPool::WorkerPool(int count, const ModelSpec& model, const Slice& slice,
       Simulator sim(slice);
       int index;
       while (::read(to_child[0], &index, sizeof index) == sizeof index) {
-        const WireResult r = simulate_one(sim, model, candidates[index], seq, calibration, index);
+        const WireResult r = simulate_fresh(sim, model, candidates[index], seq, calibration, index);
         write_all(from_child[1], &r, sizeof r);
       }
       _exit(0);

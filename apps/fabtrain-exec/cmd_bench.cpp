@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "command.hpp"
+#include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "exec/bench_run.hpp"
 
@@ -19,10 +20,7 @@ void run(const BenchConfig& config) {
   try {
     const nlohmann::json doc = run_bench(config, comm);
     if (comm.rank() == 0) {
-      std::ofstream out(config.output, std::ios::trunc);
-      if (!out) fail("-o {}: cannot write the file", config.output);
-      out << doc.dump(2) << '\n';
-      if (!out) fail("-o {}: write error", config.output);
+      write_text_atomically(config.output, doc.dump(2) + "\n", "-o");
       fmt::print("  wrote {}\n", config.output);
     }
   } catch (const std::exception& e) {

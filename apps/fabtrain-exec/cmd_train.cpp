@@ -60,6 +60,8 @@ Registration reg(10, [](CLI::App& app) {
   cmd->add_option("--checkpoint-every", c->checkpoint_every,
                   "Checkpoint every N steps (0: only at the end)")
       ->capture_default_str();
+  cmd->add_option("--keep-checkpoints", c->keep_checkpoints, "Keep the N newest checkpoints (0: all)")
+      ->capture_default_str();
   cmd->add_flag("--resume", c->resume, "Continue from the latest checkpoint in --checkpoint-dir");
   cmd->add_option("--stop-after", c->stop_after,
                   "End this run after N steps, checkpointing there (continue with --resume)")

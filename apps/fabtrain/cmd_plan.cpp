@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "search_cli.hpp"
 #include "selector/study_rule.hpp"
@@ -55,9 +56,7 @@ void write_json(const std::string& path, const nlohmann::json& j) {
     fmt::print("{}\n", j.dump(2));
     return;
   }
-  std::ofstream out(path);
-  if (!out) fail("--json {}: cannot be written", path);
-  out << j.dump(2) << "\n";
+  write_text_atomically(path, j.dump(2) + "\n", "--json");
 }
 
 void run_study_rule(Options& o) {
@@ -101,8 +100,8 @@ void run(Options& o) {
     for (const auto& f : r.failed)
       fmt::print("  ! {} failed to simulate: {}\n", to_string(f.candidate.plan), f.reason);
   }
-  nlohmann::json j = {{"model", model.name}, {"slice", slice.name}, {"enumerated", r.enumerated},
-                      {"seconds", r.seconds}};
+  // No wall-clock time in the JSON: the same search gives the same bytes (the terminal says how long).
+  nlohmann::json j = {{"model", model.name}, {"slice", slice.name}, {"enumerated", r.enumerated}};
   j["ranked"] = nlohmann::json::array();
   for (const auto& e : r.ranked) j["ranked"].push_back(to_json(e, slice));
   j["out_of_memory"] = nlohmann::json::array();

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "command.hpp"
+#include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "models/model_spec.hpp"
 #include "plan/schedule.hpp"
@@ -30,9 +31,7 @@ void write_text(const std::string& path, const std::string& text) {
     fmt::print("{}\n", text);
     return;
   }
-  std::ofstream out(path);
-  if (!out) fail("cannot write '{}'", path);
-  out << text << "\n";
+  write_text_atomically(path, text + "\n");
 }
 
 void run(const SimulateOptions& o) {

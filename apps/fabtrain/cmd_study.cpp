@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "command.hpp"
+#include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "search_cli.hpp"
 #include "selector/study_report.hpp"
@@ -30,9 +31,7 @@ void run(Options& o) {
     fmt::print("{:<10} {:<12} {:<14} {:>10}  {}\n", c.cluster, c.model, c.technique,
                c.oom ? "x OOM" : c.unavailable ? "n/a" : fmt::format("{:.2f}", c.tflops_per_gpu),
                c.oom ? c.plan + ": " + c.note : c.plan);
-  std::ofstream out(o.html);
-  if (!out) fail("--html {}: cannot be written", o.html);
-  out << study_html(cells);
+  write_text_atomically(o.html, study_html(cells), "--html");
   fmt::print("report: {}\n", o.html);
 }
 

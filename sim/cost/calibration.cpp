@@ -6,6 +6,8 @@
 #include <set>
 
 #include "common/error.hpp"
+#include "common/strict_number.hpp"
+#include "platforms/yaml_fields.hpp"
 
 namespace fabtrain {
 
@@ -23,8 +25,9 @@ namespace {
 void reject_unknown(const YAML::Node& node, const std::set<std::string>& known,
                     const std::string& where, const std::string& file) {
   if (!node.IsMap()) fail("{}: {} must be a mapping", file, where);
+  YamlFields(file, where, node);  // refuses repeated keys and keys that are not names
   for (const auto& kv : node) {
-    const auto key = kv.first.as<std::string>();
+    const auto key = kv.first.Scalar();
     if (!known.count(key)) {
       std::string list;
       for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
@@ -36,35 +39,36 @@ void reject_unknown(const YAML::Node& node, const std::set<std::string>& known,
 std::optional<double> number(const YAML::Node& node, const std::string& key, double min,
                              double max, const std::string& where, const std::string& file) {
   if (!node[key]) return std::nullopt;
-  double v = 0;
-  try {
-    v = node[key].as<double>();
-  } catch (const YAML::Exception&) {
-    fail("{}: {}.{} is not a number", file, where, key);
-  }
+  if (!node[key].IsScalar()) fail("{}: {}.{} is not a number", file, where, key);
+  const double v = strict_finite(node[key].Scalar(), fmt::format("{}: {}.{}", file, where, key));
   if (!(v >= min && v <= max)) fail("{}: {}.{}={} out of range [{}, {}]", file, where, key, v, min, max);
   return v;
 }
 
+// A name under compute or links must be one the catalog knows, or the entry would never apply.
+template <typename Map>
+void check_known(const Map& known, const std::string& name, const char* kind, const std::string& where,
+                 const std::string& file) {
+  if (known.count(name)) return;
+  std::string list;
+  for (const auto& [k, v] : known) list += (list.empty() ? "" : ", ") + k;
+  fail("{}: {}: unknown {} '{}' (the catalog knows: {})", file, where, kind, name, list);
+}
+
 }  // namespace
 
-Calibration load_calibration(const std::string& path) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    fail("calibration file '{}' cannot be read", path);
-  } catch (const YAML::Exception& e) {
-    fail("calibration file '{}': {}", path, e.what());
-  }
+Calibration load_calibration(const std::string& path, const Catalog& catalog) {
+  const YAML::Node root = load_yaml_file(path, "calibration");
   Calibration cal;
   cal.source = path;
   if (root.IsNull()) return cal;
   reject_unknown(root, {"compute", "links", "collectives", "p2p"}, "the top level", path);
   if (const auto compute = root["compute"]) {
     if (!compute.IsMap()) fail("{}: compute must map GPU type names to kinds", path);
+    YamlFields(path, "compute", compute);  // repeated or non-name keys
     for (const auto& gpu : compute) {
-      const auto name = gpu.first.as<std::string>();
+      const auto name = gpu.first.Scalar();
+      check_known(catalog.gpus, name, "GPU type", "compute", path);
       reject_unknown(gpu.second, {"forward", "backward", "optimizer"}, "compute." + name, path);
       for (WorkKind kind : {WorkKind::forward, WorkKind::backward, WorkKind::optimizer}) {
         const auto node = gpu.second[to_string(kind)];
@@ -82,8 +86,10 @@ Calibration load_calibration(const std::string& path) {
   }
   if (const auto links = root["links"]) {
     if (!links.IsMap()) fail("{}: links must map link class names to parameters", path);
+    YamlFields(path, "links", links);
     for (const auto& link : links) {
-      const auto name = link.first.as<std::string>();
+      const auto name = link.first.Scalar();
+      check_known(catalog.link_classes, name, "link class", "links", path);
       const std::string where = "links." + name;
       reject_unknown(link.second, {"latency_s", "bandwidth", "tcp_window_bytes"}, where, path);
       LinkCalibration l;

@@ -92,8 +92,9 @@ struct Calibration {
   bool empty() const { return compute.empty() && links.empty() && collectives.empty() && !p2p; }
 };
 
-// Throws fabtrain::Error naming the file and the key that is unknown or out of range.
-Calibration load_calibration(const std::string& path);
+// Throws fabtrain::Error naming the file and the key that is unknown or out of range; GPU types
+// and link classes must be the catalog's.
+Calibration load_calibration(const std::string& path, const Catalog& catalog = builtin_catalog());
 
 // The compute parameters that apply to one GPU type and kind: the catalog's defaults with the
 // calibration's overrides on top.

@@ -89,5 +89,61 @@ TEST_CASE("run record: bad lines name the file, the line and the field") {
   CHECK(error_of([&] { calib::read_run_record(write_temp("r5.jsonl", h + no_blocks)); })
             .find("has no blocks=BEGIN:END") != std::string::npos);
   CHECK(error_of([&] { calib::read_run_record(write_temp("r6.jsonl", h + "{oops")); })
-            .find("line 2 is not valid JSON") != std::string::npos);
+            .find("line 2: not valid JSON") != std::string::npos);
+}
+
+// Issue 17, defect 2: a rank chosen by the file indexed per-rank arrays after a cast to int.
+TEST_CASE("run record: a rank that is not a whole number within the world is refused") {
+  const std::string h = std::string(kHeader) + "\n";
+  for (const char* rank : {"1e300", "3e9", "3000000000", "-1", "0.5"}) {
+    CAPTURE(rank);
+    std::string step = kStep;
+    step.replace(step.find("\"rank\":1,"), 9, std::string("\"rank\":") + rank + ",");
+    const std::string message = error_of([&] { calib::read_run_record(write_temp("rank.jsonl", h + step)); });
+    CHECK(message.find("instructions[1].rank") != std::string::npos);
+  }
+  std::string step = kStep;
+  step.replace(step.find("\"rank\":1,"), 9, "\"rank\":2,");
+  CHECK(error_of([&] { calib::read_run_record(write_temp("rank2.jsonl", h + step)); })
+            .find("rank=2 but the header says world=2") != std::string::npos);
+}
+
+// Issue 17, defect 9: the header, the bench and the names are cross-checked.
+TEST_CASE("run record: the header's world, plan and block names are checked against each other") {
+  auto header = [](const std::string& plan, const std::string& world) {
+    return R"({"type":"header","model":{"name":"gpt2-nano"},"plan":")" + plan + R"(","world":)" + world + "}\n";
+  };
+  auto read = [](const std::string& text) { return error_of([&] { calib::read_run_record(write_temp("h.jsonl", text)); }); };
+  CHECK(read(header("dp=2", "1e300") + kStep).find("world: 1e+300 is not an integer") != std::string::npos);
+  CHECK(read(header("dp=2", "5000") + kStep).find("world is 5000; fabtrain handles at most 1024") != std::string::npos);
+  CHECK(read(header("dp=0", "2") + kStep).find("plan key 'dp': 0 must be at least 1") != std::string::npos);
+  CHECK(read(header("dp=4", "2") + kStep).find("plan dp=4 has dp*tp*pp = 4 ranks but world=2") != std::string::npos);
+  std::string step = kStep;
+  step.replace(step.find("blocks=0:4"), 10, "blocks=0:99999999999");
+  CHECK(read(header("dp=2", "2") + step).find("'99999999999' ") == std::string::npos);
+  CHECK(read(header("dp=2", "2") + step).find("99999999999 is out of range") != std::string::npos);
+  step = kStep;
+  step.replace(step.find("blocks=0:4"), 10, "blocks=4:4");
+  CHECK(read(header("dp=2", "2") + step).find("blocks=4:4 is empty") != std::string::npos);
+  CHECK(read(std::string(R"({"type":"header","plan":"dp=2","world":2,"world":3})") + "\n" + kStep)
+            .find("key 'world' appears twice") != std::string::npos);
+}
+
+TEST_CASE("bench file: world, ranks and collective names are checked") {
+  auto doc = test::bench_doc(1e10, 1e10);
+  doc["world"] = 1e300;
+  CHECK(error_of([&] { calib::parse_bench(doc, "b.json"); }).find("world: 1e+300 is not an integer") != std::string::npos);
+  doc = test::bench_doc(1e10, 1e10);
+  doc["world"] = 3;
+  CHECK(error_of([&] { calib::parse_bench(doc, "b.json"); }).find("hosts lists 2 hosts but world=3") != std::string::npos);
+  doc = test::bench_doc(1e10, 1e10);
+  REQUIRE(!doc["collectives"].empty());
+  doc["collectives"][0]["op"] = "broadcast";
+  CHECK(error_of([&] { calib::parse_bench(doc, "b.json"); }).find("'broadcast' is not all_reduce") != std::string::npos);
+  doc = test::bench_doc(1e10, 1e10);
+  doc["collectives"][0]["ranks"] = 9;
+  CHECK(error_of([&] { calib::parse_bench(doc, "b.json"); }).find("ranks: 9 is out of range [1, 2]") != std::string::npos);
+  doc = test::bench_doc(1e10, 1e10, {{0.001, 1e8}});
+  doc["p2p"][0]["b"] = 7;
+  CHECK(error_of([&] { calib::parse_bench(doc, "b.json"); }).find("p2p[0].b: 7 is out of range [0, 1]") != std::string::npos);
 }

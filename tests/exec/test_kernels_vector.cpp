@@ -92,7 +92,8 @@ TEST_CASE("AdamW gives the same bits whether an element falls in the SIMD body o
   auto whole_p = p, whole_m = m, whole_v = v;
   adamw.update(whole_p, g, whole_m, whole_v, mask, 1e-3f, 3);
   auto cut_p = p, cut_m = m, cut_v = v;
-  for (auto [begin, count] : {std::pair{0, 1}, std::pair{1, 6}, std::pair{7, n - 7}}) {
+  for (auto [first, length] : {std::pair{0, 1}, std::pair{1, 6}, std::pair{7, n - 7}}) {
+    const std::size_t begin = first, count = length;  // clang 14 cannot capture structured bindings
     auto sub = [&](std::vector<float>& x) { return std::span<float>(x).subspan(begin, count); };
     adamw.update(sub(cut_p), std::span<const float>(g).subspan(begin, count), sub(cut_m), sub(cut_v),
                  std::span<const unsigned char>(mask).subspan(begin, count), 1e-3f, 3);

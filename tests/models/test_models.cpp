@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "common/error.hpp"
+#include "tests/test_support.hpp"
 #include "models/costs.hpp"
 #include "models/model_spec.hpp"
 
@@ -111,4 +112,26 @@ TEST_CASE("Megatron's FLOPs formula (Narayanan et al. 2021, section 5.1)") {
   const double with = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
   CHECK(megatron_step_flops(m, 512, 2048, true) == doctest::Approx(with));
   CHECK(megatron_step_flops(m, 512, 2048, false) == doctest::Approx(with * 72 / 96));
+}
+
+// Issue 17, defects 3 and 4: sizes are whole, within int and within fabtrain's limits.
+TEST_CASE("a config.json's sizes are refused past the limits, never narrowed") {
+  const auto dir = std::filesystem::temp_directory_path() / "fabtrain-test-model-limits";
+  std::filesystem::create_directories(dir);
+  const auto path = (dir / "config.json").string();
+  auto with = [&](const std::string& layers, const std::string& embd) {
+    std::ofstream(path) << R"({"n_layer": )" << layers << R"(, "n_embd": )" << embd
+                        << R"(, "n_head": 4, "n_positions": 128, "vocab_size": 256})";
+    return test::error_of([&] { load_model(path); });
+  };
+  CHECK(with("4294967298", "64").find("n_layer: 4294967298 is out of range") != std::string::npos);
+  CHECK(with("1000000000", "64").find("n_layer is 1000000000; fabtrain handles at most 1024") != std::string::npos);
+  CHECK(with("1000000", "64").find("fabtrain handles at most 1024") != std::string::npos);
+  CHECK(with("2", "2147483520").find("n_embd is 2147483520; fabtrain handles at most 65536") != std::string::npos);
+  CHECK(with("1e9", "64").find("'n_layer' must be an integer") != std::string::npos);
+  CHECK(with("2", "64").empty());
+  std::ofstream(path) << R"({"n_layer": 2, "n_layer": 4, "n_embd": 64, "n_head": 4, "n_positions": 128, "vocab_size": 256})";
+  CHECK(test::error_of([&] { load_model(path); }).find("key 'n_layer' appears twice") != std::string::npos);
+  CHECK(test::error_of([&] { load_model(dir.string()); }).find("cannot be opened") != std::string::npos);
+  std::filesystem::remove_all(dir);
 }

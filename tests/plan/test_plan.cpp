@@ -262,3 +262,19 @@ TEST_CASE("attention=flash parses, prints only when set, and reaches the compile
   CHECK(b.bytes < a.bytes);
   CHECK(b.activation_bytes < a.activation_bytes);
 }
+
+// Issue 17, defects 3 and 4: degrees and counts within the limits, sums that cannot wrap.
+TEST_CASE("plan degrees, microbatches and layer splits are bounded and strict") {
+  CHECK(contains(error_of([] { parse_plan("dp=1000000"); }), "plan key 'dp' is 1000000; fabtrain handles at most 1024"));
+  CHECK(contains(error_of([] { parse_plan("dp=2147483647"); }), "plan key 'dp' is 2147483647"));
+  CHECK(contains(error_of([] { parse_plan("dp=4294967298"); }), "4294967298 is out of range"));
+  CHECK(contains(error_of([] { parse_plan("dp=64,tp=64"); }), "plan dp*tp*pp = 64*64*1 is 4096"));
+  CHECK(contains(error_of([] { parse_plan("mb=100000"); }), "plan key 'mb' is 100000"));
+  CHECK(contains(error_of([] { parse_plan("pp=2,layers=2147483647:-2147483645"); }),
+                 "plan key 'layers': an entry is 2147483647"));
+  CHECK(contains(error_of([] { parse_plan("dp=010"); }), "leading zero"));
+  CHECK(contains(error_of([] { parse_plan("dp=+2"); }), "not an integer"));
+  CHECK(contains(error_of([] { (void)nlohmann::json::parse(R"({"dp": 4294967298})").get<Plan>(); }),
+                 "4294967298 is out of range"));
+  CHECK(parse_plan("dp=16,tp=8,pp=8").ranks() == 1024);
+}

@@ -17,6 +17,7 @@
 #include "common/error.hpp"
 #include "plan/schedule.hpp"
 #include "plan/symbolic_run.hpp"
+#include "tests/test_support.hpp"
 
 using namespace fabtrain;
 
@@ -294,4 +295,13 @@ TEST_CASE("schedule JSON carries every rank's instructions") {
   for (int r = 0; r < 4; ++r) CHECK(j["ranks"][r].size() == s.ranks[r].size());
   CHECK(j["ranks"][0][0]["op"] == "load");
   CHECK(j["groups"].back()["kind"] == "world");
+}
+
+// Issue 17, defect 3: a schedule too large to hold is refused before it is built.
+TEST_CASE("a schedule past the instruction limit is refused before it is compiled") {
+  const ModelSpec deep{"deep", 1024, 64, 4, 128, 256};
+  const std::string message = test::error_of([&] { compile(deep, parse_plan("dp=512,tp=2,mb=16"), 8192, 16); });
+  CHECK(message.find("its instruction count is") != std::string::npos);
+  CHECK(message.find("fabtrain handles at most 16777216") != std::string::npos);
+  CHECK(compile(load_model("gpt2-nano"), parse_plan("dp=2,tp=2,mb=2"), 8, 16).ranks.size() == 4);
 }

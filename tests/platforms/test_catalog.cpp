@@ -197,7 +197,7 @@ TEST_CASE("bad catalog files are rejected with the file, the field and the rule"
       {"unknown key", replaced(kMinimalCatalog, "    memory_gib: 16", "    memory_gb: 16"),
        {"gpus.GPU_X.memory_gb", "unknown key"}},
       {"wrong type", replaced(kMinimalCatalog, "memory_gib: 16", "memory_gib: lots"),
-       {"gpus.GPU_X.memory_gib", "expected a number", "lots"}},
+       {"gpus.GPU_X.memory_gib", "is not a number", "lots"}},
       {"negative latency", replaced(kMinimalCatalog, "rtt_ms: 103", "rtt_ms: -5"),
        {"latencies[0].rtt_ms", "zero or positive"}},
       {"missing latency", replaced(kMinimalCatalog, "rtt_ms: 103, ", ""),

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "common/data_dir.hpp"
 #include "common/error.hpp"
 #include "platforms/slice.hpp"
 #include "temp_yaml.hpp"
@@ -226,4 +227,59 @@ TEST_CASE("bad slice files are rejected with the file, the field and the rule") 
   CHECK_NOTHROW(load_slice(tmp.write("ok.yaml", kTwoSites)));
   const std::string three = replaced(replaced(kTwoSites, "networks:", kThirdVm), "vms: [a, b]}", "vms: [a, b, c]}");
   CHECK(load_slice(tmp.write("ok3.yaml", three + kBridge)).networks.size() == 2);
+}
+
+// Issue 17, defects 3, 4 and 8: sizes within the limits, integers read strictly, numbers finite,
+// one document per file.
+TEST_CASE("slice numbers: strict integers, finite reals, limits and one YAML document") {
+  test::TempYaml tmp;
+  struct Case {
+    std::string what, text, expected;
+  };
+  const std::vector<Case> cases = {
+      {"octal", replaced(kTwoSites, "gpus: 2", "gpus: 010"), "vms[0].gpus: '010' has a leading zero"},
+      {"hex", replaced(kTwoSites, "gpus: 2", "gpus: 0x2"), "vms[0].gpus: '0x2' is not an integer"},
+      {"past int", replaced(kTwoSites, "gpus: 2", "gpus: 4294967298"), "vms[0].gpus: 4294967298 is out of range"},
+      {"too many in one VM", replaced(kTwoSites, "gpus: 2", "gpus: 5000"),
+       "vms[0].gpus is 5000; fabtrain handles at most 1024"},
+      {"too many in all", replaced(replaced(kTwoSites, "gpus: 2", "gpus: 1024"), "GPU_TeslaT4, gpus: 1", "GPU_TeslaT4, gpus: 1024"),
+       "the slice's GPU count (through vms[1]) is 2048; fabtrain handles at most 1024"},
+      {"NaN latency", replaced(kTwoSites, "vms: [a, b]}", "vms: [a, b], rtt_ms: .nan}"), "rtt_ms: '.nan' is NaN"},
+      {"infinite latency", replaced(kTwoSites, "vms: [a, b]}", "vms: [a, b], rtt_ms: .inf}"), "rtt_ms: '.inf' is infinite"},
+      {"huge latency", replaced(kTwoSites, "vms: [a, b]}", "vms: [a, b], rtt_ms: 1e300}"),
+       "fabtrain handles at most 10000 ms"},
+      {"NaN bandwidth", replaced(kTwoSites, "vms: [a, b]}", "vms: [a, b], bandwidth_gbit_s: .nan}"),
+       "bandwidth_gbit_s: '.nan' is NaN"},
+      {"NaN window", replaced(kTwoSites, "vms: [a, b]}", "vms: [a, b], tcp_window_mib: .NaN}"),
+       "tcp_window_mib: '.NaN' is NaN"},
+      {"second document", kTwoSites + "---\nvms: []\n", "holds 2 YAML documents"},
+      {"duplicate key", replaced(kTwoSites, "vms: [a, b]}", "vms: [a, b], rtt_ms: 5, rtt_ms: 500}"),
+       "networks[0].rtt_ms: duplicate key"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.what);
+    const std::string message = error_of(tmp.write("bad.yaml", c.text));
+    CAPTURE(message);
+    CHECK(message.find(c.expected) != std::string::npos);
+  }
+  Slice s = load_slice(tmp.write("ok.yaml", kTwoSites));
+  CHECK_THROWS_WITH_AS(override_wan_latency(s, 1e297), doctest::Contains("fabtrain handles at most 10000 ms"), Error);
+}
+
+// Found by the fuzzer (tests/fuzz/regressions/slice/yaml-cpp-hang-invalid-utf8.yaml): yaml-cpp
+// 0.7 loops without end on some bytes that are not UTF-8, so they are refused before it reads them.
+TEST_CASE("a slice file that is not UTF-8 text is refused before YAML reads it") {
+  test::TempYaml tmp;
+  std::string text = kTwoSites;
+  text.insert(text.find("nic: NIC_Basic") + 11, std::string(40, '\xff'));
+  CHECK(error_of(tmp.write("bytes.yaml", text)).find("is not UTF-8 text") != std::string::npos);
+  CHECK(error_of(tmp.write("nul.yaml", kTwoSites + std::string(1, '\0'))).find("(0x00) is not UTF-8 text") != std::string::npos);
+  CHECK(load_slice(tmp.write("accents.yaml", "description: Zürich, café\n" + kTwoSites.substr(kTwoSites.find("vms:")))).vms.size() == 2);
+}
+
+// Found by the fuzzer (tests/fuzz/regressions/slice/yaml-cpp-hang-flow-map.yaml): yaml-cpp 0.7
+// never returns on this malformed flow mapping; the loader gives up on it after a few seconds.
+TEST_CASE("a YAML text on which the parser would not return is refused") {
+  const std::string path = source_dir() + "/tests/fuzz/regressions/slice/yaml-cpp-hang-flow-map.yaml";
+  CHECK(error_of(path).find("the YAML parser did not finish within 3 s") != std::string::npos);
 }

@@ -1,10 +1,13 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
 #include "common/data_dir.hpp"
+#include "common/error.hpp"
+#include <fmt/format.h>
 #include "selector/lower_bound.hpp"
 #include "selector/recommend.hpp"
 #include "selector/search.hpp"
@@ -169,4 +172,34 @@ TEST_CASE("the search's lower bound never exceeds the simulated step, so pruning
     CHECK(pruned.bounded > 0);
     CHECK(to_string(pruned.ranked.front().candidate.plan) == to_string(all.ranked.front().candidate.plan));
   }
+}
+
+// Issue 17, defect 7: the same search gives the same numbers and the same pruning, bit for bit,
+// whatever the worker count and however the workers' simulations interleave.
+TEST_CASE("a search is identical across worker counts and runs") {
+  const ModelSpec model = load_model("gpt2-medium");
+  const Slice slice = load_slice("utah-amst");
+  auto run = [&](int workers) {
+    SearchOptions o;
+    o.workers = workers;
+    const SearchResult r = search(model, slice, o);
+    std::vector<std::string> rows;
+    for (const auto& e : r.ranked)
+      rows.push_back(fmt::format("{} {:a} {:a} {:a}", to_string(e.candidate.plan), e.step_time_s,
+                                 e.tokens_per_s, e.mfu));
+    rows.push_back(fmt::format("bounded {}", r.bounded));
+    return rows;
+  };
+  const auto one = run(1);
+  CHECK(one.size() > 10);
+  CHECK(run(2) == one);
+  CHECK(run(3) == one);
+}
+
+// Issue 17, defect 1: a tolerance under which no count qualifies once indexed past the choices.
+TEST_CASE("recommend refuses a tolerance below 0 or of 1 and more, by name") {
+  const Slice slice = load_slice("utah-amst");
+  for (double t : {-1.0, -0.01, 1.0, std::nan(""), -double(INFINITY)})
+    CHECK_THROWS_WITH_AS(recommend(SearchResult{}, slice, 1e9, t), doctest::Contains("must be at least 0 and below 1"), Error);
+  CHECK(recommend(SearchResult{}, slice, 1e9, 0.0).choices.empty());
 }

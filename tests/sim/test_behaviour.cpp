@@ -199,7 +199,7 @@ TEST_CASE("calibration overrides efficiencies and links, unknown keys are reject
   const std::string good = dir + "/fabtrain_sim_calibration.yaml";
   std::ofstream(good) << "compute:\n  GPU_TEST:\n    forward: {matmul_efficiency: 0.25}\n"
                          "links:\n  l2sts: {bandwidth: 5.0e8}\n";
-  const Calibration cal = load_calibration(good);
+  const Calibration cal = load_calibration(good, catalog);
   const Slice slice = test_slice(catalog, {1, 1}, 1, 0.0, 1e9);
   Simulator sim(slice);
   Schedule s = empty_schedule(2);
@@ -213,7 +213,7 @@ TEST_CASE("calibration overrides efficiencies and links, unknown keys are reject
 
   const std::string bad = dir + "/fabtrain_sim_calibration_bad.yaml";
   std::ofstream(bad) << "compute:\n  GPU_TEST:\n    forward: {matmul_eff: 0.25}\n";
-  CHECK_THROWS_WITH_AS(load_calibration(bad), doctest::Contains("unknown key 'matmul_eff'"), Error);
+  CHECK_THROWS_WITH_AS(load_calibration(bad, catalog), doctest::Contains("unknown key 'matmul_eff'"), Error);
   std::ofstream(bad) << "links:\n  l2sts: {bandwidth: -1}\n";
   CHECK_THROWS_AS(load_calibration(bad), Error);
   CHECK_THROWS_AS(load_calibration(dir + "/does-not-exist.yaml"), Error);

@@ -1,0 +1,46 @@
+// The largest inputs fabtrain handles, stated once, each with why. The parsers check them (slice,
+// model, plan, options, records), so no size read from a file or a flag can overflow an int,
+// hang the compiler or the search, or ask for more memory than a host has.
+// A refusal reads "X is N; fabtrain handles at most M (why)".
+#pragma once
+#include <cstdint>
+#include <string_view>
+
+namespace fabtrain {
+
+struct Limit {
+  std::int64_t max;
+  const char* why;
+};
+
+namespace limits {
+// Every GPU is a SimGrid host and a rank an actor; the search tries subsets of them. The bench's
+// 1024-GPU step simulates in about a second, and 5,000 GPUs took 16 s and 2.6 GB just to search.
+inline constexpr Limit gpus{1024, "one rank per GPU; the simulator plays one actor per rank"};
+// dp, tp, pp and their product: one rank per GPU, so no degree exceeds the GPUs fabtrain handles.
+inline constexpr Limit ranks{1024, "one rank per GPU of a slice"};
+// A schedule holds about 2 x layers x microbatches instructions per rank.
+inline constexpr Limit layers{1024, "the schedule lists every layer; GPT-2 xl has 48"};
+inline constexpr Limit microbatches{1024, "the schedule lists every microbatch of every stage"};
+// 12 x hidden^2 parameters per layer must stay far inside 64-bit counts and byte sizes.
+inline constexpr Limit hidden{65536, "parameter and byte counts stay within 64 bits; GPT-2 xl has 1600"};
+inline constexpr Limit heads{65536, "at most one head per hidden unit"};
+// Token ids of llm.c shards are 16-bit; a model may be simulated with more, but not without end.
+inline constexpr Limit vocabulary{1 << 20, "the embedding table stays within host memory; GPT-2 has 50257"};
+// batch x sequence (tokens of a step) must fit a 32-bit count: 65536 x 16384 = 2^30.
+inline constexpr Limit sequence{16384, "tokens per step stay within 2^30; GPT-2's context is 1024"};
+inline constexpr Limit batch{65536, "tokens per step stay within 2^30; the study used 8 per GPU"};
+// A compiled step in memory and in the simulator: about 100 bytes and one simulated activity per
+// instruction; the 1024-GPU step of bench_sim holds about 300,000.
+inline constexpr Limit instructions{1 << 24, "each is kept in memory and played by the simulator"};
+// Physical ranges of a network: the longest round trips on Earth (geostationary satellite) are
+// about 600 ms; the fastest links are a few Tbit/s.
+inline constexpr double rtt_ms_max = 10000;
+inline constexpr double bandwidth_gbit_s_max = 100000;
+inline constexpr double tcp_window_mib_max = 16384;
+}  // namespace limits
+
+// Fails with "`what` is `value`; fabtrain handles at most `limit.max` (`limit.why`)".
+void check_limit(std::string_view what, std::int64_t value, const Limit& limit);
+
+}  // namespace fabtrain

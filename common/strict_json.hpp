@@ -1,0 +1,21 @@
+// JSON read strictly: a key repeated in one object is an error (nlohmann would keep the last), and
+// integers are whole JSON integers within range (no 1e300 or 3e9 cast to int).
+#pragma once
+#include <cstdint>
+#include <istream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+namespace fabtrain {
+
+// Parses one JSON document; a syntax error or a duplicate key becomes fabtrain::Error naming `what`.
+nlohmann::json parse_json_strict(std::istream& in, std::string_view what);
+nlohmann::json parse_json_strict(const std::string& text, std::string_view what);
+
+// The value as an integer in [min, max]; a fraction, a float form or a value out of range fails,
+// naming `what`.
+std::int64_t json_integer(const nlohmann::json& value, std::string_view what, std::int64_t min,
+                          std::int64_t max);
+
+}  // namespace fabtrain

@@ -1,0 +1,26 @@
+// The checkpoint directory as a job owns it: a lock held for the whole job (a restarted job, or
+// one that overlaps with orphaned ranks of a killed one, is refused instead of interleaving its
+// files), and pruning of all but the newest checkpoints. File formats are checkpoint.hpp.
+#pragma once
+#include <string>
+
+namespace fabtrain {
+
+// flock(2) on DIR/lock, held until destruction (or the process's end, however it ends); taking it
+// removes the temporary files a killed job left.
+class CheckpointLock {
+ public:
+  explicit CheckpointLock(const std::string& dir);
+  ~CheckpointLock();
+  CheckpointLock(const CheckpointLock&) = delete;
+  CheckpointLock& operator=(const CheckpointLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+// Keeps the `keep` newest steps: removes older model files (when `root`) and this rank's older
+// state files, and any temporary file of this process left behind.
+void prune_checkpoints(const std::string& dir, int keep, int rank, bool root);
+
+}  // namespace fabtrain
