@@ -144,12 +144,17 @@ std::vector<double> replay(const ReplayConfig& config, MpiCommunicator& comm) {
   double trace_offset_s = 0;
   const double tokens_per_step = double(config.batch) * config.seq;
   for (int step = 0; step < config.steps; ++step) {
+    // Between the schedule's instructions too, a dead or stopped peer must end the job.
+    watchdog.begin(fmt::format("rank {} step {}: the barrier before the step", comm.rank(), step + 1));
     comm.barrier();  // one time origin for every rank's instruction timings
+    watchdog.end();
     const auto start = std::chrono::steady_clock::now();
     const std::vector<InstructionTiming> mine = replayer.play_step(step);
     const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     walls.push_back(wall_s);
+    watchdog.begin(fmt::format("rank {} step {}: gathering the step's timings", comm.rank(), step + 1));
     const StepTimings timings = gather_step_timings(comm, world_group, schedule, mine);
+    watchdog.end();
     if (root) {
       progress->step(step, 0.0f, tokens_per_step / wall_s, wall_s, 0.0f, 0.0f);
       if (record) record->step({step, wall_s, 0.0f, 0.0f, 0.0f, tokens_per_step / wall_s}, schedule, timings);
