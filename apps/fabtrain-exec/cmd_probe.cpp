@@ -56,7 +56,9 @@ std::vector<SiteLink> site_links(const Slice& slice, const std::map<std::pair<in
     vm_pairs[key].push_back(a.name + "-" + b.name);
   }
   std::vector<SiteLink> links;
-  for (const auto& [sites, list] : by_sites) {
+  for (const auto& entry : by_sites) {  // no structured binding: clang 14 cannot capture one
+    const auto& sites = entry.first;
+    const auto& list = entry.second;
     auto med = [&](double PairNumbers::*field) {
       std::vector<double> v;
       for (const auto& p : list) v.push_back(p.*field);
