@@ -60,6 +60,14 @@ ReplayMemory replay_memory(const Schedule& schedule, int rank) {
   return m;
 }
 
+std::vector<double> modelled_seconds(const Schedule& schedule, int rank, const GpuType& gpu,
+                                     const ComputeDefaults& defaults, const Calibration& calibration) {
+  std::vector<double> seconds;
+  for (const Instruction& in : schedule.ranks.at(rank))
+    seconds.push_back(compute_seconds(in, gpu, schedule.plan.precision, defaults, calibration));
+  return seconds;
+}
+
 Replayer::Replayer(const Schedule& schedule, int rank, Communicator& comm, const GpuType& gpu,
                    const ComputeDefaults& defaults, const Calibration& calibration,
                    Watchdog* watchdog)
@@ -68,11 +76,9 @@ Replayer::Replayer(const Schedule& schedule, int rank, Communicator& comm, const
       rank_(rank),
       comm_(comm),
       watchdog_(watchdog) {
+  seconds_ = modelled_seconds(schedule, rank, gpu, defaults, calibration);
   std::size_t largest = 0;
-  for (const Instruction& in : stream_) {
-    seconds_.push_back(fabtrain::compute_seconds(in, gpu, schedule.plan.precision, defaults, calibration));
-    largest = std::max(largest, replay_message_floats(schedule, in));
-  }
+  for (const Instruction& in : stream_) largest = std::max(largest, replay_message_floats(schedule, in));
   buffer_.assign(largest, 0.0f);  // touched once, here: the pages are resident before timing
 }
 

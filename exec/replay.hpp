@@ -34,6 +34,10 @@ struct ReplayMemory {
 };
 ReplayMemory replay_memory(const Schedule& schedule, int rank);
 
+// The seconds each instruction of a rank's stream sleeps (0 for communication and loads).
+std::vector<double> modelled_seconds(const Schedule& schedule, int rank, const GpuType& gpu,
+                                     const ComputeDefaults& defaults, const Calibration& calibration);
+
 class Replayer {
  public:
   // Compute seconds per instruction are fixed here (the GPU type's roofline at the plan's

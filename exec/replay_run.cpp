@@ -22,14 +22,11 @@ namespace fabtrain {
 namespace {
 
 const GpuType& gpu_type(const std::string& name) {
-  const Catalog& catalog = builtin_catalog();
-  const auto it = catalog.gpus.find(name);
-  if (it == catalog.gpus.end()) {
-    std::string known;
-    for (const auto& [n, _] : catalog.gpus) known += (known.empty() ? "" : ", ") + n;
-    fail("--device-type {}: not a GPU type of the catalog (known: {})", name, known);
+  try {
+    return builtin_catalog().gpu(name);  // names the known types when it is not one
+  } catch (const Error& e) {
+    fail("--device-type {}: {}", name, e.what());
   }
-  return it->second;
 }
 
 double gib(double bytes) { return bytes / double(1 << 30); }
@@ -127,12 +124,8 @@ std::vector<double> replay(const ReplayConfig& config, MpiCommunicator& comm) {
     // The seconds each instruction sleeps, per rank (0 for communication): what the measured
     // compute durations are checked against.
     nlohmann::json modelled = nlohmann::json::array();
-    for (int r = 0; r < comm.size(); ++r) {
-      nlohmann::json seconds = nlohmann::json::array();
-      for (const Instruction& in : schedule.ranks[r])
-        seconds.push_back(fabtrain::compute_seconds(in, gpu, plan.precision, builtin_catalog().compute, calibration));
-      modelled.push_back(seconds);
-    }
+    for (int r = 0; r < comm.size(); ++r)
+      modelled.push_back(modelled_seconds(schedule, r, gpu, builtin_catalog().compute, calibration));
     header["modelled_s"] = modelled;
     record->header(header);
   }

@@ -205,11 +205,8 @@ CommunicatorProfile read_communicator_choice(const YamlFields& top, const Catalo
   if (!top.has("communicator")) return catalog.communicator(catalog.default_communicator);
   const YAML::Node node = top.node()["communicator"];
   auto profile = [&](const std::string& name, const std::string& field) {
-    if (!catalog.communicators.count(name)) {
-      std::string known;
-      for (const auto& [n, _] : catalog.communicators) known += (known.empty() ? "" : ", ") + n;
-      fail("{}: unknown communicator profile '{}' (known: {})", field, name, known);
-    }
+    if (!catalog.communicators.count(name))
+      fail("{}: unknown communicator profile '{}' (known: {})", field, name, known_names(catalog.communicators));
     return catalog.communicator(name);
   };
   if (node.IsScalar()) return profile(node.Scalar(), top.field("communicator"));
