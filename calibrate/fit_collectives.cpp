@@ -160,7 +160,7 @@ std::vector<CollectiveTiming> bench_collective_timings(const BenchData& bench, c
 
 std::vector<MessageTiming> bench_message_timings(const BenchData& bench, const CollectivePath& path) {
   std::vector<MessageTiming> out;
-  for (const auto& pair : bench.pairs)
+  for (const auto& pair : pairs_across_hosts(bench))
     for (const auto& [bytes, seconds] : pair.message_latencies)
       out.push_back({bytes, seconds, path.latency_s, path.rate(bytes)});
   return out;

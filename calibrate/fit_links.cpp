@@ -12,7 +12,10 @@ LinkFit fit_link(const std::vector<BenchData>& benches, const LinkClass& cls, in
   if (!(path_rtt_s >= 0)) fail("--path-rtt-ms must not be negative");
   LinkFit fit;
   std::vector<PairSample> pairs;
-  for (const auto& b : benches) pairs.insert(pairs.end(), b.pairs.begin(), b.pairs.end());
+  for (const auto& b : benches) {
+    const auto across = pairs_across_hosts(b);
+    pairs.insert(pairs.end(), across.begin(), across.end());
+  }
   if (pairs.empty()) {
     fit.notes.push_back("no bench has two ranks: the link class keeps the catalog's parameters");
     return fit;
@@ -67,7 +70,7 @@ LinkFit fit_link_per_bench(const std::vector<BenchData>& benches, const LinkClas
   std::size_t from = 0;
   for (std::size_t i = 0; i < benches.size(); ++i) {
     if (!(path_rtt_s[i] >= 0)) fail("{}: path round trip {} s must not be negative", benches[i].path, path_rtt_s[i]);
-    for (const auto& p : benches[i].pairs) {
+    for (const auto& p : pairs_across_hosts(benches[i])) {
       const double one_way = std::max(0.0, (p.rtt_s - path_rtt_s[i]) / 2);
       if (latency < 0 || one_way < latency) latency = one_way, from = i;
     }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <climits>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <regex>
 #include <set>
@@ -143,8 +144,14 @@ BenchData parse_bench(const json& doc, const std::string& path) {
                             "message_bytes", "messages", "stream_s", "bandwidth", "message_latencies",
                             "rtt_p90_s", "tcp_streams", "tcp_bandwidth_one_stream", "tcp_bandwidth"},
                    w, path);
-    b.pairs.push_back({integer(p2p[i], "a", w, path, 0, b.world - 1), integer(p2p[i], "b", w, path, 0, b.world - 1),
-                       number(p2p[i], "rtt_s", w, path, 1e-12), number(p2p[i], "bandwidth", w, path, 1)});
+    PairSample pair;
+    pair.a = integer(p2p[i], "a", w, path, 0, b.world - 1);
+    pair.b = integer(p2p[i], "b", w, path, 0, b.world - 1);
+    pair.rtt_s = number(p2p[i], "rtt_s", w, path, 1e-12);
+    pair.bandwidth = number(p2p[i], "bandwidth", w, path, 1);
+    if (p2p[i].contains("host_a")) pair.host_a = text(p2p[i], "host_a", w, path);
+    if (p2p[i].contains("host_b")) pair.host_b = text(p2p[i], "host_b", w, path);
+    b.pairs.push_back(pair);
     if (p2p[i].contains("message_latencies")) {
       const json& ml = array(p2p[i], "message_latencies", w, path);
       for (std::size_t k = 0; k < ml.size(); ++k) {
@@ -170,6 +177,14 @@ BenchData parse_bench(const json& doc, const std::string& path) {
   if (b.gemm.empty()) fail("{}: gemm is empty: nothing to fit the matrix-product efficiency on", path);
   if (b.memory.empty()) fail("{}: memory is empty: nothing to fit the memory efficiency on", path);
   return b;
+}
+
+std::vector<PairSample> pairs_across_hosts(const BenchData& bench) {
+  auto across = [](const PairSample& p) { return !p.host_a.empty() && p.host_a != p.host_b; };
+  if (std::none_of(bench.pairs.begin(), bench.pairs.end(), across)) return bench.pairs;
+  std::vector<PairSample> out;
+  std::copy_if(bench.pairs.begin(), bench.pairs.end(), std::back_inserter(out), across);
+  return out;
 }
 
 BenchData read_bench(const std::string& path) {

@@ -27,6 +27,7 @@ struct PairSample {
   double rtt_s = 0;
   double bandwidth = 0;    // bytes/s
   std::vector<std::pair<double, double>> message_latencies;  // (bytes, one-way s); may be empty
+  std::string host_a, host_b;  // where a and b ran; empty where the bench did not say
 };
 struct CollectiveSample {
   std::string op;
@@ -46,6 +47,11 @@ struct BenchData {
   std::vector<PairSample> pairs;
   std::vector<CollectiveSample> collectives;
 };
+// The pairs of a bench that sample the link between machines: where its pairs span hosts, the
+// pairs inside one host (its own loopback, not the link) are left out; otherwise all of them (a
+// bench of one VM's ranks samples that VM's path).
+std::vector<PairSample> pairs_across_hosts(const BenchData& bench);
+
 BenchData read_bench(const std::string& path);
 BenchData parse_bench(const nlohmann::json& doc, const std::string& path);
 

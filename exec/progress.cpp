@@ -39,6 +39,15 @@ void Progress::end_line() {
 
 void Progress::step(int step, float loss, double tokens_per_s, double step_s, float lr,
                     float grad_norm) {
+  report(step, fmt::format("loss {:.4f} | lr {:.2e} | norm {:.3f}", loss, lr, grad_norm),
+         tokens_per_s, step_s);
+}
+
+void Progress::timing_step(int step, double tokens_per_s, double step_s) {
+  report(step, "timing only", tokens_per_s, step_s);
+}
+
+void Progress::report(int step, const std::string& values, double tokens_per_s, double step_s) {
   // The first step warms caches and allocates: leave it out of the ETA once there are others.
   if (step > 0 || total_ == 1) {
     elapsed_s_ += step_s;
@@ -46,10 +55,10 @@ void Progress::step(int step, float loss, double tokens_per_s, double step_s, fl
   }
   const double per_step = steps_timed_ > 0 ? elapsed_s_ / steps_timed_ : step_s;
   const double eta = per_step * double(total_ - step - 1);
-  const std::string text = fmt::format(
-      "step {:>{}}/{} | loss {:.4f} | lr {:.2e} | norm {:.3f} | {:.0f} tok/s | {:.1f} ms | ETA {}",
-      step + 1, std::to_string(total_).size(), total_, loss, lr, grad_norm, tokens_per_s,
-      step_s * 1e3, format_duration(eta));
+  const std::string text =
+      fmt::format("step {:>{}}/{} | {} | {:.0f} tok/s | {:.1f} ms | ETA {}", step + 1,
+                  std::to_string(total_).size(), total_, values, tokens_per_s, step_s * 1e3,
+                  format_duration(eta));
   if (terminal_) {
     std::fprintf(out_, "\r\033[K%s", text.c_str());
     line_open_ = true;

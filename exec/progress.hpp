@@ -13,12 +13,15 @@ class Progress {
   Progress(int total_steps, int every, std::FILE* out = stdout);
   ~Progress();
   void step(int step, float loss, double tokens_per_s, double step_s, float lr, float grad_norm);
+  // A step with no model math (replay): its timing, and "timing only" where the loss would be.
+  void timing_step(int step, double tokens_per_s, double step_s);
   void validation(int step, float val_loss);
   void message(const std::string& text);
   static std::string format_duration(double seconds);
   static bool launched_by_mpi();
 
  private:
+  void report(int step, const std::string& values, double tokens_per_s, double step_s);
   void end_line();
   int total_, every_;
   std::FILE* out_;

@@ -149,7 +149,7 @@ std::vector<double> replay(const ReplayConfig& config, MpiCommunicator& comm) {
     const StepTimings timings = gather_step_timings(comm, world_group, schedule, mine);
     watchdog.end();
     if (root) {
-      progress->step(step, 0.0f, tokens_per_step / wall_s, wall_s, 0.0f, 0.0f);
+      progress->timing_step(step, tokens_per_step / wall_s, wall_s);
       if (record) record->step({step, wall_s, 0.0f, 0.0f, 0.0f, tokens_per_step / wall_s}, schedule, timings);
       if (trace) trace->add_step(step, trace_offset_s, schedule, timings);
     }

@@ -78,10 +78,6 @@ if [ "$full" = 1 ]; then  # batch: 8 per GPU (batch_of); compute slept as the st
   # ZeRO-2 took 3x as long). So they run at the kernel's own priority and yield while they wait.
   # Either way the machine must be otherwise quiet.
   nice_level=${FABTRAIN_VALIDATE_NICE:-0}
-  # Four ranks at line rate (10 ms round trip) in 1500-byte frames were more than the emulator can
-  # forward on time on 2 cores (3.2% of frames over 1 ms late); jumbo frames carry the same bytes
-  # in a sixth of the frames (the slice says so).
-  export FABTRAIN_WAN_MTU=${FABTRAIN_WAN_MTU:-9000}
 fi
 export OMP_NUM_THREADS=1
 # The collectives Open MPI plays are pinned to rings, the algorithm the simulator and NCCL play
@@ -172,7 +168,7 @@ if [ "${1:-}" = "--bench-phase" ]; then
   # at the ring's 1.0: its data-parallel step was predicted 37% long).
   sizes=0.000004,0.0625,1,4
   [ "${FABTRAIN_VALIDATE_FULL:-0}" = 1 ] && sizes+=,64
-  timeout 300 "${launcher[@]}" nice -n "$nice_level" "$bin/fabtrain-exec" bench --model "$model" --device "$device" \
+  timeout 600 "${launcher[@]}" nice -n "$nice_level" "$bin/fabtrain-exec" bench --model "$model" --device "$device" \
     --batch 4 --seq 64 --budget-s 0.5 --p2p-mib 2 --p2p-messages 32 --collective-mib "$sizes" -o "$out"
   exit
 fi
@@ -259,8 +255,15 @@ else
       >"$work/bench-$name-0.log" 2>&1 || { tail -20 "$work/bench-$name-0.log"; exit 1; }
   done
 fi
+# Full-size: over the longest path the bench runs the plans' four ranks, two per site, so the
+# collectives' corrections are fitted on the ring the plans run (two of its four hops cross the
+# link). Fitted on one rank per site instead, a 64 MiB all-reduce ran 1.33x the window's time
+# while the 4-rank ring's 1.4 GB all-reduce ran at it: data parallel was predicted 20% long.
+# (The link's own fit takes only the pairs that cross it.)
+far_ranks=()
+[ "$full" = 1 ] && far_ranks=(FABTRAIN_WAN_RANKS_PER_SITE=2 FABTRAIN_WAN_NP=4)
 if [ "$site_mode" -eq 0 ]; then
-  over_link "$max_delay" "$0" --bench-phase "$work" "$bin" "$nano" \
+  over_link "$max_delay" env "${far_ranks[@]}" "$0" --bench-phase "$work" "$bin" "$nano" \
     "$work/bench-far.json" >"$work/bench-far.log" 2>&1 || { tail -20 "$work/bench-far.log"; exit 1; }
 fi
 

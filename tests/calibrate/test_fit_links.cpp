@@ -70,3 +70,21 @@ TEST_CASE("per-bench path round trips: the smallest corrected round trip gives t
   CHECK_THROWS_AS(calib::fit_link_per_bench({near, far}, l2sts(), 1, {0.0}), Error);
   CHECK_THROWS_AS(calib::fit_link_per_bench({near, far}, l2sts(), 1, {0.0, -0.1}), Error);
 }
+
+TEST_CASE("a bench over two sites of two ranks: the pairs inside one host are not the link") {
+  // Ranks 0,1 on siteA and 2 on siteB: (0,1) is siteA's loopback, (0,2) and (1,2) cross the link.
+  auto four = bench({{0.00002, 3e9}, {0.103, 28e6}, {0.103, 27e6}}, "4 ranks");
+  const char* hosts[][2] = {{"siteA", "siteA"}, {"siteA", "siteB"}, {"siteA", "siteB"}};
+  for (std::size_t i = 0; i < four.pairs.size(); ++i)
+    four.pairs[i].host_a = hosts[i][0], four.pairs[i].host_b = hosts[i][1];
+  REQUIRE(calib::pairs_across_hosts(four).size() == 2);
+  const auto fit = calib::fit_link({bench({{0.0003, 110e6}}, "near"), four}, l2sts(), 1, 0);
+  CHECK(*fit.link.bandwidth == doctest::Approx(110e6));  // not the loopback's 3 GB/s
+  CHECK(*fit.link.latency_s == doctest::Approx(0.00015));
+  CHECK(fit.window_limited_pairs == 2);
+  // One VM's bench (every pair on one host) keeps its pairs: it samples that VM's own path.
+  auto intra = bench({{0.00002, 3e9}}, "intra");
+  intra.pairs[0].host_a = intra.pairs[0].host_b = "siteA";
+  CHECK(calib::pairs_across_hosts(intra).size() == 1);
+  CHECK(*calib::fit_link({intra}, l2sts(), 1, 0).link.bandwidth == doctest::Approx(3e9));
+}
