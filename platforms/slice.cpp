@@ -168,7 +168,7 @@ double pair_rtt_s(const Slice& slice, const std::string& site_a, const std::stri
     if (!b && vm.site == site_b) b = &vm;
   }
   if (!a || !b) fail("slice {}: no VM at {} or {}", slice.name, site_a, site_b);
-  return slice.site_rtt(slice.network_between(a->name, b->name), site_a, site_b).rtt_s;
+  return slice.site_rtt(slice.network_between(a->name, b->name), site_a, site_b).value;
 }
 
 void use_communicator(Slice& slice, const std::string& profile) {

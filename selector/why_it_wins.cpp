@@ -58,8 +58,8 @@ WinnerExplanation explain_winner(const ModelSpec& model, const Slice& slice,
                                  const SearchOptions& options, const Evaluated& winner) {
   WinnerExplanation out;
   const Family mine = family_of(winner.candidate.plan);
-  out.winner = fmt::format("{} wins with a step of {:.3f} s dominated by {} ({})",
-                           to_string(mine), winner.step_time_s, dominant_term(winner), split(winner));
+  out.winner = fmt::format("{} wins: its {:.3f} s step is mostly {}; in all {}", to_string(mine),
+                           winner.step_time_s, dominant_term(winner), split(winner));
   const auto all = enumerate_plans(model, slice, options.space);
   SearchOptions one = options;
   one.keep_top = 1;
@@ -74,7 +74,7 @@ WinnerExplanation explain_winner(const ModelSpec& model, const Slice& slice,
       rival.best = r.ranked.front();
       rival.cost_ratio = cost(*rival.best, options.objective) / cost(winner, options.objective);
       out.lines.push_back(fmt::format(
-          "best {} ({} on {} GPUs): {:.2f}x {}; its {:.3f} s step is dominated by {}", to_string(f),
+          "best {} ({} on {} GPUs): {:.3f}x {}; its {:.3f} s step is mostly {}", to_string(f),
           to_short_string(rival.best->candidate.plan), rival.best->candidate.plan.ranks(),
           rival.cost_ratio, measure(options.objective), rival.best->step_time_s,
           dominant_term(*rival.best)));

@@ -130,6 +130,7 @@ void print_table(const SearchResult& r, const Slice& slice, const Options& o, Ob
 void run_study_rule(Options& o) {
   auto [model, slice, options] = o.search.resolve();
   fmt::print("fabtrain plan --rule study: {}\n", o.search.describe());
+  const int seq = options.space.seq > 0 ? options.space.seq : model.n_ctx;
   const RuleDecision d = study_rule(model, slice, options);
   fmt::print("\nthe study's procedure:\n");
   for (const auto& s : d.steps) fmt::print("  rule: {}\n", s);
@@ -157,9 +158,8 @@ void run_study_rule(Options& o) {
                       {"chosen", to_json(d.chosen, slice)},
                       {"search_best", to_json(best, slice)},
                       {"difference", difference},
-                      {"launch", launch_json(launch_line(o.search.model, slice, d.chosen, options.space.seq > 0 ? options.space.seq : model.n_ctx))}});
-  print_launch(stdout, o.search.model, slice, d.chosen,
-               options.space.seq > 0 ? options.space.seq : model.n_ctx);
+                      {"launch", launch_json(launch_line(o.search.model, slice, d.chosen, seq))}});
+  print_launch(stdout, o.search.model, slice, d.chosen, seq);
 }
 
 void run(Options& o) {
@@ -188,18 +188,19 @@ void run(Options& o) {
   const Objective objective = options.objective;
   const Evaluated& best = r.ranked.front();
   // Plans within the calibration's held-out error of the best cannot be told apart.
-  const std::optional<double> error =
-      options.calibration ? options.calibration->held_out_step_error : std::nullopt;
+  const bool has_error = options.calibration && options.calibration->held_out_step_error;
+  const double error = has_error ? *options.calibration->held_out_step_error : 0.0;
   int ties = 1;
-  if (error)
-    while (ties < int(r.ranked.size()) && cost(r.ranked[ties], objective) <= cost(best, objective) * (1 + *error))
+  if (has_error)
+    while (ties < int(r.ranked.size()) &&
+           cost(r.ranked[ties], objective) <= cost(best, objective) * (1 + error))
       ++ties;
   if (!quiet) {
-    fmt::print("{} plans in {:.2f} s ({:.0f} plans/s): {} compiled, {} out of memory, {} recompute=on "
-               "plans skipped (recompute=off fits), {} skipped because their lower bound cannot "
-               "reach the top {}, {} simulated\n\n",
+    fmt::print("{} plans in {:.2f} s ({:.0f} plans/s): {} compiled, {} out of memory, {} simulated;\n"
+               "  skipped: {} recompute=on plans whose recompute=off twin fits, {} whose lower bound "
+               "cannot reach the top {}\n\n",
                r.enumerated, r.seconds, r.enumerated / std::max(r.seconds, 1e-9), r.compiled,
-               r.out_of_memory.size(), r.skipped_recompute, r.bounded, o.top, r.ranked.size());
+               r.out_of_memory.size(), r.ranked.size(), r.skipped_recompute, r.bounded, o.top);
     print_table(r, slice, o, objective, ties);
     if (!r.out_of_memory.empty()) {
       fmt::print("\nout of memory ({} plans; the study's crosses), e.g.:\n", r.out_of_memory.size());
@@ -218,7 +219,7 @@ void run(Options& o) {
     if (ties > 1)
       fmt::print("tie: plans 1-{} are within the calibration's held-out step error ({:.1f}%, {}) of "
                  "the best: the prediction cannot tell them apart\n",
-                 ties, 100 * *error, options.calibration->source);
+                 ties, 100 * error, options.calibration->source);
   }
   const WinnerExplanation why = explain_winner(model, slice, options, best);
   if (!quiet) {
@@ -245,7 +246,7 @@ void run(Options& o) {
   j["ranked"] = nlohmann::json::array();
   for (size_t i = 0; i < r.ranked.size(); ++i) {
     j["ranked"].push_back(to_json(r.ranked[i], slice));
-    if (error) j["ranked"].back()["tie_with_best"] = int(i) < ties;
+    if (has_error) j["ranked"].back()["tie_with_best"] = int(i) < ties;
   }
   j["out_of_memory"] = nlohmann::json::array();
   for (const auto& e : r.out_of_memory) j["out_of_memory"].push_back(to_json(e, slice));
@@ -253,12 +254,15 @@ void run(Options& o) {
   for (size_t i = 0; i < why.rivals.size(); ++i) {
     const Rival& rv = why.rivals[i];
     nlohmann::json x = {{"family", to_string(rv.family)}, {"sentence", why.lines[i]}};
-    if (rv.best) x["best"] = to_json(*rv.best, slice), x["cost_ratio"] = rv.cost_ratio;
+    if (rv.best) {
+      x["best"] = to_json(*rv.best, slice);
+      x["cost_ratio"] = rv.cost_ratio;
+    }
     j["why"]["rivals"].push_back(x);
   }
   j["break_even"] = nlohmann::json::array();
   for (const auto& p : evens) {
-    nlohmann::json x = {{"sites", {p.site_a, p.site_b}}, {"rtt_ms", p.rtt_ms}, {"winner", p.winner},
+    nlohmann::json x = {{"sites", nlohmann::json::array({p.site_a, p.site_b})}, {"rtt_ms", p.rtt_ms}, {"winner", p.winner},
                         {"sentence", p.sentence}, {"changes", nlohmann::json::array()}};
     for (const auto& c : p.changes)
       x["changes"].push_back({{"rtt_ms", c.rtt_ms}, {"below", c.below}, {"above", c.above}});

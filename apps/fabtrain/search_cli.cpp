@@ -21,7 +21,7 @@ void SearchCli::add_to(CLI::App* cmd, bool with_slice) {
   cmd->add_option("--seq", seq, "Sequence length (default: the model's context)");
   cmd->add_option("--tokens", tokens,
                   "Tokens to train, for time to train (default: the study's 20 epochs of an assumed "
-                  "1.62e6-token data set, selector/data/study_training.yaml)");
+                  "1.52e6-token data set, selector/data/study_training.yaml)");
   cmd->add_option("--epochs", epochs, "Epochs over the data set (default: the study's 20)");
   cmd->add_option("--dataset-tokens", dataset_tokens,
                   "Tokens in one epoch of the data set (default: the study's, assumed)");
@@ -78,8 +78,8 @@ TrainingAmount SearchCli::train_tokens() const {
 }
 
 std::string SearchCli::describe() const {
-  return fmt::format("model={} slice={} communicator={} batch={} seq={} precision={}\n"
-                     "  objective={}{}{}\n  to train: {}", model, slice,
+  return fmt::format("model={} slice={} communicator={}\n"
+                     "  batch={} seq={} precision={} objective={}{}{}\n  to train: {}", model, slice,
                      communicator.empty() ? "the slice's" : communicator,
                      batch > 0 ? std::to_string(batch) : "8/GPU", seq > 0 ? std::to_string(seq) : "context",
                      precision, objective,

@@ -2,6 +2,7 @@
 // calibration, and how many tokens to train (for time to train).
 #pragma once
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
