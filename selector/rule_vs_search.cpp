@@ -25,12 +25,12 @@ std::string rule_vs_search(const Slice& slice, const RuleDecision& rule, const E
       "microbatch count, ZeRO stage, schedule and GPU subset) by {}. ",
       100 * (1 - tolerance), searched, measure);
   if (rule_name == best_name)
-    why += fmt::format("Both choose {}, the search a better form of it ({} against {}): {:.2f}x the "
+    why += fmt::format("Both choose {}, the search a better form of it ({} against {}): {:.3f}x the "
                        "rule's {}.",
                        best_name, to_short_string(best.candidate.plan),
                        to_short_string(rule.chosen.candidate.plan), cost_best / cost_rule, measure);
   else
-    why += fmt::format("The rule ends at {} ({}), the search at {} ({}), with {:.2f}x the rule's {}.",
+    why += fmt::format("The rule ends at {} ({}), the search at {} ({}), with {:.3f}x the rule's {}.",
                        rule_name, to_short_string(rule.chosen.candidate.plan), best_name,
                        to_short_string(best.candidate.plan), cost_best / cost_rule, measure);
   return why;

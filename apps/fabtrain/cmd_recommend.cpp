@@ -44,7 +44,7 @@ void run(Options& o) {
     table.add_row({std::to_string(c.gpus), gpu_cell(slice, c.best.candidate.subset.gpus),
                    to_short_string(c.best.candidate.plan), format_train_time(c.time_to_train_s),
                    format_gpu_hours(c.gpu_hours), fmt::format("{:.0f}", c.best.tokens_per_s),
-                   int(i) == rec.chosen ? "<- recommended" : ""});
+                   int(i) == rec.chosen ? "<- chosen" : ""});
   }
   fmt::print("{}", table.render(table_width(o.wide)).text);
   fmt::print("\n{}\n", rec.why);
