@@ -24,18 +24,26 @@ std::string memory_rank_name(const RankMemory& r) {
 
 }  // namespace
 
-std::string describe_gpus(const Slice& slice, const std::vector<int>& gpus) {
+std::vector<std::pair<std::string, int>> count_gpus_by(
+    const Slice& slice, const std::vector<int>& gpus,
+    const std::function<std::string(const SliceGpu&)>& key_of) {
   const auto all = slice.gpus();
-  // count per (type, site) in order of first appearance
   std::vector<std::pair<std::string, int>> groups;
   for (int g : gpus) {
-    const std::string key = all[g].type->name + "@" + slice.vms[all[g].vm].site;
+    const std::string key = key_of(all[g]);
     auto it = std::find_if(groups.begin(), groups.end(), [&](auto& p) { return p.first == key; });
     if (it == groups.end())
       groups.push_back({key, 1});
     else
       ++it->second;
   }
+  return groups;
+}
+
+std::string describe_gpus(const Slice& slice, const std::vector<int>& gpus) {
+  const auto groups = count_gpus_by(slice, gpus, [&](const SliceGpu& g) {
+    return g.type->name + "@" + slice.vms[g.vm].site;
+  });
   std::string out;
   for (auto& [key, n] : groups) out += fmt::format("{}{}x {}", out.empty() ? "" : " + ", n, key);
   return out;

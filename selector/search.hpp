@@ -6,6 +6,7 @@
 // the objective (selector/objective.hpp). Since no bound exceeds the simulated step, the kept plans are exactly the
 // exhaustive search's.
 #pragma once
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -63,5 +64,9 @@ SearchResult search(const ModelSpec& model, const Slice& slice, const SearchOpti
 
 // "4 GPUs: 2x GPU_RTX6000@UTAH + 2x GPU_RTX6000@AMST"
 std::string describe_gpus(const Slice& slice, const std::vector<int>& gpus);
+// The GPUs counted per key (e.g. type@site), keys in order of first appearance.
+std::vector<std::pair<std::string, int>> count_gpus_by(
+    const Slice& slice, const std::vector<int>& gpus,
+    const std::function<std::string(const SliceGpu&)>& key);
 
 }  // namespace fabtrain

@@ -76,6 +76,14 @@ void write_json(const std::string& path, const nlohmann::json& j) {
   write_text_atomically(path, j.dump(2) + "\n", "--json");
 }
 
+// The three measures of a plan, the objective's first: time to train, GPU-hours, tokens/s.
+template <typename T>
+std::vector<T> objective_first(Objective objective, T to_train, T gpu_hours, T tokens_per_s) {
+  if (objective == Objective::gpu_hours) return {gpu_hours, to_train, tokens_per_s};
+  if (objective == Objective::tokens_per_s) return {tokens_per_s, to_train, gpu_hours};
+  return {to_train, gpu_hours, tokens_per_s};
+}
+
 // The ranked table: the objective's column first among the numbers, sizes in one unit.
 void print_table(const SearchResult& r, const Slice& slice, const Options& o, Objective objective,
                  int ties) {
@@ -89,13 +97,9 @@ void print_table(const SearchResult& r, const Slice& slice, const Options& o, Ob
                                       {"plan", false, 0, true},
                                       {"technique", false, 1},
                                       {"GPUs", false}};
-  const TableColumn to_train{"to train", true}, gpu_h{"GPU-h", true}, tps{"tokens/s", true};
-  if (objective == Objective::gpu_hours)
-    columns.insert(columns.end(), {gpu_h, to_train, tps});
-  else if (objective == Objective::tokens_per_s)
-    columns.insert(columns.end(), {tps, to_train, gpu_h});
-  else
-    columns.insert(columns.end(), {to_train, gpu_h, tps});
+  const auto ranked = objective_first<TableColumn>(objective, {"to train", true}, {"GPU-h", true},
+                                                   {"tokens/s", true});
+  columns.insert(columns.end(), ranked.begin(), ranked.end());
   columns.insert(columns.end(), {{"step s", true, 2}, {"TFLOP/s", true, 3},
                                  {fmt::format("mem {}", unit_name), true}});
   TextTable table(columns);
@@ -107,12 +111,8 @@ void print_table(const SearchResult& r, const Slice& slice, const Options& o, Ob
                                     to_short_string(e.candidate.plan),
                                     technique_name(e.candidate.plan),
                                     gpu_cell(slice, e.candidate.subset.gpus)};
-    if (objective == Objective::gpu_hours)
-      row.insert(row.end(), {g, t, k});
-    else if (objective == Objective::tokens_per_s)
-      row.insert(row.end(), {k, t, g});
-    else
-      row.insert(row.end(), {t, g, k});
+    const auto cells = objective_first<std::string>(objective, t, g, k);
+    row.insert(row.end(), cells.begin(), cells.end());
     row.insert(row.end(), {fmt::format("{:.3f}", e.step_time_s), fmt::format("{:.2f}", e.tflops_per_gpu),
                            fmt::format("{:.1f}/{:.1f}", e.peak_memory_bytes / unit,
                                        e.memory_capacity_bytes / unit)});

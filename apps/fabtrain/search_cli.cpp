@@ -102,18 +102,10 @@ std::string gpu_types_line(const Slice& slice) {
 }
 
 std::string gpu_cell(const Slice& slice, const std::vector<int>& gpus) {
-  const auto all = slice.gpus();
   const bool one_type = !gpu_types_line(slice).empty();
-  std::vector<std::pair<std::string, int>> groups;  // per type and site, in order of appearance
-  for (int g : gpus) {
-    const std::string key = (one_type ? "" : short_type(all[g].type->name)) + "@" +
-                            slice.vms[all[g].vm].site;
-    auto it = std::find_if(groups.begin(), groups.end(), [&](auto& p) { return p.first == key; });
-    if (it == groups.end())
-      groups.push_back({key, 1});
-    else
-      ++it->second;
-  }
+  const auto groups = count_gpus_by(slice, gpus, [&](const SliceGpu& g) {
+    return (one_type ? "" : short_type(g.type->name)) + "@" + slice.vms[g.vm].site;
+  });
   std::string out;
   for (const auto& [key, n] : groups)
     out += fmt::format("{}{}{}{}", out.empty() ? "" : "+", n, one_type ? "" : "x", key);
