@@ -122,6 +122,55 @@ void override_wan_latency(Slice& slice, double rtt_s) {
     if (network_sites(slice, n).size() > 1) n.rtt_s = rtt_s;
 }
 
+namespace {
+SiteLink& link_for(Slice& slice, const std::string& a, const std::string& b) {
+  for (auto& l : slice.links)
+    if ((l.a == a && l.b == b) || (l.a == b && l.b == a)) return l;
+  slice.links.push_back({});
+  SiteLink& l = slice.links.back();
+  l.a = a, l.b = b;
+  return l;
+}
+}  // namespace
+
+void override_pair_latency(Slice& slice, const std::string& site_a, const std::string& site_b,
+                           double rtt_s) {
+  if (!(rtt_s >= 0) || rtt_s * 1e3 > limits::rtt_ms_max)
+    fail("round trip {} ms between {} and {} must be between 0 and {} ms", rtt_s * 1e3, site_a,
+         site_b, limits::rtt_ms_max);
+  for (auto& n : slice.networks) {
+    const auto sites = network_sites(slice, n);
+    if (!contains(sites, site_a) || !contains(sites, site_b)) continue;
+    if (sites.size() == 2) {
+      n.rtt_s = rtt_s;
+      continue;
+    }
+    if (n.rtt_s >= 0) {  // the network's one round trip becomes its other pairs' links
+      for (size_t i = 0; i < sites.size(); ++i)
+        for (size_t j = i + 1; j < sites.size(); ++j) {
+          SiteLink& l = link_for(slice, sites[i], sites[j]);
+          l.rtt_s = n.rtt_s;
+          l.source = fmt::format("network {}'s round trip", n.name);
+        }
+      n.rtt_s = -1;
+    }
+    SiteLink& l = link_for(slice, site_a, site_b);
+    l.rtt_s = rtt_s;
+    l.source = "what-if override";
+  }
+}
+
+double pair_rtt_s(const Slice& slice, const std::string& site_a, const std::string& site_b) {
+  const Vm* a = nullptr;
+  const Vm* b = nullptr;
+  for (const auto& vm : slice.vms) {
+    if (!a && vm.site == site_a) a = &vm;
+    if (!b && vm.site == site_b) b = &vm;
+  }
+  if (!a || !b) fail("slice {}: no VM at {} or {}", slice.name, site_a, site_b);
+  return slice.site_rtt(slice.network_between(a->name, b->name), site_a, site_b).value;
+}
+
 void use_communicator(Slice& slice, const std::string& profile) {
   if (!slice.catalog) fail("slice {}: has no catalog to take communicator profiles from", slice.name);
   slice.communicator = slice.catalog->communicator(profile);

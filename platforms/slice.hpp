@@ -104,5 +104,12 @@ std::vector<std::string> builtin_slice_names();
 void override_wan_latency(Slice& slice, double rtt_s);
 // Runs the slice with another of the catalog's communicator profiles (--communicator NAME).
 void use_communicator(Slice& slice, const std::string& profile);
+// One site pair's round trip overridden (what-if, as --wan-latency-ms for one pair): every other
+// pair keeps its own; a network of more than two sites that gave one round trip for all its
+// pairs keeps it for the others as links.
+void override_pair_latency(Slice& slice, const std::string& site_a, const std::string& site_b,
+                           double rtt_s);
+// The round trip between two sites of the slice, over the network joining their first VMs.
+double pair_rtt_s(const Slice& slice, const std::string& site_a, const std::string& site_b);
 
 }  // namespace fabtrain

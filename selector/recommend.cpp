@@ -10,7 +10,7 @@
 namespace fabtrain {
 
 Recommendation recommend(const SearchResult& result, const Slice& slice, double train_tokens,
-                         double tolerance) {
+                         double tolerance, Objective objective) {
   // 0 keeps only the fastest; below 0 (or NaN) no count qualifies, at 1 every count would.
   if (!(tolerance >= 0 && tolerance < 1))
     fail("--tolerance {} must be at least 0 and below 1 (the fraction of the best throughput a "
@@ -34,12 +34,16 @@ Recommendation recommend(const SearchResult& result, const Slice& slice, double 
     return a.time_to_train_s < b.time_to_train_s;
   });
   if (rec.choices.empty()) return rec;
+  // Costs per token in the objective's terms (seconds, or GPU-seconds): lower is better.
+  auto cost = [&](const CountChoice& x) {
+    return objective_weight(objective, x.gpus) / x.best.tokens_per_s;
+  };
   size_t best = 0;
   for (size_t i = 0; i < rec.choices.size(); ++i)
-    if (rec.choices[i].best.tokens_per_s > rec.choices[best].best.tokens_per_s) best = i;
-  const double floor = (1 - tolerance) * rec.choices[best].best.tokens_per_s;
+    if (cost(rec.choices[i]) < cost(rec.choices[best])) best = i;
+  const double ceiling = cost(rec.choices[best]) / (1 - tolerance);
   for (size_t i = 0; i < rec.choices.size(); ++i)
-    if (rec.choices[i].best.tokens_per_s >= floor) {
+    if (cost(rec.choices[i]) <= ceiling) {
       rec.chosen = int(i);
       break;
     }
@@ -48,14 +52,17 @@ Recommendation recommend(const SearchResult& result, const Slice& slice, double 
   auto where = [&](const CountChoice& x) {
     return describe_gpus(slice, x.best.candidate.subset.gpus);
   };
+  const char* measure = objective == Objective::gpu_hours ? "GPU-hours" : "time to train";
   if (size_t(rec.chosen) == best)
-    rec.why = fmt::format("{} GPUs ({}) are the fastest, and no smaller set comes within {:.0f}%",
-                          c.gpus, where(c), 100 * tolerance);
+    rec.why = fmt::format("{} GPUs ({}) have the least {}, and no smaller set comes within {:.0f}%",
+                          c.gpus, where(c), measure, 100 * tolerance);
   else
-    rec.why = fmt::format("{} GPUs ({}) reach {:.0f}% of the {}-GPU throughput ({}) with {:.0f}% of "
-                          "the GPU-hours",
+    rec.why = fmt::format("{} GPUs ({}) reach {:.0f}% of the {}-GPU throughput ({}): {:.0f}% of its "
+                          "time to train with {:.0f}% of its GPU-hours, within the {:.0f}% tolerance "
+                          "on {}",
                           c.gpus, where(c), 100 * c.best.tokens_per_s / b.best.tokens_per_s, b.gpus,
-                          where(b), 100 * c.gpu_hours / b.gpu_hours);
+                          where(b), 100 * c.time_to_train_s / b.time_to_train_s,
+                          100 * c.gpu_hours / b.gpu_hours, 100 * tolerance, measure);
   return rec;
 }
 

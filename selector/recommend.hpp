@@ -1,6 +1,7 @@
-// How many GPUs are worth using: for each GPU subset of the search (count and sites) its best
-// plan's time to train and GPU-hours; the smallest count within a tolerance of the best
-// throughput is recommended, with a sentence saying why.
+// How many GPUs are worth using: the plan search (its objective, every GPU set's best kept exact),
+// then for each GPU subset (count and sites) its best plan's time to train and GPU-hours; the
+// smallest count whose objective cost is within a tolerance of the best is recommended, with a
+// sentence saying why.
 #pragma once
 #include <string>
 #include <vector>
@@ -24,6 +25,6 @@ struct Recommendation {
 };
 
 Recommendation recommend(const SearchResult& result, const Slice& slice, double train_tokens,
-                         double tolerance);
+                         double tolerance, Objective objective = Objective::time_to_train);
 
 }  // namespace fabtrain

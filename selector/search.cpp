@@ -24,18 +24,26 @@ std::string memory_rank_name(const RankMemory& r) {
 
 }  // namespace
 
-std::string describe_gpus(const Slice& slice, const std::vector<int>& gpus) {
+std::vector<std::pair<std::string, int>> count_gpus_by(
+    const Slice& slice, const std::vector<int>& gpus,
+    const std::function<std::string(const SliceGpu&)>& key_of) {
   const auto all = slice.gpus();
-  // count per (type, site) in order of first appearance
   std::vector<std::pair<std::string, int>> groups;
   for (int g : gpus) {
-    const std::string key = all[g].type->name + "@" + slice.vms[all[g].vm].site;
+    const std::string key = key_of(all[g]);
     auto it = std::find_if(groups.begin(), groups.end(), [&](auto& p) { return p.first == key; });
     if (it == groups.end())
       groups.push_back({key, 1});
     else
       ++it->second;
   }
+  return groups;
+}
+
+std::string describe_gpus(const Slice& slice, const std::vector<int>& gpus) {
+  const auto groups = count_gpus_by(slice, gpus, [&](const SliceGpu& g) {
+    return g.type->name + "@" + slice.vms[g.vm].site;
+  });
   std::string out;
   for (auto& [key, n] : groups) out += fmt::format("{}{}x {}", out.empty() ? "" : " + ", n, key);
   return out;
@@ -55,7 +63,10 @@ SearchResult evaluate(const ModelSpec& model, const Slice& slice,
   // best first in this order, a candidate is compiled only when it might still win.
   const PlanFloor floor(model, slice, platform, seq, options.space.precision, options.calibration);
   std::vector<double> floor_per_token(n);
-  for (int i = 0; i < n; ++i) floor_per_token[i] = floor.seconds_per_token(candidates[i]);
+  // Costs per token in the objective's terms: seconds, or GPU-seconds for gpu-hours.
+  auto weight = [&](const Candidate& c) { return objective_weight(options.objective, c.plan.ranks()); };
+  for (int i = 0; i < n; ++i)
+    floor_per_token[i] = floor.seconds_per_token(candidates[i]) * weight(candidates[i]);
   std::vector<int> order(n);
   for (int i = 0; i < n; ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(),
@@ -131,7 +142,7 @@ SearchResult evaluate(const ModelSpec& model, const Slice& slice,
         return;
       }
     }
-    bound[i] = step_lower_bound(schedule, slice, platform, options.calibration) /
+    bound[i] = step_lower_bound(schedule, slice, platform, options.calibration) * weight(c) /
                (double(c.global_batch) * seq);
     if (bound[i] >= threshold(i)) {
       ++out.bounded;
@@ -149,11 +160,13 @@ SearchResult evaluate(const ModelSpec& model, const Slice& slice,
     }
     e.step_time_s = r.step_time_s, e.tokens_per_s = r.tokens_per_s;
     e.tflops_per_gpu = r.tflops_per_gpu, e.mfu = r.mfu;
+    e.compute_s = r.compute_s, e.exposed_comm_s = r.exposed_comm_s, e.bubble_s = r.bubble_s;
     if (options.train_tokens) e.time_to_train_s = *options.train_tokens / r.tokens_per_s;
     out.ranked.push_back(e);
+    const double cost = weight(e.candidate) / r.tokens_per_s;
     double& best = best_per_set.try_emplace(e.candidate.subset.gpus, 1e300).first->second;
-    best = std::min(best, 1 / r.tokens_per_s);
-    fastest.insert(1 / r.tokens_per_s);
+    best = std::min(best, cost);
+    fastest.insert(cost);
     if (global && int(fastest.size()) > options.keep_top) fastest.erase(std::prev(fastest.end()));
   };
 
@@ -226,8 +239,9 @@ SearchResult evaluate(const ModelSpec& model, const Slice& slice,
       for (int i : wave) settle(results.at(i));  // in the wave's order, not the finishing order
     }
   }
-  std::sort(out.ranked.begin(), out.ranked.end(), [](const Evaluated& a, const Evaluated& b) {
-    if (a.tokens_per_s != b.tokens_per_s) return a.tokens_per_s > b.tokens_per_s;
+  std::sort(out.ranked.begin(), out.ranked.end(), [&](const Evaluated& a, const Evaluated& b) {
+    const double ca = weight(a.candidate) / a.tokens_per_s, cb = weight(b.candidate) / b.tokens_per_s;
+    if (ca != cb) return ca < cb;
     if (a.candidate.plan.ranks() != b.candidate.plan.ranks())
       return a.candidate.plan.ranks() < b.candidate.plan.ranks();
     return to_string(a.candidate.plan) < to_string(b.candidate.plan);

@@ -3,14 +3,16 @@
 // lower bound (step_lower_bound); simulate, on worker processes (one per core, each with its own
 // long-lived SimGrid Engine), always the plan of least bound; skip every plan whose bound cannot
 // beat what must stay exact (the best plan of each GPU set, or the top k overall); rank by
-// throughput. Since no bound exceeds the simulated step, the kept plans are exactly the
+// the objective (selector/objective.hpp). Since no bound exceeds the simulated step, the kept plans are exactly the
 // exhaustive search's.
 #pragma once
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "selector/enumerate.hpp"
+#include "selector/objective.hpp"
 #include "sim/cost/calibration.hpp"
 
 namespace fabtrain {
@@ -24,6 +26,8 @@ struct SearchOptions {
   // What the bound must keep exact: 0 = the best plan of every GPU set (recommend needs them);
   // k > 0 = the k fastest plans overall (plan's table), which prunes far more on many sites.
   int keep_top = 0;
+  // What "best" means (ranked's order, and what keep_top keeps exact).
+  Objective objective = Objective::time_to_train;
 };
 
 struct Evaluated {
@@ -36,12 +40,14 @@ struct Evaluated {
   double peak_memory_bytes = 0;     // of the rank with the least headroom
   double memory_capacity_bytes = 0; // of that rank
   std::string memory_rank;          // "rank 3 (GPU_TeslaT4 at GPN)"
+  // The simulated step's split on its critical rank (sim/simulator.hpp's Breakdown).
+  double compute_s = 0, exposed_comm_s = 0, bubble_s = 0;
   bool oom = false;
   std::string reason;               // why it does not fit, or why it failed to simulate
 };
 
 struct SearchResult {
-  std::vector<Evaluated> ranked;         // fastest first (tokens/s, then fewer GPUs)
+  std::vector<Evaluated> ranked;         // best first by the objective, then fewer GPUs
   std::vector<Evaluated> out_of_memory;  // pruned before simulation, with the reason
   std::vector<Evaluated> failed;         // did not simulate (should stay empty)
   int enumerated = 0;
@@ -58,5 +64,9 @@ SearchResult search(const ModelSpec& model, const Slice& slice, const SearchOpti
 
 // "4 GPUs: 2x GPU_RTX6000@UTAH + 2x GPU_RTX6000@AMST"
 std::string describe_gpus(const Slice& slice, const std::vector<int>& gpus);
+// The GPUs counted per key (e.g. type@site), keys in order of first appearance.
+std::vector<std::pair<std::string, int>> count_gpus_by(
+    const Slice& slice, const std::vector<int>& gpus,
+    const std::function<std::string(const SliceGpu&)>& key);
 
 }  // namespace fabtrain

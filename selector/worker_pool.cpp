@@ -35,6 +35,8 @@ WireResult simulate_one(Simulator& sim, const ModelSpec& model, const Candidate&
     w.ok = 1;
     w.step_time_s = r.step_time_s, w.tokens_per_s = r.tokens_per_s;
     w.tflops_per_gpu = r.tflops_per_gpu, w.mfu = r.mfu;
+    w.compute_s = r.breakdown.compute_s, w.exposed_comm_s = r.breakdown.exposed_comm_s;
+    w.bubble_s = r.breakdown.bubble_s;
   } catch (const std::exception& e) {
     std::strncpy(w.error, e.what(), sizeof w.error - 1);
   }

@@ -17,6 +17,7 @@ struct WireResult {
   int index = 0;
   int ok = 0;
   double step_time_s = 0, tokens_per_s = 0, tflops_per_gpu = 0, mfu = 0;
+  double compute_s = 0, exposed_comm_s = 0, bubble_s = 0;  // the critical rank's breakdown
   char error[200] = {};
 };
 

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "common/error.hpp"
+#include "common/human_units.hpp"
 
 namespace fabtrain {
 
@@ -121,8 +122,10 @@ std::string human_summary(const SimResult& result, const Schedule& schedule,
                      result.critical_rank, b.compute_s, share(b.compute_s), b.exposed_comm_s,
                      share(b.exposed_comm_s), b.bubble_s, share(b.bubble_s));
   if (train_tokens)
-    out += fmt::format("time to train    {:.1f} min for {:.4g} tokens\n",
-                       time_to_train_s(result, *train_tokens) / 60, *train_tokens);
+    out += fmt::format("time to train    {} for {:.4g} tokens ({} GPU-hours)\n",
+                       format_train_time(time_to_train_s(result, *train_tokens)), *train_tokens,
+                       format_gpu_hours(time_to_train_s(result, *train_tokens) *
+                                        double(result.ranks.size()) / 3600));
   out += "peak memory per GPU:\n";
   for (const auto& rr : result.ranks)
     out += fmt::format("  rank {:>4} {:<14} {:<10} {:7.2f} GiB of {:6.2f} GiB{}\n", rr.rank, rr.gpu,

@@ -89,6 +89,7 @@ void run(const CalibrateOptions& o) {
   print_kinds(kinds, device);
   }
 
+  std::optional<double> held_out_error;  // mean absolute step error of runs left out of the fit
   if (!runs.empty() && !o.keep_compute) {
     std::vector<calib::LinearFit> fits;
     const auto bench_kinds = kinds;
@@ -121,6 +122,7 @@ void run(const CalibrateOptions& o) {
     fmt::print("  mean absolute step error: in-sample {:.1f}%", 100 * sum_in / runs.size());
     if (held_out) fmt::print(", held out {:.1f}%", 100 * sum_out / held_out);
     fmt::print("\n");
+    if (held_out) held_out_error = sum_out / held_out;
   }
 
   std::vector<double> per_bench_s;
@@ -141,6 +143,7 @@ void run(const CalibrateOptions& o) {
   fmt::print("\nlink {}:\n", link_class.name);
   for (const auto& n : link.notes) fmt::print("  {}\n", n);
   Calibration cal;
+  cal.held_out_step_error = held_out_error;
   if (!kinds.empty()) cal.compute[device.name] = kinds;
   if (!o.intra_vm_bench.empty()) {
     // Two ranks of one VM: what the simulator's intra-VM (pcie) links stand for there.

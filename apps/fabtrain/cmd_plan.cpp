@@ -1,5 +1,6 @@
-// fabtrain plan: search every plan of a model on a slice, rank them, recommend the best; or,
-// with --rule study, apply the study's selection procedure.
+// fabtrain plan: search every plan of a model on a slice, rank them by one objective, say why the
+// winner wins and where it stops winning, and print the line that runs it; or, with --rule study,
+// apply the study's selection procedure next to the search's answer.
 #include <fmt/format.h>
 
 #include <fstream>
@@ -8,8 +9,14 @@
 #include "command.hpp"
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/human_units.hpp"
+#include "common/text_table.hpp"
 #include "search_cli.hpp"
+#include "selector/break_even.hpp"
+#include "selector/launch_line.hpp"
+#include "selector/rule_vs_search.hpp"
 #include "selector/study_rule.hpp"
+#include "selector/why_it_wins.hpp"
 
 namespace fabtrain {
 namespace {
@@ -19,7 +26,15 @@ struct Options {
   int top = 10;
   std::string json;
   std::string rule = "search";
+  std::string break_even = "auto";
+  bool wide = false;
 };
+
+double gpu_hours(const Evaluated& e) { return e.time_to_train_s * e.candidate.plan.ranks() / 3600; }
+
+double cost(const Evaluated& e, Objective objective) {
+  return objective_weight(objective, e.candidate.plan.ranks()) / e.tokens_per_s;
+}
 
 nlohmann::json to_json(const Evaluated& e, const Slice& slice) {
   nlohmann::json j = {{"plan", to_string(e.candidate.plan)},
@@ -35,19 +50,21 @@ nlohmann::json to_json(const Evaluated& e, const Slice& slice) {
     j["tokens_per_s"] = e.tokens_per_s;
     j["tflops_per_gpu"] = e.tflops_per_gpu;
     j["mfu"] = e.mfu;
-    if (e.time_to_train_s > 0) j["time_to_train_s"] = e.time_to_train_s;
+    j["time_to_train_s"] = e.time_to_train_s;
+    j["gpu_hours"] = gpu_hours(e);
+    j["breakdown"] = {{"compute_s", e.compute_s},
+                      {"exposed_comm_s", e.exposed_comm_s},
+                      {"bubble_s", e.bubble_s}};
   } else {
     j["reason"] = e.reason;
   }
   return j;
 }
 
-void print_row(int index, const Evaluated& e, const Slice& slice) {
-  fmt::print("{:>3}  {:<44} {:<14} {:<42} {:>8.3f} {:>7.2f} {:>9} {:>5}/{:<5}\n", index,
-             to_short_string(e.candidate.plan), technique_name(e.candidate.plan),
-             describe_gpus(slice, e.candidate.subset.gpus), e.step_time_s, e.tflops_per_gpu,
-             format_duration(e.time_to_train_s), format_gib(e.peak_memory_bytes),
-             format_gib(e.memory_capacity_bytes));
+nlohmann::json launch_json(const LaunchLine& l) {
+  nlohmann::json j = {{"command", l.command}, {"device", l.device}, {"rank_vms", l.rank_vms}};
+  if (!l.simulate_only.empty()) j["simulate_only"] = l.simulate_only;
+  return j;
 }
 
 void write_json(const std::string& path, const nlohmann::json& j) {
@@ -59,83 +76,221 @@ void write_json(const std::string& path, const nlohmann::json& j) {
   write_text_atomically(path, j.dump(2) + "\n", "--json");
 }
 
+// The three measures of a plan, the objective's first: time to train, GPU-hours, tokens/s.
+template <typename T>
+std::vector<T> objective_first(Objective objective, T to_train, T gpu_hours, T tokens_per_s) {
+  if (objective == Objective::gpu_hours) return {gpu_hours, to_train, tokens_per_s};
+  if (objective == Objective::tokens_per_s) return {tokens_per_s, to_train, gpu_hours};
+  return {to_train, gpu_hours, tokens_per_s};
+}
+
+// The ranked table: the objective's column first among the numbers, sizes in one unit.
+void print_table(const SearchResult& r, const Slice& slice, const Options& o, Objective objective,
+                 int ties) {
+  const std::string types = gpu_types_line(slice);
+  if (!types.empty()) fmt::print("{}\n", types);
+  std::vector<double> capacities;
+  for (const auto& e : r.ranked) capacities.push_back(e.memory_capacity_bytes);
+  const double unit = memory_unit_bytes(capacities);
+  const char* unit_name = unit >= 1024.0 * 1024 * 1024 ? "GiB" : "MiB";
+  std::vector<TableColumn> columns = {{"#", true},
+                                      {"plan", false, 0, true},
+                                      {"technique", false, 1},
+                                      {"GPUs", false}};
+  const auto ranked = objective_first<TableColumn>(objective, {"to train", true}, {"GPU-h", true},
+                                                   {"tokens/s", true});
+  columns.insert(columns.end(), ranked.begin(), ranked.end());
+  columns.insert(columns.end(), {{"step s", true, 2}, {"TFLOP/s", true, 3},
+                                 {fmt::format("mem {}", unit_name), true}});
+  TextTable table(columns);
+  for (int i = 0; i < std::min<int>(o.top, int(r.ranked.size())); ++i) {
+    const Evaluated& e = r.ranked[i];
+    const std::string t = format_train_time(e.time_to_train_s), g = format_gpu_hours(gpu_hours(e)),
+                      k = fmt::format("{:.0f}", e.tokens_per_s);
+    std::vector<std::string> row = {fmt::format("{}{}", i + 1, i > 0 && i < ties ? "=" : ""),
+                                    to_short_string(e.candidate.plan),
+                                    technique_name(e.candidate.plan),
+                                    gpu_cell(slice, e.candidate.subset.gpus)};
+    const auto cells = objective_first<std::string>(objective, t, g, k);
+    row.insert(row.end(), cells.begin(), cells.end());
+    row.insert(row.end(), {fmt::format("{:.3f}", e.step_time_s), fmt::format("{:.2f}", e.tflops_per_gpu),
+                           fmt::format("{:.1f}/{:.1f}", e.peak_memory_bytes / unit,
+                                       e.memory_capacity_bytes / unit)});
+    table.add_row(row);
+  }
+  const RenderedTable t = table.render(table_width(o.wide));
+  fmt::print("{}", t.text);
+  fmt::print("ranked by {} (--objective time-to-train | tokens-per-s | gpu-hours){}\n",
+             to_string(objective),
+             t.dropped.empty() ? ""
+                               : fmt::format("; left out to fit {} columns: {} (--wide shows them)",
+                                             table_width(o.wide), fmt::join(t.dropped, ", ")));
+}
+
 void run_study_rule(Options& o) {
   auto [model, slice, options] = o.search.resolve();
   fmt::print("fabtrain plan --rule study: {}\n", o.search.describe());
+  const int seq = options.space.seq > 0 ? options.space.seq : model.n_ctx;
   const RuleDecision d = study_rule(model, slice, options);
+  fmt::print("\nthe study's procedure:\n");
   for (const auto& s : d.steps) fmt::print("  rule: {}\n", s);
   if (!d.found) fail("the study's rule finds no technique that fits {} on {}", model.name, slice.name);
-  fmt::print("study's choice: {} ({}) on {}: step {:.3f} s, {:.2f} TFLOP/s per GPU\n",
-             to_string(d.chosen.candidate.plan), d.technique,
+  fmt::print("study's choice: {} ({}) on {}: step {:.3f} s, {:.2f} TFLOP/s per GPU, {:.0f} tokens/s, "
+             "{} to train\n",
+             to_short_string(d.chosen.candidate.plan), d.technique,
              describe_gpus(slice, d.chosen.candidate.subset.gpus), d.chosen.step_time_s,
-             d.chosen.tflops_per_gpu);
-  write_json(o.json, {{"rule", "study"}, {"steps", d.steps}, {"chosen", to_json(d.chosen, slice)}});
-  fmt::print("recommended: {}\n", exec_command(model, d.chosen, options.space.seq));
+             d.chosen.tflops_per_gpu, d.chosen.tokens_per_s, format_train_time(d.chosen.time_to_train_s));
+  SearchOptions one = options;
+  one.keep_top = 1;
+  const SearchResult r = search(model, slice, one);
+  if (r.ranked.empty()) fail("the search finds no plan of {} that fits on {}", model.name, slice.name);
+  const Evaluated& best = r.ranked.front();
+  fmt::print("fabtrain's search ({}): {} ({}) on {}: step {:.3f} s, {:.0f} tokens/s, {} to train, "
+             "{} GPU-hours\n",
+             to_string(options.objective), to_short_string(best.candidate.plan),
+             technique_name(best.candidate.plan), describe_gpus(slice, best.candidate.subset.gpus),
+             best.step_time_s, best.tokens_per_s, format_train_time(best.time_to_train_s),
+             format_gpu_hours(gpu_hours(best)));
+  const std::string difference = rule_vs_search(slice, d, best, r.enumerated, options.objective);
+  fmt::print("{}\n", difference);
+  write_json(o.json, {{"rule", "study"},
+                      {"steps", d.steps},
+                      {"chosen", to_json(d.chosen, slice)},
+                      {"search_best", to_json(best, slice)},
+                      {"difference", difference},
+                      {"launch", launch_json(launch_line(o.search.model, slice, d.chosen, seq))}});
+  print_launch(stdout, o.search.model, slice, d.chosen, seq);
 }
 
 void run(Options& o) {
   if (o.rule == "study") return run_study_rule(o);
   if (o.rule != "search") fail("--rule={} is not known (search or study)", o.rule);
-  auto [model, slice, options] = o.search.resolve();
-  fmt::print("fabtrain plan: {}\n", o.search.describe());
+  if (o.break_even != "auto" && o.break_even != "on" && o.break_even != "off")
+    fail("--break-even={} is not known (auto: when the slice has at most 3 site pairs; on; off)",
+         o.break_even);
   if (o.top < 1) fail("--top={} must be at least 1", o.top);
-  options.keep_top = o.top;  // the table's rows stay exact; the rest may be pruned
-  const SearchResult r = search(model, slice, options);
+  auto [model, slice, options] = o.search.resolve();
   const bool quiet = o.json == "-";
+  std::FILE* info = quiet ? stderr : stdout;
+  if (!quiet) fmt::print("fabtrain plan: {}\n", o.search.describe());
+  options.keep_top = o.top;  // the table's rows stay exact; the rest may be pruned
+  const int seq = options.space.seq > 0 ? options.space.seq : model.n_ctx;
+  const SearchResult r = search(model, slice, options);
+  if (r.ranked.empty()) {
+    double least = 0;
+    std::string reason;
+    for (const auto& e : r.out_of_memory)
+      if (least == 0 || e.peak_memory_bytes - e.memory_capacity_bytes < least)
+        least = e.peak_memory_bytes - e.memory_capacity_bytes, reason = e.reason;
+    fail("no plan of {} fits on {}: even the leanest plan is {} short ({})", model.name, slice.name,
+         format_bytes(least), reason);
+  }
+  const Objective objective = options.objective;
+  const Evaluated& best = r.ranked.front();
+  // Plans within the calibration's held-out error of the best cannot be told apart.
+  const bool has_error = options.calibration && options.calibration->held_out_step_error;
+  const double error = has_error ? *options.calibration->held_out_step_error : 0.0;
+  int ties = 1;
+  if (has_error)
+    while (ties < int(r.ranked.size()) &&
+           cost(r.ranked[ties], objective) <= cost(best, objective) * (1 + error))
+      ++ties;
   if (!quiet) {
-    fmt::print("{} plans in {:.2f} s ({:.0f} plans/s): {} compiled, {} out of memory, {} recompute "
-               "twins and {} bounded plans skipped, {} simulated (the top {} are exact)\n\n",
+    fmt::print("{} plans in {:.2f} s ({:.0f} plans/s): {} compiled, {} out of memory, {} simulated;\n"
+               "  skipped: {} recompute=on plans whose recompute=off twin fits, {} whose lower bound "
+               "cannot reach the top {}\n\n",
                r.enumerated, r.seconds, r.enumerated / std::max(r.seconds, 1e-9), r.compiled,
-               r.out_of_memory.size(), r.skipped_recompute, r.bounded, r.ranked.size(), o.top);
-    fmt::print("{:>3}  {:<44} {:<14} {:<42} {:>8} {:>7} {:>9} {:>11}\n", "#", "plan", "technique",
-               "GPUs", "step s", "TFLOP/s", "to train", "mem GiB");
-    for (int i = 0; i < std::min<int>(o.top, int(r.ranked.size())); ++i)
-      print_row(i + 1, r.ranked[i], slice);
+               r.out_of_memory.size(), r.ranked.size(), r.skipped_recompute, r.bounded, o.top);
+    print_table(r, slice, o, objective, ties);
     if (!r.out_of_memory.empty()) {
       fmt::print("\nout of memory ({} plans; the study's crosses), e.g.:\n", r.out_of_memory.size());
       for (int i = 0; i < std::min<int>(o.top, int(r.out_of_memory.size())); ++i)
-        fmt::print("  x {:<44} {:<14} {}\n", to_short_string(r.out_of_memory[i].candidate.plan),
+        fmt::print("  x {} ({}): {}\n", to_short_string(r.out_of_memory[i].candidate.plan),
                    technique_name(r.out_of_memory[i].candidate.plan), r.out_of_memory[i].reason);
     }
     for (const auto& f : r.failed)
       fmt::print("  ! {} failed to simulate: {}\n", to_string(f.candidate.plan), f.reason);
+    fmt::print("\nbest: {} ({}) on {}: {} to train, {} GPU-hours, {:.0f} tokens/s, step {:.3f} s, "
+               "{:.2f} TFLOP/s per GPU\n",
+               to_string(best.candidate.plan), technique_name(best.candidate.plan),
+               describe_gpus(slice, best.candidate.subset.gpus), format_train_time(best.time_to_train_s),
+               format_gpu_hours(gpu_hours(best)), best.tokens_per_s, best.step_time_s,
+               best.tflops_per_gpu);
+    if (ties > 1)
+      fmt::print("tie: plans 1-{} are within the calibration's held-out step error ({:.1f}%, {}) of "
+                 "the best: the prediction cannot tell them apart\n",
+                 ties, 100 * error, options.calibration->source);
+  }
+  const WinnerExplanation why = explain_winner(model, slice, options, best);
+  if (!quiet) {
+    fmt::print("why: {}\n", why.winner);
+    for (const auto& line : why.lines) fmt::print("  {}\n", line);
+  }
+  const int pairs = int(slice.site_names().size() * (slice.site_names().size() - 1) / 2);
+  std::vector<PairBreakEvens> evens;
+  if (o.break_even == "on" || (o.break_even == "auto" && pairs <= 3))
+    evens = break_evens(model, slice, options);
+  if (!quiet && !evens.empty()) {
+    fmt::print("break-even round trips (each site pair's varied alone):\n");
+    for (const auto& p : evens) fmt::print("  {}\n", p.sentence);
+  } else if (!quiet && pairs > 3 && o.break_even == "auto") {
+    fmt::print("break-even round trips: {} site pairs, left out (--break-even on computes them)\n", pairs);
   }
   // No wall-clock time in the JSON: the same search gives the same bytes (the terminal says how long).
-  nlohmann::json j = {{"model", model.name}, {"slice", slice.name}, {"enumerated", r.enumerated}};
+  nlohmann::json j = {{"model", model.name},
+                      {"slice", slice.name},
+                      {"enumerated", r.enumerated},
+                      {"objective", to_string(objective)},
+                      {"train_tokens", *options.train_tokens},
+                      {"train_tokens_from", o.search.train_tokens().description}};
   j["ranked"] = nlohmann::json::array();
-  for (const auto& e : r.ranked) j["ranked"].push_back(to_json(e, slice));
+  for (size_t i = 0; i < r.ranked.size(); ++i) {
+    j["ranked"].push_back(to_json(r.ranked[i], slice));
+    if (has_error) j["ranked"].back()["tie_with_best"] = int(i) < ties;
+  }
   j["out_of_memory"] = nlohmann::json::array();
   for (const auto& e : r.out_of_memory) j["out_of_memory"].push_back(to_json(e, slice));
-  write_json(o.json, j);
-  if (r.ranked.empty()) {
-    const auto& worst = r.out_of_memory;
-    double least = 0;
-    std::string reason;
-    for (const auto& e : worst)
-      if (least == 0 || e.peak_memory_bytes - e.memory_capacity_bytes < least)
-        least = e.peak_memory_bytes - e.memory_capacity_bytes, reason = e.reason;
-    fail("no plan of {} fits on {}: even the leanest plan is {} GiB short ({})", model.name,
-         slice.name, format_gib(least), reason);
+  j["why"] = {{"winner", why.winner}, {"rivals", nlohmann::json::array()}};
+  for (size_t i = 0; i < why.rivals.size(); ++i) {
+    const Rival& rv = why.rivals[i];
+    nlohmann::json x = {{"family", to_string(rv.family)}, {"sentence", why.lines[i]}};
+    if (rv.best) {
+      x["best"] = to_json(*rv.best, slice);
+      x["cost_ratio"] = rv.cost_ratio;
+    }
+    j["why"]["rivals"].push_back(x);
   }
-  const Evaluated& best = r.ranked.front();
-  if (!quiet)
-    fmt::print("\nbest: {} ({}) on {}: step {:.3f} s, {:.2f} TFLOP/s per GPU, {:.0f} tokens/s\n",
-               to_string(best.candidate.plan), technique_name(best.candidate.plan),
-               describe_gpus(slice, best.candidate.subset.gpus), best.step_time_s,
-               best.tflops_per_gpu, best.tokens_per_s);
-  fmt::print(quiet ? stderr : stdout, "recommended: {}\n",
-             exec_command(model, best, options.space.seq));
+  j["break_even"] = nlohmann::json::array();
+  for (const auto& p : evens) {
+    nlohmann::json x = {{"sites", nlohmann::json::array({p.site_a, p.site_b})}, {"rtt_ms", p.rtt_ms}, {"winner", p.winner},
+                        {"sentence", p.sentence}, {"changes", nlohmann::json::array()}};
+    for (const auto& c : p.changes)
+      x["changes"].push_back({{"rtt_ms", c.rtt_ms}, {"below", c.below}, {"above", c.above}});
+    j["break_even"].push_back(x);
+  }
+  j["launch"] = launch_json(launch_line(o.search.model, slice, best, seq));
+  write_json(o.json, j);
+  print_launch(info, o.search.model, slice, best, seq);
 }
 
 Registration reg(50, [](CLI::App& app) {
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand(
-      "plan", "Search every plan of a model on a slice, rank them by predicted throughput, and "
-              "recommend the best (default: GPT-2 medium on the study's Utah + Amsterdam slice)");
+      "plan", "Search every plan of a model on a slice, rank them by one objective (default: time "
+              "to train), say why the best wins and at which round trips it stops winning, and "
+              "print the line that runs it (default: GPT-2 medium on the study's Utah + Amsterdam "
+              "slice)");
   o->search.add_to(cmd);
   cmd->add_option("--top", o->top, "Rows to show")->capture_default_str();
   cmd->add_option("--json", o->json, "Write all results as JSON to FILE, or - for stdout");
-  cmd->add_option("--rule", o->rule, "search (default) or study: the study's selection procedure");
+  cmd->add_option("--rule", o->rule,
+                  "search (default) or study: the study's selection procedure, next to the search's "
+                  "answer");
+  cmd->add_option("--break-even", o->break_even,
+                  "auto (when the slice has at most 3 site pairs), on or off: per site pair, the "
+                  "round trip at which the winner changes")
+      ->capture_default_str();
+  cmd->add_flag("--wide", o->wide, "Show every column (default: fit $COLUMNS, else 100 columns)");
   cmd->callback([o] { run(*o); });
 });
 

@@ -1,9 +1,12 @@
-// fabtrain recommend: for each GPU count (and which sites) the best plan's time to train and
-// GPU-hours, and the smallest count within a tolerance of the best.
+// fabtrain recommend: the plan search with a GPU-count tolerance. For each GPU count (and which
+// sites) the best plan's time to train and GPU-hours, and the smallest count whose objective is
+// within the tolerance of the best.
 #include <fmt/format.h>
 
 #include "command.hpp"
 #include "common/error.hpp"
+#include "common/human_units.hpp"
+#include "common/text_table.hpp"
 #include "search_cli.hpp"
 #include "selector/recommend.hpp"
 
@@ -13,38 +16,54 @@ namespace {
 struct Options {
   SearchCli search;
   double tolerance = 0.10;
+  bool wide = false;
 };
 
 void run(Options& o) {
   auto [model, slice, options] = o.search.resolve();
-  const double tokens = o.search.train_tokens().value_or(1e9);
-  options.train_tokens = tokens;
-  fmt::print("fabtrain recommend: {} tolerance={:.0f}%{}\n", o.search.describe(),
-             100 * o.tolerance, o.search.train_tokens() ? "" : " (time to train for 1e9 tokens)");
+  const double tokens = *options.train_tokens;
+  const Objective objective = options.objective;
+  fmt::print("fabtrain recommend: {}\n", o.search.describe());
+  fmt::print("  the search of `fabtrain plan` (every GPU set's best kept exact), then the fewest GPUs "
+             "whose {} is within --tolerance {:.0f}% of the best\n",
+             objective == Objective::gpu_hours ? "GPU-hours" : "time to train", 100 * o.tolerance);
   const SearchResult r = search(model, slice, options);
-  const Recommendation rec = recommend(r, slice, tokens, o.tolerance);
+  const Recommendation rec = recommend(r, slice, tokens, o.tolerance, objective);
   if (rec.choices.empty()) fail("no plan of {} fits on any GPUs of {}", model.name, slice.name);
-  fmt::print("\n{:>4}  {:<42} {:<36} {:>10} {:>10} {:>10}\n", "GPUs", "where", "best plan",
-             "tokens/s", "to train", "GPU-hours");
+  const std::string types = gpu_types_line(slice);
+  if (!types.empty()) fmt::print("\n{}\n", types);
+  TextTable table({{"GPUs", true},
+                   {"where", false},
+                   {"best plan", false, 0, true},
+                   {"to train", true},
+                   {"GPU-h", true},
+                   {"tokens/s", true},
+                   {"", false}});
   for (size_t i = 0; i < rec.choices.size(); ++i) {
     const auto& c = rec.choices[i];
-    fmt::print("{:>4}  {:<42} {:<36} {:>10.0f} {:>10} {:>10.1f}{}\n", c.gpus,
-               describe_gpus(slice, c.best.candidate.subset.gpus), to_short_string(c.best.candidate.plan),
-               c.best.tokens_per_s, format_duration(c.time_to_train_s), c.gpu_hours,
-               int(i) == rec.chosen ? "  <- recommended" : "");
+    table.add_row({std::to_string(c.gpus), gpu_cell(slice, c.best.candidate.subset.gpus),
+                   to_short_string(c.best.candidate.plan), format_train_time(c.time_to_train_s),
+                   format_gpu_hours(c.gpu_hours), fmt::format("{:.0f}", c.best.tokens_per_s),
+                   int(i) == rec.chosen ? "<- chosen" : ""});
   }
+  fmt::print("{}", table.render(table_width(o.wide)).text);
   fmt::print("\n{}\n", rec.why);
-  fmt::print("recommended: {}\n", exec_command(model, rec.choices[rec.chosen].best, options.space.seq));
+  print_launch(stdout, o.search.model, slice, rec.choices[rec.chosen].best,
+               options.space.seq > 0 ? options.space.seq : model.n_ctx);
 }
 
 Registration reg(60, [](CLI::App& app) {
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand(
-      "recommend", "For each GPU count and set of sites, the best plan's time to train and "
-                   "GPU-hours; recommends the smallest count within a tolerance of the best");
+      "recommend", "The plan search with a GPU-count tolerance: for each GPU count and set of "
+                   "sites the best plan's time to train and GPU-hours; recommends the smallest "
+                   "count within the tolerance of the best");
   o->search.add_to(cmd);
-  cmd->add_option("--tolerance", o->tolerance, "Throughput fraction a smaller count may lose")
+  cmd->add_option("--tolerance", o->tolerance,
+                  "Fraction of the best objective (time to train, or GPU-hours) a smaller count may "
+                  "lose")
       ->capture_default_str();
+  cmd->add_flag("--wide", o->wide, "Show every column uncut (default: fit $COLUMNS, else 100)");
   cmd->callback([o] { run(*o); });
 });
 

@@ -2,7 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
 #include "common/error.hpp"
+#include "selector/launch_line.hpp"
 
 namespace fabtrain {
 
@@ -14,9 +19,12 @@ void SearchCli::add_to(CLI::App* cmd, bool with_slice) {
                   "Global batch in sequences (default: 8 per GPU of each plan, as in Alpa's GPT-2 "
                   "example that the study appears to follow)");
   cmd->add_option("--seq", seq, "Sequence length (default: the model's context)");
-  cmd->add_option("--tokens", tokens, "Tokens to train, for time to train");
-  cmd->add_option("--epochs", epochs, "Epochs over --dataset-tokens, for time to train");
-  cmd->add_option("--dataset-tokens", dataset_tokens, "Tokens in the data set");
+  cmd->add_option("--tokens", tokens,
+                  "Tokens to train, for time to train (default: the study's 20 epochs of an assumed "
+                  "1.52e6-token data set, selector/data/study_training.yaml)");
+  cmd->add_option("--epochs", epochs, "Epochs over the data set (default: the study's 20)");
+  cmd->add_option("--dataset-tokens", dataset_tokens,
+                  "Tokens in one epoch of the data set (default: the study's, assumed)");
   cmd->add_option("--wan-latency-ms", wan_latency_ms,
                   "Override every inter-site round-trip latency (what-if)");
   cmd->add_option("--communicator", communicator,
@@ -26,6 +34,9 @@ void SearchCli::add_to(CLI::App* cmd, bool with_slice) {
   cmd->add_option("--catalog", catalog_file,
                   "Catalog YAML adding or replacing GPU types, NICs and sites (the built-in rules)");
   cmd->add_option("--precision", precision, "fp32, fp16 or bf16")->capture_default_str();
+  cmd->add_option("--objective", objective,
+                  "What the search ranks by: time-to-train, tokens-per-s or gpu-hours")
+      ->capture_default_str();
   cmd->add_option("--workers", workers, "Simulation worker processes (default: one per core)");
 }
 
@@ -42,49 +53,84 @@ SearchSetup SearchCli::resolve() {
   if (batch < 0) fail("--batch={} must be positive", batch);
   if (seq < 0 || seq > setup.model.n_ctx)
     fail("--seq={} must be between 1 and the model's context {}", seq, setup.model.n_ctx);
-  if ((epochs > 0) != (dataset_tokens > 0))
-    fail("--epochs and --dataset-tokens go together (got epochs={}, dataset-tokens={})", epochs,
-         dataset_tokens);
+  if (tokens < 0) fail("--tokens={} must be positive", tokens);
+  if (epochs < 0) fail("--epochs={} must be positive", epochs);
+  if (dataset_tokens < 0) fail("--dataset-tokens={} must be positive", dataset_tokens);
+  if (tokens > 0 && (epochs > 0 || dataset_tokens > 0))
+    fail("--tokens={} and --epochs/--dataset-tokens both say how much to train: give one", tokens);
   options.space.global_batch = batch;
   options.space.seq = seq;
   options.space.precision = parse_precision(precision);
   options.workers = workers;
-  options.train_tokens = train_tokens();
+  options.objective = parse_objective(objective);
+  options.train_tokens = train_tokens().tokens;
   return setup;
 }
 
-std::optional<double> SearchCli::train_tokens() const {
-  if (tokens > 0) return tokens;
-  if (epochs > 0 && dataset_tokens > 0) return epochs * dataset_tokens;
-  return std::nullopt;
+TrainingAmount SearchCli::train_tokens() const {
+  if (tokens > 0) return {tokens, fmt::format("{:.3g} tokens (--tokens)", tokens)};
+  const StudyTraining study = builtin_study_training();
+  const double e = epochs > 0 ? epochs : study.epochs;
+  const double d = dataset_tokens > 0 ? dataset_tokens : study.dataset_tokens;
+  return {e * d, fmt::format("{:g} epochs{} of {:.3g} tokens{} = {:.3g} tokens", e,
+                             epochs > 0 ? "" : " (the study's)", d,
+                             dataset_tokens > 0 ? "" : " (the study's data set, size assumed)", e * d)};
 }
 
 std::string SearchCli::describe() const {
-  return fmt::format("model={} slice={} communicator={} batch={} seq={} precision={}{}{}{}", model, slice,
+  return fmt::format("model={} slice={} communicator={}\n"
+                     "  batch={} seq={} precision={} objective={}{}{}\n  to train: {}", model, slice,
                      communicator.empty() ? "the slice's" : communicator,
                      batch > 0 ? std::to_string(batch) : "8/GPU", seq > 0 ? std::to_string(seq) : "context",
-                     precision, wan_latency_ms >= 0 ? fmt::format(" wan-latency={}ms", wan_latency_ms) : "",
-                     train_tokens() ? fmt::format(" tokens={:.3g}", *train_tokens()) : "",
+                     precision, objective,
+                     wan_latency_ms >= 0 ? fmt::format(" wan-latency={}ms", wan_latency_ms) : "",
                      calibration_file.empty() ? " calibration=catalog defaults"
-                                              : " calibration=" + calibration_file);
+                                              : " calibration=" + calibration_file,
+                     train_tokens().description);
 }
 
-std::string format_duration(double s) {
-  if (s <= 0) return "-";
-  if (s < 120) return fmt::format("{:.1f} s", s);
-  if (s < 7200) return fmt::format("{:.0f} min", s / 60);
-  if (s < 2 * 86400) return fmt::format("{:.1f} h", s / 3600);
-  return fmt::format("{:.1f} d", s / 86400);
+namespace {
+std::string short_type(const std::string& name) {
+  return name.rfind("GPU_", 0) == 0 ? name.substr(4) : name;
+}
+}  // namespace
+
+std::string gpu_types_line(const Slice& slice) {
+  std::set<std::string> types;
+  for (const auto& g : slice.gpus()) types.insert(g.type->name);
+  return types.size() == 1 ? "GPUs: " + *types.begin() + " (every GPU of the slice)" : "";
 }
 
-std::string format_gib(double bytes) { return fmt::format("{:.1f}", bytes / (1024.0 * 1024 * 1024)); }
+std::string gpu_cell(const Slice& slice, const std::vector<int>& gpus) {
+  const bool one_type = !gpu_types_line(slice).empty();
+  const auto groups = count_gpus_by(slice, gpus, [&](const SliceGpu& g) {
+    return (one_type ? "" : short_type(g.type->name)) + "@" + slice.vms[g.vm].site;
+  });
+  std::string out;
+  for (const auto& [key, n] : groups)
+    out += fmt::format("{}{}{}{}", out.empty() ? "" : "+", n, one_type ? "" : "x", key);
+  return out;
+}
 
-std::string exec_command(const ModelSpec& model, const Evaluated& e, int seq) {
-  Plan plan = e.candidate.plan;
-  return fmt::format("mpirun -np {} fabtrain-exec train --model {} --plan {} --batch {} --seq {} "
-                     "--data TRAIN_TOKENS.bin",
-                     plan.ranks(), model.name, to_string(plan), e.candidate.global_batch,
-                     seq > 0 ? seq : model.n_ctx);
+double memory_unit_bytes(const std::vector<double>& capacities) {
+  constexpr double MiB = 1024.0 * 1024, GiB = 1024 * MiB;
+  for (double c : capacities)
+    if (c >= GiB) return GiB;
+  return MiB;
+}
+
+void print_launch(std::FILE* out, const std::string& model_arg, const Slice& slice,
+                  const Evaluated& e, int seq) {
+  const LaunchLine line = launch_line(model_arg, slice, e, seq);
+  if (!line.simulate_only.empty()) {
+    fmt::print(out, "not runnable as simulated: {}\nthe plan's line would be: {}\n",
+               line.simulate_only, line.command);
+    return;
+  }
+  fmt::print(out, "recommended: {}\n", line.command);
+  fmt::print(out, "  (--host: ranks to VMs in the plan's device order; put each VM's address for its "
+                  "name if it does not resolve; TRAIN_TOKENS.bin: your llm.c token shards, e.g. from "
+                  "fabtrain-exec tokenize)\n");
 }
 
 }  // namespace fabtrain

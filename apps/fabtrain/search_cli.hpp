@@ -2,6 +2,7 @@
 // calibration, and how many tokens to train (for time to train).
 #pragma once
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
@@ -9,6 +10,7 @@
 #include "models/model_spec.hpp"
 #include "platforms/slice.hpp"
 #include "selector/search.hpp"
+#include "selector/study_training.hpp"
 
 namespace fabtrain {
 
@@ -33,6 +35,7 @@ struct SearchCli {
   std::string calibration_file;
   std::string catalog_file;  // --catalog: the user's own GPU types, NICs, sites
   std::string precision = "fp32";
+  std::string objective = "time-to-train";
   int workers = 0;
 
   Calibration calibration;  // loaded by resolve()
@@ -40,14 +43,20 @@ struct SearchCli {
   void add_to(CLI::App* cmd, bool with_slice = true);
   // Loads model, slice (with the latency override) and calibration; checks the numbers.
   SearchSetup resolve();
-  // Tokens to train: --tokens, or --epochs x --dataset-tokens; nullopt when neither.
-  std::optional<double> train_tokens() const;
-  std::string describe() const;  // the resolved configuration, one line
+  // Tokens to train: --tokens, or epochs x data set tokens, each the user's or the study's
+  // (selector/data/study_training.yaml), with where they came from.
+  TrainingAmount train_tokens() const;
+  std::string describe() const;  // the resolved configuration, three lines
 };
 
-std::string format_duration(double seconds);
-std::string format_gib(double bytes);
-// The line a user pastes to run the plan for real.
-std::string exec_command(const ModelSpec& model, const Evaluated& e, int seq);
+// A plan's GPUs in a table cell: "2@UTAH+2@AMST" when the slice has one GPU type (named once
+// above the table by gpu_types_line), else "2xRTX6000@UTAH+1xT4@GPN".
+std::string gpu_cell(const Slice& slice, const std::vector<int>& gpus);
+std::string gpu_types_line(const Slice& slice);  // "" when there are several types
+// The unit a table's memory column uses: GiB, or MiB when no capacity reaches 1 GiB.
+double memory_unit_bytes(const std::vector<double>& capacities);
+// "recommended: mpirun ..." (or why the plan is simulate-only) and how to fill it in.
+void print_launch(std::FILE* out, const std::string& model_arg, const Slice& slice,
+                  const Evaluated& e, int seq);
 
 }  // namespace fabtrain

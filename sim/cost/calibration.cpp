@@ -62,7 +62,9 @@ Calibration load_calibration(const std::string& path, const Catalog& catalog) {
   Calibration cal;
   cal.source = path;
   if (root.IsNull()) return cal;
-  reject_unknown(root, {"compute", "links", "collectives", "p2p"}, "the top level", path);
+  reject_unknown(root, {"compute", "links", "collectives", "p2p", "held_out_step_error"},
+                 "the top level", path);
+  cal.held_out_step_error = number(root, "held_out_step_error", 0, 10, "the top level", path);
   if (const auto compute = root["compute"]) {
     if (!compute.IsMap()) fail("{}: compute must map GPU type names to kinds", path);
     YamlFields(path, "compute", compute);  // repeated or non-name keys

@@ -17,6 +17,7 @@
 //                      small_bytes: 4096, small_latency_terms: 1}
 //     reduce_scatter: {latency_terms: 2, bandwidth_factor: 1}
 //   p2p: {latency_terms: 1.3, overhead_s: 5e-5}
+//   held_out_step_error: 0.08     # a fraction; what calibrate measured on held-out runs
 //
 // A collective correction (per op; both keys required when the op is named) replaces the
 // ring/tree cost of every call of that op by
@@ -87,6 +88,9 @@ struct Calibration {
   std::map<std::string, LinkCalibration> links;                           // by link class name
   std::map<CollectiveOp, CollectiveCalibration> collectives;              // absent: ring/tree
   std::optional<P2pCalibration> p2p;                                      // absent: one flow
+  // Mean absolute step-time error of runs predicted by a fit that left them out (calibrate
+  // --runs with two or more runs): plans closer than this are reported as a tie.
+  std::optional<double> held_out_step_error;
   std::string source;  // the file it came from, for the resolved configuration
 
   bool empty() const { return compute.empty() && links.empty() && collectives.empty() && !p2p; }

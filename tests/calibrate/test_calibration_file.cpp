@@ -65,3 +65,24 @@ TEST_CASE("an empty calibration writes a file that loads as empty, unwritable pa
   std::filesystem::remove(path);
   CHECK_THROWS_AS(calib::write_calibration(Calibration{}, {}, "/nonexistent-dir/x/cal.yaml"), Error);
 }
+
+TEST_CASE("the held-out step error calibrate measured is written and read back; out of range refused") {
+  Calibration cal;
+  cal.held_out_step_error = 0.083;
+  const std::string path = temp_path("held-out.yaml");
+  calib::write_calibration(cal, {"held out"}, path);
+  const Calibration back = load_calibration(path);
+  REQUIRE(back.held_out_step_error);
+  CHECK(*back.held_out_step_error == 0.083);
+  CHECK(load_calibration(temp_path("held-out.yaml")).empty());  // an error bar, not a correction
+  const std::string bad = temp_path("held-out-bad.yaml");
+  std::ofstream(bad) << "held_out_step_error: -0.5\n";
+  try {
+    load_calibration(bad);
+    FAIL("a negative error was accepted");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("held_out_step_error") != std::string::npos);
+  }
+  std::filesystem::remove(path);
+  std::filesystem::remove(bad);
+}

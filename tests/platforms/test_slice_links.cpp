@@ -117,3 +117,32 @@ TEST_CASE("links: rejected when they do not fit the slice, naming the file, elem
     CHECK(message.find("s.yaml") != std::string::npos);
   }
 }
+
+TEST_CASE("one pair's round trip overridden: the other pairs keep theirs, on routed and two-site networks") {
+  test::TempYaml dir;
+  Slice s = load_slice(dir.write("routed.yaml", kRouted));
+  const double tacc_star = pair_rtt_s(s, "TACC", "STAR"), utah_star = pair_rtt_s(s, "UTAH", "STAR");
+  override_pair_latency(s, "AMST", "UTAH", 0.007);
+  CHECK(pair_rtt_s(s, "UTAH", "AMST") == doctest::Approx(0.007));
+  CHECK(pair_rtt_s(s, "TACC", "STAR") == doctest::Approx(tacc_star));
+  CHECK(pair_rtt_s(s, "UTAH", "STAR") == doctest::Approx(utah_star));
+  // A routed network that gave one round trip to all its pairs keeps it for the others.
+  Slice given = load_slice(dir.write("given.yaml", R"(vms:
+  - {name: utah, site: UTAH, gpu: GPU_RTX6000, gpus: 1, nic: NIC_Basic}
+  - {name: star, site: STAR, gpu: GPU_A30, gpus: 1, nic: NIC_Basic}
+  - {name: tacc, site: TACC, gpu: GPU_A40, gpus: 1, nic: NIC_Basic}
+networks:
+  - {name: v4, kind: fabnetv4, vms: [utah, star, tacc], rtt_ms: 40}
+)"));
+  override_pair_latency(given, "UTAH", "TACC", 0.002);
+  CHECK(pair_rtt_s(given, "UTAH", "TACC") == doctest::Approx(0.002));
+  CHECK(pair_rtt_s(given, "UTAH", "STAR") == doctest::Approx(0.040));
+  CHECK(pair_rtt_s(given, "STAR", "TACC") == doctest::Approx(0.040));
+  // Two sites on an L2STS network: the network's own round trip changes.
+  Slice two = load_slice("utah-amst");
+  CHECK(pair_rtt_s(two, "UTAH", "AMST") == doctest::Approx(0.103));
+  override_pair_latency(two, "UTAH", "AMST", 0.010);
+  CHECK(pair_rtt_s(two, "AMST", "UTAH") == doctest::Approx(0.010));
+  CHECK(test::error_of([&] { override_pair_latency(two, "UTAH", "AMST", -1); }).find("between 0 and") !=
+        std::string::npos);
+}

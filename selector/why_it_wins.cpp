@@ -1,0 +1,89 @@
+#include "selector/why_it_wins.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace fabtrain {
+
+const char* to_string(Family family) {
+  switch (family) {
+    case Family::data_parallel: return "data parallel";
+    case Family::zero: return "ZeRO";
+    case Family::shard: return "shard";
+    case Family::pipeshard: return "pipeshard";
+  }
+  return "data parallel";
+}
+
+Family family_of(const Plan& plan) {
+  if (plan.pp > 1) return Family::pipeshard;
+  if (plan.tp > 1) return Family::shard;
+  if (plan.zero > 0) return Family::zero;
+  return Family::data_parallel;
+}
+
+std::string dominant_term(const Evaluated& e) {
+  const std::pair<double, const char*> terms[] = {
+      {e.compute_s, "compute"}, {e.exposed_comm_s, "exposed communication"}, {e.bubble_s, "pipeline bubble"}};
+  const auto& top = *std::max_element(std::begin(terms), std::end(terms),
+                                      [](auto& a, auto& b) { return a.first < b.first; });
+  const double share = e.step_time_s > 0 ? 100 * top.first / e.step_time_s : 0;
+  return fmt::format("{} {:.2f} s ({:.0f}%)", top.second, top.first, share);
+}
+
+namespace {
+
+double cost(const Evaluated& e, Objective objective) {
+  return objective_weight(objective, e.candidate.plan.ranks()) / e.tokens_per_s;
+}
+
+std::string split(const Evaluated& e) {
+  return fmt::format("compute {:.2f} s, exposed communication {:.2f} s, bubble {:.2f} s",
+                     e.compute_s, e.exposed_comm_s, e.bubble_s);
+}
+
+const char* measure(Objective objective) {
+  switch (objective) {
+    case Objective::gpu_hours: return "the GPU-hours";
+    case Objective::tokens_per_s: return "the time per token";
+    case Objective::time_to_train: break;
+  }
+  return "the time to train";
+}
+
+}  // namespace
+
+WinnerExplanation explain_winner(const ModelSpec& model, const Slice& slice,
+                                 const SearchOptions& options, const Evaluated& winner) {
+  WinnerExplanation out;
+  const Family mine = family_of(winner.candidate.plan);
+  out.winner = fmt::format("{} wins: its {:.3f} s step is mostly {}; in all {}", to_string(mine),
+                           winner.step_time_s, dominant_term(winner), split(winner));
+  const auto all = enumerate_plans(model, slice, options.space);
+  SearchOptions one = options;
+  one.keep_top = 1;
+  for (Family f : {Family::data_parallel, Family::zero, Family::shard, Family::pipeshard}) {
+    if (f == mine) continue;
+    std::vector<Candidate> family;
+    for (const auto& c : all)
+      if (family_of(c.plan) == f) family.push_back(c);
+    Rival rival{f, std::nullopt, 0};
+    const SearchResult r = evaluate(model, slice, family, one);
+    if (!r.ranked.empty()) {
+      rival.best = r.ranked.front();
+      rival.cost_ratio = cost(*rival.best, options.objective) / cost(winner, options.objective);
+      out.lines.push_back(fmt::format(
+          "best {} ({} on {} GPUs): {:.3f}x {}; its {:.3f} s step is mostly {}", to_string(f),
+          to_short_string(rival.best->candidate.plan), rival.best->candidate.plan.ranks(),
+          rival.cost_ratio, measure(options.objective), rival.best->step_time_s,
+          dominant_term(*rival.best)));
+    } else {
+      out.lines.push_back(fmt::format("{}: no plan fits ({} tried)", to_string(f), family.size()));
+    }
+    out.rivals.push_back(std::move(rival));
+  }
+  return out;
+}
+
+}  // namespace fabtrain
