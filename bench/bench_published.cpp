@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "calibrate/check_published.hpp"
+#include "calibrate/plan_comparison.hpp"
 
 using namespace fabtrain;
 
@@ -19,6 +20,9 @@ int main() {
              s.problems.size(), path);
   for (const auto& p : s.problems) fmt::print("  bad row: {}\n", p);
   fmt::print("rows off by more than 50%: {}\n", over_half);
+  const std::vector<PlanComparison> comparisons = compare_plans(s.runs, s.checks);
+  fmt::print("best plan predicted = best measured in {} of {} comparisons\n", agreeing(comparisons),
+             comparisons.size());
   fmt::print("median absolute error {:.1f}% over {} published runs\n", 100 * s.median_abs_error,
              s.checks.size());
   const double ratio = s.median_abs_error > 0 ? 0.15 / s.median_abs_error : 0;

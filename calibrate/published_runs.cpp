@@ -102,7 +102,7 @@ PublishedMeasurement read_measurement(const YamlFields& row, const PublishedRun&
 PublishedRun read_run(const YamlFields& f, int row, const Catalog& catalog) {
   f.allow_only({"id", "source", "url", "model", "seq", "global_batch", "plan",
                 "framework", "hardware", "communicator", "measured", "unstated",
-                "large_error_reason"});
+                "large_error_reason", "compare"});
   PublishedRun r;
   r.row = row;
   r.id = f.text("id");
@@ -134,6 +134,7 @@ PublishedRun read_run(const YamlFields& f, int row, const Catalog& catalog) {
   r.measured = read_measurement(f, r);
   r.unstated = f.text_list_or("unstated");
   r.large_error_reason = f.text_or("large_error_reason", "");
+  r.compare = f.text_or("compare", "");
   return r;
 }
 

@@ -48,6 +48,9 @@ struct PublishedRun {
   PublishedMeasurement measured;
   std::vector<std::string> unstated;  // what the source leaves out, and what this file assumed
   std::string large_error_reason;     // why a prediction may miss by more than 50%, if known
+  // Rows of one source that ran several plans of the same job on the same hardware share this
+  // name ("" for none): the check compares the plan predicted fastest with the one measured so.
+  std::string compare;
 };
 
 struct PublishedFile {

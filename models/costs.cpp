@@ -26,11 +26,19 @@ int element_bytes(Precision p) { return p == Precision::fp32 || p == Precision::
 
 Attention parse_attention(const std::string& text) {
   if (text == "naive") return Attention::naive;
+  if (text == "eager") return Attention::eager;
   if (text == "flash") return Attention::flash;
-  fail("unknown attention '{}' (expected naive or flash)", text);
+  fail("unknown attention '{}' (expected naive, eager or flash)", text);
 }
 
-const char* to_string(Attention a) { return a == Attention::flash ? "flash" : "naive"; }
+const char* to_string(Attention a) {
+  switch (a) {
+    case Attention::naive: return "naive";
+    case Attention::eager: return "eager";
+    case Attention::flash: return "flash";
+  }
+  return "?";
+}
 
 const char* to_string(BlockKind kind) {
   switch (kind) {
@@ -60,25 +68,68 @@ bool replicated_over_tp(Block block) {
 
 WorkCost forward_cost(const ModelSpec& m, Block block, int b, int s, int tp, Precision p,
                       Attention attention) {
-  const double C = m.n_embd, V = m.vocab_size, tokens = double(b) * s, e = element_bytes(p);
+  const double C = m.n_embd, V = m.vocab_size, t = double(b) * s, e = element_bytes(p);
+  const double A = t * C * e;  // bytes of one activation (b x s x C)
   WorkCost w;
+  auto product = [&](double flops, double bytes) {
+    w.flops += flops;
+    w.bytes += bytes;
+    w.matmul_bytes += bytes;
+    ++w.kernels;
+  };
+  auto attention_product = [&](double flops, double bytes) {
+    w.flops += flops;
+    w.bytes += bytes;
+    w.attention_flops += flops;
+    w.attention_bytes += bytes;
+    ++w.kernels;
+  };
+  auto elementwise = [&](double bytes) {
+    w.bytes += bytes;
+    ++w.kernels;
+  };
   switch (block.kind) {
     case BlockKind::embed:
-      w.bytes = 2 * tokens * C * e;  // read rows of wte and wpe, write the sum
+      elementwise(A + s * C * e + A);
       break;
-    case BlockKind::attn:
-      // qkv 6*t*C^2, projection 2*t*C^2, scores and weighted sum 4*t*s*C
-      w.flops = (8 * tokens * C * C + 4 * tokens * s * C) / tp;
-      w.bytes = (4 * C * C * e) / tp + tokens * C * e * (6 + 6.0 / tp);
-      if (attention == Attention::naive) w.bytes += 2.0 * b * m.n_head * s * s * e / tp;
+    case BlockKind::attn: {
+      const double core = 4 * t * s * C / tp;  // QK^T and PV
+      elementwise(2 * A);
+      product(6 * t * C * C / tp, 3 * C * C * e / tp + A + 3 * A / tp);
+      if (attention == Attention::flash) {
+        attention_product(core, 4 * A / tp);
+      } else {
+        const double S = double(b) * m.n_head * s * s * e / tp;
+        attention_product(core / 2, 2 * A / tp + S);
+        if (attention == Attention::naive) {
+          elementwise(2 * S);
+        } else {
+          // scale and mask (S in, S out each); softmax in fp32 and, under mixed precision, cast
+          // back to the products' precision
+          const double S32 = S * 4 / e;
+          elementwise(2 * S);
+          elementwise(2 * S);
+          elementwise(S + S32);
+          if (e < 4) elementwise(S32 + S);
+        }
+        attention_product(core / 2, S + 2 * A / tp);
+        if (attention == Attention::eager) elementwise(2 * A / tp);  // heads made contiguous
+      }
+      product(2 * t * C * C / tp, C * C * e / tp + A / tp + A);
+      elementwise(3 * A);
       break;
+    }
     case BlockKind::mlp:
-      w.flops = 16 * tokens * C * C / tp;
-      w.bytes = (8 * C * C * e) / tp + tokens * C * e * (4 + 12.0 / tp);
+      elementwise(2 * A);
+      product(8 * t * C * C / tp, 4 * C * C * e / tp + A + 4 * A / tp);
+      elementwise(8 * A / tp);
+      product(8 * t * C * C / tp, 4 * C * C * e / tp + 4 * A / tp + A);
+      elementwise(3 * A);
       break;
     case BlockKind::head:
-      w.flops = 2 * tokens * C * V;
-      w.bytes = V * C * e + tokens * C * e * 2 + 2 * tokens * V * e;
+      elementwise(2 * A);
+      product(2 * t * C * V, V * C * e + A + t * V * e);
+      elementwise(2 * t * V * e);
       break;
   }
   return w;
@@ -87,9 +138,13 @@ WorkCost forward_cost(const ModelSpec& m, Block block, int b, int s, int tp, Pre
 WorkCost backward_cost(const ModelSpec& m, Block block, int b, int s, int tp, Precision p,
                        Attention attention) {
   const WorkCost f = forward_cost(m, block, b, s, tp, p, attention);
-  WorkCost w{2 * f.flops, 2 * f.bytes};
-  if (attention == Attention::flash && block.kind == BlockKind::attn)
-    w.flops += 0.5 * 4.0 * double(b) * s * s * m.n_embd / tp;  // the scores recomputed
+  WorkCost w{2 * f.flops,           2 * f.bytes,           2 * f.matmul_bytes,
+             2 * f.attention_flops, 2 * f.attention_bytes, 2 * f.kernels};
+  if (attention == Attention::flash && block.kind == BlockKind::attn) {
+    const double again = 0.5 * 4.0 * double(b) * s * s * m.n_embd / tp;  // the scores recomputed
+    w.flops += again;
+    w.attention_flops += again;
+  }
   return w;
 }
 

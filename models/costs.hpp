@@ -24,10 +24,13 @@ const char* to_string(Precision p);
 int element_bytes(Precision p);
 
 // How attention is computed: naive materialises the b*heads*s*s scores (written, read back by
-// softmax, kept for backward); flash (FlashAttention, cuDNN's fused attention, PyTorch SDPA)
-// keeps them on chip and recomputes them in backward (Dao et al. 2022, sections 3.1 and 3.2).
-enum class Attention { naive, flash };
-Attention parse_attention(const std::string& text);  // "naive" | "flash"
+// one fused scale-mask-softmax kernel, kept for backward); eager is naive as eager PyTorch runs
+// it, the scale, the causal mask and the softmax each a kernel of its own over the scores, the
+// softmax in fp32 under autocast (PyTorch's autocast op list) and cast back for the product;
+// flash (FlashAttention, cuDNN's fused attention, PyTorch SDPA) keeps them on chip and
+// recomputes them in backward (Dao et al. 2022, sections 3.1 and 3.2).
+enum class Attention { naive, eager, flash };
+Attention parse_attention(const std::string& text);  // "naive" | "eager" | "flash"
 const char* to_string(Attention a);
 
 enum class BlockKind { embed, attn, mlp, head };
@@ -44,12 +47,35 @@ int first_block_of_layer(int layer);  // 1 + 2*layer
 // sequences of s tokens, with the block's matrices split over tp ranks (Megatron style). Counts
 // matrix products and attention as Alpa and llm.c do (2 FLOPs per multiply-add); element-wise
 // work adds bytes, not FLOPs. The head is replicated on every tensor-parallel rank (not split).
+// Counted kernel by kernel, one kernel per operation as a block runs them (t = b*s tokens,
+// activation A = t*C elements; naive scores S = b*heads*s*s/tp):
+//   embed  lookup: read the token and position rows, write A
+//   attn   LayerNorm (read A, write A); QKV product (A in, 3C^2/tp weights, 3A/tp out);
+//          attention core: flash, one fused kernel (q, k, v in, A/tp out), or naive: QK^T
+//          (2A/tp in, S out), softmax (S in, S out), PV (S and A/tp in, A/tp out); eager: QK^T,
+//          scale, mask, softmax (in fp32 under mixed precision) and a cast back, each S in and
+//          out, PV, and the heads made contiguous again (A/tp in and out);
+//          projection (A/tp in, C^2/tp weights, A out); residual add (2A in, A out)
+//   mlp    LayerNorm; FC product (A in, 4C^2/tp, 4A/tp out); GELU (4A/tp in and out);
+//          projection (4A/tp in, 4C^2/tp, A out); residual add
+//   head   LayerNorm; logits product (A in, V*C weights, t*V out); cross-entropy (t*V in and out)
+// matmul_bytes are the weight products' own operands: a product moves them while it computes,
+// so a roofline overlaps them with its FLOPs. The attention core (QK^T and PV, or the fused
+// kernel) is kept apart, attention_flops and attention_bytes, as its own roofline: its products
+// (head dimension deep) have a far lower arithmetic intensity than the weight products. The rest
+// of bytes is element-wise traffic, kernels that only move bytes.
 struct WorkCost {
-  double flops = 0;
-  double bytes = 0;
+  double flops = 0;            // all of it
+  double bytes = 0;            // all of it
+  double matmul_bytes = 0;     // of bytes, the weight products' operands
+  double attention_flops = 0;  // of flops, the attention core's
+  double attention_bytes = 0;  // of bytes, the attention core products' operands
+  int kernels = 0;
 };
 // With flash attention the scores move no HBM bytes, and backward recomputes them (one more
-// product of the attention core: 2.5x its forward FLOPs instead of 2x).
+// product of the attention core: 2.5x its forward FLOPs instead of 2x). Backward is twice the
+// forward's bytes and kernels (a product's input and weight gradients; an element-wise kernel's
+// gradient reads its input and the incoming gradient).
 WorkCost forward_cost(const ModelSpec& m, Block block, int b, int s, int tp, Precision p,
                       Attention attention = Attention::naive);
 WorkCost backward_cost(const ModelSpec& m, Block block, int b, int s, int tp, Precision p,

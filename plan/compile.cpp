@@ -97,6 +97,10 @@ class StepBuilder {
       const WorkCost w = forward_cost(m_, block, b_, s_, plan_.tp, plan_.precision, plan_.attention);
       f.flops += w.flops;
       f.bytes += w.bytes;
+      f.matmul_bytes += w.matmul_bytes;
+      f.attention_flops += w.attention_flops;
+      f.attention_bytes += w.attention_bytes;
+      f.kernels += w.kernels;
       f.activation_bytes +=
           activation_bytes(m_, block, b_, s_, plan_.tp, plan_.precision, plan_.recompute,
                            plan_.attention);
@@ -114,11 +118,19 @@ class StepBuilder {
       const WorkCost w = backward_cost(m_, block, b_, s_, plan_.tp, plan_.precision, plan_.attention);
       bw.flops += w.flops;
       bw.bytes += w.bytes;
+      bw.matmul_bytes += w.matmul_bytes;
+      bw.attention_flops += w.attention_flops;
+      bw.attention_bytes += w.attention_bytes;
+      bw.kernels += w.kernels;
       // Recomputation rebuilds the layers' activations; the embedding and head keep theirs.
       if (plan_.recompute && !replicated_over_tp(block)) {
         const WorkCost again = forward_cost(m_, block, b_, s_, plan_.tp, plan_.precision, plan_.attention);
         bw.flops += again.flops;
         bw.bytes += again.bytes;
+        bw.matmul_bytes += again.matmul_bytes;
+        bw.attention_flops += again.attention_flops;
+        bw.attention_bytes += again.attention_bytes;
+        bw.kernels += again.kernels;
         bw.recompute = true;
       }
       bw.activation_bytes +=

@@ -1,6 +1,6 @@
 // A Plan: how one training step of a model is split over a slice's GPUs. Text form
 // "dp=2,tp=1,pp=2,mb=8,zero=0,schedule=1f1b,recompute=off,layers=10:14,precision=fp32" and a
-// JSON form (attention=flash is printed only when set: naive is the default). Keys left out take the defaults below. The study's techniques map onto plans:
+// JSON form (attention=flash or eager is printed only when set: naive is the default). Keys left out take the defaults below. The study's techniques map onto plans:
 // data parallel = dp=N; ZeRO-2 = dp=N,zero=2; shard = tp=N; pipeshard = pp>1 (tp/dp per stage).
 #pragma once
 #include <nlohmann/json_fwd.hpp>
@@ -25,7 +25,7 @@ struct Plan {
   std::vector<int> layers;   // layers per stage; empty = as even as possible
   std::vector<int> devices;  // explicit device order (indices into the slice's GPUs); empty = 0..n-1
   Precision precision = Precision::fp32;
-  Attention attention = Attention::naive;  // flash: fused attention (scores never in HBM)
+  Attention attention = Attention::naive;  // flash: fused (scores never in HBM); eager: PyTorch's
 
   int ranks() const { return dp * tp * pp; }
   bool operator==(const Plan&) const = default;

@@ -113,7 +113,9 @@ const std::vector<Key>& keys() {
          }
        },
        // Left out when naive, so plans written before the key existed print as they did.
-       [](const Plan& p) { return p.attention == Attention::flash ? std::string("flash") : std::string(); }},
+       [](const Plan& p) {
+         return p.attention == Attention::naive ? std::string() : std::string(to_string(p.attention));
+       }},
       {"devices", [](Plan& p, const std::string& v) { p.devices = parse_list("devices", v, Limit{limits::gpus.max - 1, "GPUs are numbered from 0"}); },
        [](const Plan& p) { return fmt::format("{}", fmt::join(p.devices, ":")); }},
   };
@@ -185,7 +187,7 @@ void to_json(nlohmann::json& j, const Plan& plan) {
                      {"layers", plan.layers},
                      {"precision", to_string(plan.precision)},
                      {"devices", plan.devices}};
-  if (plan.attention == Attention::flash) j["attention"] = "flash";
+  if (plan.attention != Attention::naive) j["attention"] = to_string(plan.attention);
 }
 
 // Each JSON value is turned into its text form and goes through the same setter as the text
@@ -235,7 +237,7 @@ std::string to_short_string(const Plan& plan) {
   if (plan.recompute) text += ",recompute=on";
   if (!plan.layers.empty()) text += fmt::format(",layers={}", fmt::join(plan.layers, ":"));
   if (plan.precision != Precision::fp32) text += fmt::format(",precision={}", to_string(plan.precision));
-  if (plan.attention == Attention::flash) text += ",attention=flash";
+  if (plan.attention != Attention::naive) text += fmt::format(",attention={}", to_string(plan.attention));
   return text;
 }
 

@@ -31,6 +31,12 @@ struct Forward {
   double bytes = 0;             // bytes moved, for a roofline
   double activation_bytes = 0;  // kept from here until the matching Backward
   int replicas = 1;             // how many ranks do this same work (tp for embed/head)
+  // Of bytes, those the weight products move as their own operands, overlapped with their
+  // FLOPs; of flops and bytes, the attention core's, its own roofline (models/costs.hpp). 0: all
+  // of flops in products, all of bytes element-wise traffic.
+  double matmul_bytes = 0;
+  double attention_flops = 0, attention_bytes = 0;
+  int kernels = 0;  // CUDA kernels launched; 0: one per block
 };
 
 // Backward of blocks [begin, end) (walked from end-1 down to begin); with recompute it first
@@ -43,6 +49,9 @@ struct Backward {
   double activation_bytes = 0;  // released when done
   bool recompute = false;
   int replicas = 1;
+  double matmul_bytes = 0;  // as Forward's
+  double attention_flops = 0, attention_bytes = 0;
+  int kernels = 0;
 };
 
 enum class Tensor { activation, gradient };

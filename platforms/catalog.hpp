@@ -22,6 +22,9 @@ struct GpuType {
   double pcie_bandwidth = 0;    // bytes/s per direction
   double nvlink_bandwidth = 0;  // bytes/s per direction per GPU, 0 without NVLink
   bool is_cpu = false;          // a CPU "device" (for the CPU executor's calibration loop)
+  // Fraction of the FP32 peak its FP32 (SIMT) products reach, where it differs from the
+  // catalog's compute default (GA102's doubled FP32 lanes, a CPU); 0: the default.
+  double fp32_matmul_efficiency = 0;
   std::string source;
 };
 

@@ -35,7 +35,8 @@ std::string required_source(const YamlFields& f) {
 GpuType read_gpu(const YamlFields& f, const std::string& name) {
   f.allow_only({"description", "memory_gib", "peak_fp32_tflops", "peak_tf32_tflops",
                 "peak_fp16_tflops", "peak_bf16_tflops", "memory_bandwidth_gb_s", "pcie_generation",
-                "pcie_bandwidth_gb_s", "nvlink_bandwidth_gb_s", "is_cpu", "source"});
+                "pcie_bandwidth_gb_s", "nvlink_bandwidth_gb_s", "is_cpu",
+                "fp32_matmul_efficiency", "source"});
   GpuType g;
   g.name = name;
   g.description = f.text("description");
@@ -50,6 +51,11 @@ GpuType read_gpu(const YamlFields& f, const std::string& name) {
   g.pcie_bandwidth = non_negative(f, "pcie_bandwidth_gb_s") * 1e9;
   g.nvlink_bandwidth = non_negative(f, "nvlink_bandwidth_gb_s") * 1e9;
   g.is_cpu = f.flag_or("is_cpu", false);
+  if (f.has("fp32_matmul_efficiency")) {
+    g.fp32_matmul_efficiency = non_negative(f, "fp32_matmul_efficiency", true);
+    if (g.fp32_matmul_efficiency > 1)
+      fail("{}: a fraction of peak must be at most 1", f.field("fp32_matmul_efficiency"));
+  }
   if (!g.is_cpu && g.pcie_bandwidth == 0)
     fail("{}: a GPU needs a PCIe bandwidth", f.field("pcie_bandwidth_gb_s"));
   g.source = required_source(f);

@@ -4,8 +4,9 @@
 // How each instruction is played, one SimGrid actor per rank walking its stream in order:
 //   Forward/Backward/OptimizerStep  a roofline on the rank's GPU:
 //       max(flops / (peak * matmul_eff), bytes / (mem_bw * mem_eff)) + kernel_overhead * blocks
-//       (the sum of the two where the catalog's roofline is "sum"; fp16/bf16 products at the
-//       tensor-core efficiency; sim/cost/compute_cost.hpp)
+//       (where the catalog's roofline is "sum": the products' time, the longer of their FLOPs
+//       and their own operands' bytes, plus the element-wise kernels' bytes, plus the overhead
+//       per kernel; fp16/bf16 products at the tensor-core efficiency; sim/cost/compute_cost.hpp)
 //       (peak by the plan's precision: fp32 -> FP32 peak, fp16 -> FP16 tensor, bf16 -> BF16),
 //       efficiencies and overhead from the catalog's ComputeDefaults or the calibration.
 //   LoadMicrobatch                  free (the data loader runs ahead of the GPU).

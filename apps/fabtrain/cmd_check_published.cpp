@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "calibrate/check_published.hpp"
+#include "calibrate/plan_comparison.hpp"
 #include "command.hpp"
 #include "common/error.hpp"
 
@@ -40,6 +41,15 @@ void run(const CheckPublishedOptions& o) {
                  r.large_error_reason.empty() ? "no reason stated in the data file" : r.large_error_reason);
   }
   for (const auto& p : s.problems) fmt::print(stderr, "bad row: {}\n", p);
+  const std::vector<PlanComparison> comparisons = compare_plans(s.runs, s.checks);
+  if (!comparisons.empty())
+    fmt::print("\nplans compared on the same hardware (fastest: most sequences per second)\n");
+  for (const PlanComparison& c : comparisons)
+    fmt::print("  {:<32} measured fastest {}, predicted fastest {}: {}\n", c.group, c.best_measured,
+               c.best_predicted, c.agree() ? "agree" : "DISAGREE");
+  if (!comparisons.empty())
+    fmt::print("best plan predicted = best measured in {} of {} comparisons\n", agreeing(comparisons),
+               comparisons.size());
   fmt::print("\n");
   if (s.median_abs_memory_error)
     fmt::print("median absolute memory error {:.1f}% over {} published runs\n",

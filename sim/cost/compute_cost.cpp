@@ -1,6 +1,8 @@
-// The compute roofline: max(FLOPs at peak x efficiency, bytes at bandwidth x efficiency), or
-// their sum where the catalog says kernels run one after the other, plus a per-kernel overhead
-// for each block. The peak and the matmul efficiency follow the precision:
+// The compute roofline: max(FLOPs at peak x efficiency, bytes at bandwidth x efficiency), or,
+// where the catalog says kernels run one after the other, the products' time (their FLOPs or
+// their own operands' bytes, whichever is longer: one kernel's roofline) plus the element-wise
+// kernels' bytes, plus a per-kernel overhead for each kernel the instruction launches (one per
+// block where it does not say). The peak and the matmul efficiency follow the precision:
 // fp32 the FP32 (SIMT) peak, fp16/bf16/tf32 the tensor-core peak at the tensor-core efficiency.
 #include "sim/cost/compute_cost.hpp"
 
@@ -26,11 +28,45 @@ double peak_flops(const GpuType& gpu, Precision precision) {
 
 namespace {
 
-double roofline(double flops, double bytes, int kernels, double peak, const GpuType& gpu,
+// What a compute instruction does: all its FLOPs and bytes; of them, the weight products'
+// operand bytes, and the attention core's FLOPs and operand bytes (models/costs.hpp).
+struct Work {
+  double flops = 0, bytes = 0, matmul_bytes = 0, attention_flops = 0, attention_bytes = 0;
+};
+
+// Without serial kernels the instruction is one overlapped roofline. With them: the weight
+// products (their FLOPs or their operands, whichever is longer), then the attention core (the
+// same, apart: its intensity is far lower), then the element-wise bytes, one after the other.
+double roofline(const Work& w, int kernels, double peak, const GpuType& gpu,
                 const ComputeParameters& p, bool serial) {
-  const double math = flops > 0 ? flops / (peak * p.matmul_efficiency) : 0;
-  const double memory = bytes > 0 ? bytes / (gpu.memory_bandwidth * p.memory_efficiency) : 0;
-  return (serial ? math + memory : std::max(math, memory)) + p.kernel_overhead_s * kernels;
+  const double flop_rate = peak * p.matmul_efficiency;
+  const double byte_rate = gpu.memory_bandwidth * p.memory_efficiency;
+  auto seconds = [](double amount, double rate) { return amount > 0 ? amount / rate : 0; };
+  const double overhead = p.kernel_overhead_s * kernels;
+  if (!serial)
+    return std::max(seconds(w.flops, flop_rate), seconds(w.bytes, byte_rate)) + overhead;
+  const double attention_flops = std::clamp(w.attention_flops, 0.0, std::max(w.flops, 0.0));
+  const double attention_bytes = std::clamp(w.attention_bytes, 0.0, std::max(w.bytes, 0.0));
+  const double matmul_bytes =
+      std::clamp(w.matmul_bytes, 0.0, std::max(w.bytes, 0.0) - attention_bytes);
+  const double products = std::max(seconds(w.flops - attention_flops, flop_rate),
+                                    seconds(matmul_bytes, byte_rate));
+  const double core =
+      std::max(seconds(attention_flops, flop_rate), seconds(attention_bytes, byte_rate));
+  const double elementwise = seconds(w.bytes - matmul_bytes - attention_bytes, byte_rate);
+  return products + core + elementwise + overhead;
+}
+
+template <typename Step>
+Work work_of(const Step& i) {
+  return {i.flops, i.bytes, i.matmul_bytes, i.attention_flops, i.attention_bytes};
+}
+
+// Kernels whose overhead an instruction pays: its own count under serial kernels; otherwise (and
+// where it gives none) one per block, the unit calibrate/fit_compute fits the overhead per.
+template <typename Step>
+int kernels_of(const Step& w, bool serial) {
+  return serial && w.kernels > 0 ? w.kernels : std::max(1, w.end - w.begin);
 }
 
 // A calibration's efficiencies were fitted under the overlapped roofline (calibrate/fit_compute
@@ -55,18 +91,23 @@ ComputeDefaults defaults_for(const ComputeDefaults& defaults, Precision precisio
 
 double compute_seconds(const Instruction& instruction, const GpuType& gpu, Precision precision,
                        const ComputeDefaults& catalog_defaults, const Calibration& calibration) {
-  // fp16/bf16/tf32 products run on tensor cores, which reach their own fraction of their peak.
-  const ComputeDefaults defaults = defaults_for(catalog_defaults, precision);
-  if (const auto* f = std::get_if<Forward>(&instruction))
-    return roofline(f->flops, f->bytes, std::max(1, f->end - f->begin), peak_flops(gpu, precision),
-                    gpu, compute_parameters(defaults, calibration, gpu.name, WorkKind::forward),
-                    serial_for(defaults, calibration, gpu.name, WorkKind::forward));
-  if (const auto* b = std::get_if<Backward>(&instruction))
-    return roofline(b->flops, b->bytes, std::max(1, b->end - b->begin), peak_flops(gpu, precision),
-                    gpu, compute_parameters(defaults, calibration, gpu.name, WorkKind::backward),
-                    serial_for(defaults, calibration, gpu.name, WorkKind::backward));
+  // fp16/bf16/tf32 products run on tensor cores, which reach their own fraction of their peak;
+  // fp32 ones the GPU's own fraction where the catalog gives one.
+  ComputeDefaults defaults = defaults_for(catalog_defaults, precision);
+  if (precision == Precision::fp32 && gpu.fp32_matmul_efficiency > 0)
+    defaults.matmul_efficiency = gpu.fp32_matmul_efficiency;
+  if (const auto* f = std::get_if<Forward>(&instruction)) {
+    const bool serial = serial_for(defaults, calibration, gpu.name, WorkKind::forward);
+    return roofline(work_of(*f), kernels_of(*f, serial), peak_flops(gpu, precision), gpu,
+                    compute_parameters(defaults, calibration, gpu.name, WorkKind::forward), serial);
+  }
+  if (const auto* b = std::get_if<Backward>(&instruction)) {
+    const bool serial = serial_for(defaults, calibration, gpu.name, WorkKind::backward);
+    return roofline(work_of(*b), kernels_of(*b, serial), peak_flops(gpu, precision), gpu,
+                    compute_parameters(defaults, calibration, gpu.name, WorkKind::backward), serial);
+  }
   if (const auto* o = std::get_if<OptimizerStep>(&instruction))
-    return roofline(0, o->bytes, 1, peak_flops(gpu, precision), gpu,
+    return roofline(Work{0, o->bytes}, 1, peak_flops(gpu, precision), gpu,
                     compute_parameters(defaults, calibration, gpu.name, WorkKind::optimizer),
                     serial_for(defaults, calibration, gpu.name, WorkKind::optimizer));
   return 0;

@@ -15,7 +15,8 @@ namespace fabtrain {
 double compute_seconds(const Instruction& instruction, const GpuType& gpu, Precision precision,
                        const ComputeDefaults& defaults, const Calibration& calibration);
 // The catalog's defaults as they apply at a precision: fp16/bf16/tf32 take the tensor-core matmul
-// efficiency (where the catalog gives one) in place of the FP32 one.
+// efficiency (where the catalog gives one) in place of the FP32 one. (compute_seconds also takes
+// a GPU type's own FP32 efficiency, GpuType::fp32_matmul_efficiency, where it has one.)
 ComputeDefaults defaults_for(const ComputeDefaults& defaults, Precision precision);
 // Peak FLOP/s of a GPU type at a precision; throws when the GPU lacks it (bf16 before Ampere).
 double peak_flops(const GpuType& gpu, Precision precision);

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "calibrate/check_published.hpp"
+#include "calibrate/plan_comparison.hpp"
 #include "models/costs.hpp"
 #include "tests/test_support.hpp"
 
@@ -74,6 +75,59 @@ TEST_CASE("bad rows are reported by row and field, and the good ones are kept") 
   CHECK(f.problems[3].find("runs[4].hardware.nic") != std::string::npos);
 }
 
+TEST_CASE("a missing field is reported by its row and name") {
+  test::TempDir dir("published");
+  std::string no_seq = row("no-seq", one_a100, "dp=1");
+  no_seq.erase(no_seq.find("    seq: 64\n"), std::string("    seq: 64\n").size());
+  std::string no_framework = row("no-framework", one_a100, "dp=1");
+  no_framework.erase(no_framework.find("    framework: test\n"),
+                     std::string("    framework: test\n").size());
+  const PublishedFile f = load_published_runs(
+      dir.write("runs.yaml", "runs:\n" + no_seq + row("good", one_a100, "dp=1") + no_framework));
+  CHECK(f.rows == 3);
+  REQUIRE(f.runs.size() == 1);
+  CHECK(f.runs[0].row == 1);
+  REQUIRE(f.problems.size() == 2);
+  CHECK(f.problems[0].find("row 0 (no-seq)") != std::string::npos);
+  CHECK(f.problems[0].find("runs[0].seq") != std::string::npos);
+  CHECK(f.problems[1].find("row 2 (no-framework)") != std::string::npos);
+  CHECK(f.problems[1].find("runs[2].framework") != std::string::npos);
+}
+
+TEST_CASE("plans compared: the fastest by sequences per second, measured and predicted") {
+  auto run = [](const std::string& id, const std::string& group, int batch) {
+    PublishedRun r;
+    r.id = id;
+    r.compare = group;
+    r.global_batch = batch;
+    return r;
+  };
+  auto check = [](double measured, double predicted, bool oom = false) {
+    PublishedCheck c;
+    c.measured_step_s = measured;
+    c.predicted_step_s = predicted;
+    c.oom = oom;
+    return c;
+  };
+  // a: 8 seq in 1 s measured (8/s), b: 4 seq in 0.4 s (10/s): b is measured fastest.
+  // Predicted a 0.5 s (16/s), b 0.3 s (13/s): a. Group g2: the faster one does not fit.
+  const std::vector<PublishedRun> runs = {run("a", "g1", 8),  run("lone", "g3", 8),
+                                          run("b", "g1", 4),  run("c", "g2", 8),
+                                          run("d", "g2", 8),  run("free", "", 8)};
+  const std::vector<PublishedCheck> checks = {check(1, 0.5), check(1, 1),   check(0.4, 0.3),
+                                              check(1, 1.2), check(2, 0.1, true), check(1, 1)};
+  const std::vector<PlanComparison> c = compare_plans(runs, checks);
+  REQUIRE(c.size() == 2);  // g3 has one row, "free" none
+  CHECK(c[0].group == "g1");
+  CHECK(c[0].ids == std::vector<std::string>{"a", "b"});
+  CHECK(c[0].best_measured == "b");
+  CHECK(c[0].best_predicted == "a");
+  CHECK_FALSE(c[0].agree());
+  CHECK(c[1].best_measured == "c");
+  CHECK(c[1].best_predicted == "c");  // d is predicted out of memory
+  CHECK(agreeing(c) == 1);
+}
+
 TEST_CASE("measurements convert to seconds per step: tokens/s and Megatron's TFLOP/s") {
   test::TempDir dir("published");
   const std::string text =
@@ -129,5 +183,16 @@ TEST_CASE("the shipped file: no prediction misses by more than 50% without a sta
     CAPTURE(s.checks[i].error);
     if (std::abs(s.checks[i].error) > 0.5) CHECK(!s.runs[i].large_error_reason.empty());
     CHECK(!s.checks[i].oom);  // every run did fit its GPUs
+  }
+}
+
+TEST_CASE("the shipped file: where a source compares plans, the fastest predicted is the fastest measured") {
+  const PublishedSummary s = check_published(builtin_published_runs_path());
+  const std::vector<PlanComparison> comparisons = compare_plans(s.runs, s.checks);
+  CHECK(comparisons.size() >= 2);
+  for (const PlanComparison& c : comparisons) {
+    CAPTURE(c.group);
+    CAPTURE(c.best_predicted);
+    CHECK(c.best_measured == c.best_predicted);
   }
 }

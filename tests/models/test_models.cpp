@@ -90,13 +90,14 @@ TEST_CASE("flash attention: no scores in memory, one more product in backward, M
   const Block attn{BlockKind::attn, 0}, mlp{BlockKind::mlp, 0};
   const int b = 8, s = 1024, tp = 2;
   const auto P = Precision::bf16;
-  const double scores = 2.0 * b * m.n_head * s * s * 2 / tp;  // written, then read by softmax
+  // written by QK^T, read and written by softmax, read by PV
+  const double scores = 4.0 * b * m.n_head * s * s * 2 / tp;
   const WorkCost naive = forward_cost(m, attn, b, s, tp, P, Attention::naive);
   const WorkCost flash = forward_cost(m, attn, b, s, tp, P, Attention::flash);
   CHECK(naive.flops == flash.flops);
   CHECK(naive.bytes - flash.bytes == doctest::Approx(scores));
   CHECK(activation_bytes(m, attn, b, s, tp, P, false, Attention::flash) <
-        activation_bytes(m, attn, b, s, tp, P, false, Attention::naive) - scores / 2);
+        activation_bytes(m, attn, b, s, tp, P, false, Attention::naive) - scores / 4);
   const double core = 4.0 * b * s * s * m.n_embd / tp;  // QK^T and PV, forward
   CHECK(backward_cost(m, attn, b, s, tp, P, Attention::flash).flops ==
         doctest::Approx(backward_cost(m, attn, b, s, tp, P, Attention::naive).flops + core / 2));
@@ -104,6 +105,31 @@ TEST_CASE("flash attention: no scores in memory, one more product in backward, M
         forward_cost(m, mlp, b, s, tp, P, Attention::naive).bytes);
   CHECK(parse_attention("flash") == Attention::flash);
   CHECK_THROWS_AS(parse_attention("fused"), Error);
+}
+
+TEST_CASE("a block's kernels: products' operands overlap their FLOPs, the rest is element-wise") {
+  const auto m = load_model("gpt2-medium");
+  const int b = 4, s = 1024;
+  const auto P = Precision::fp16;
+  const double A = double(b) * s * m.n_embd * 2;  // one activation, bytes
+  const Block embed{BlockKind::embed, -1}, attn{BlockKind::attn, 0}, mlp{BlockKind::mlp, 0},
+      head{BlockKind::head, -1};
+  // LayerNorm, QKV, core (one fused kernel, or QK^T, softmax, PV), projection, residual add.
+  CHECK(forward_cost(m, attn, b, s, 1, P, Attention::flash).kernels == 5);
+  CHECK(forward_cost(m, attn, b, s, 1, P, Attention::naive).kernels == 7);
+  CHECK(forward_cost(m, mlp, b, s, 1, P).kernels == 5);  // LayerNorm, FC, GELU, projection, add
+  CHECK(forward_cost(m, head, b, s, 1, P).kernels == 3);  // LayerNorm, logits, cross-entropy
+  CHECK(forward_cost(m, embed, b, s, 1, P).kernels == 1);
+  CHECK(backward_cost(m, mlp, b, s, 1, P).kernels == 10);
+  // Element-wise: LayerNorm (2A), GELU (8A/tp), residual add (3A); the rest are the products'.
+  for (int tp : {1, 4}) {
+    const WorkCost w = forward_cost(m, mlp, b, s, tp, P);
+    CHECK(w.bytes - w.matmul_bytes == doctest::Approx(5 * A + 8 * A / tp));
+    CHECK(w.matmul_bytes == doctest::Approx(8.0 * m.n_embd * m.n_embd * 2 / tp + 2 * A + 8 * A / tp));
+  }
+  const WorkCost e = forward_cost(m, embed, b, s, 1, P);
+  CHECK(e.matmul_bytes == 0);
+  CHECK(e.bytes > 0);
 }
 
 TEST_CASE("Megatron's FLOPs formula (Narayanan et al. 2021, section 5.1)") {

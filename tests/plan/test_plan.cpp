@@ -261,6 +261,15 @@ TEST_CASE("attention=flash parses, prints only when set, and reaches the compile
   CHECK(a.flops == b.flops);
   CHECK(b.bytes < a.bytes);
   CHECK(b.activation_bytes < a.activation_bytes);
+  // eager: the same products, more passes over the scores and more kernels than naive.
+  const Plan eager = parse_plan("dp=1,precision=bf16,attention=eager");
+  CHECK(parse_plan(to_string(eager)) == eager);
+  CHECK(to_short_string(eager).find(",attention=eager") != std::string::npos);
+  const Forward c = first_forward(compile(m, eager, 4, 1024));
+  CHECK(c.flops == a.flops);
+  CHECK(c.bytes > a.bytes);
+  CHECK(c.kernels > a.kernels);
+  CHECK(c.matmul_bytes == doctest::Approx(a.matmul_bytes).epsilon(1e-12));
 }
 
 // Issue 17, defects 3 and 4: degrees and counts within the limits, sums that cannot wrap.

@@ -64,6 +64,38 @@ TEST_CASE("serial kernels: a block's products and element-wise traffic add up in
   CHECK(compute_seconds(work(F, B), a100, Precision::fp32, d, {}) == doctest::Approx(math + memory));
 }
 
+TEST_CASE("serial kernels: the products' own operands overlap their FLOPs, element-wise bytes add") {
+  const GpuType& a100 = builtin_catalog().gpu("GPU_A100_80GB");
+  ComputeDefaults d;
+  d.matmul_efficiency = 0.5;
+  d.memory_efficiency = 0.5;
+  d.kernel_overhead_s = 1e-5;
+  d.serial_kernels = true;
+  const double F = 1e12, rate = a100.memory_bandwidth * 0.5, math = F / (19.5e12 * 0.5);
+  Forward f = work(F, 3e10);
+  f.matmul_bytes = 1e10;  // under the products' FLOPs: hidden
+  f.kernels = 7;
+  CHECK(compute_seconds(f, a100, Precision::fp32, d, {}) ==
+        doctest::Approx(math + 2e10 / rate + 7 * 1e-5));
+  f.matmul_bytes = 2.9e10;  // operands longer than the FLOPs: the product is memory-bound
+  CHECK(compute_seconds(f, a100, Precision::fp32, d, {}) ==
+        doctest::Approx(std::max(math, 2.9e10 / rate) + 0.1e10 / rate + 7 * 1e-5));
+  // The attention core is a roofline of its own: here its scores' bytes outlast its FLOPs.
+  Forward g = work(F, 4e10);
+  g.matmul_bytes = 1e10;
+  g.attention_flops = 2e11;
+  g.attention_bytes = 2.5e10;
+  g.kernels = 7;
+  const double flop_rate = 19.5e12 * 0.5;
+  CHECK(compute_seconds(g, a100, Precision::fp32, d, {}) ==
+        doctest::Approx(std::max(0.8e12 / flop_rate, 1e10 / rate) +
+                        std::max(2e11 / flop_rate, 2.5e10 / rate) + 0.5e10 / rate + 7 * 1e-5));
+  // Overlapped (not serial): one roofline, and the overhead per block, as calibrations fit it.
+  d.serial_kernels = false;
+  CHECK(compute_seconds(f, a100, Precision::fp32, d, {}) ==
+        doctest::Approx(std::max(math, 3e10 / rate) + 1e-5));
+}
+
 TEST_CASE("a calibrated kind keeps the overlapped roofline its efficiencies were fitted under") {
   const GpuType& a100 = builtin_catalog().gpu("GPU_A100_80GB");
   ComputeDefaults d;
