@@ -20,6 +20,7 @@
 
 #include "common/error.hpp"
 #include "common/limits.hpp"
+#include "exec/backend.hpp"
 #include "exec/checkpoint_dir.hpp"
 #include "exec/host_memory.hpp"
 #include "exec/checkpoint.hpp"
@@ -31,6 +32,7 @@
 #include "exec/progress.hpp"
 #include "exec/run_record.hpp"
 #include "exec/step_timings.hpp"
+#include "exec/watchdog.hpp"
 #include "exec/host_info.hpp"
 #include "models/model_spec.hpp"
 #include "plan/schedule.hpp"
@@ -213,10 +215,8 @@ struct Outputs {
 };
 
 // Phase 1: the settings that can be refused before anything is built.
-void check_settings(const TrainConfig& config, const DeviceBackend* device) {
-  if (config.device != "cpu" && (!device || device->name != config.device))
-    fail("--device {}: not built here (this build has: cpu{})", config.device,
-         device ? ", " + device->name : std::string());
+void check_settings(const TrainConfig& config) {
+  (void)find_backend(config.device);  // refuses a backend this build lacks, by name
   if (config.keep_checkpoints < 0) fail("--keep-checkpoints {} must not be negative", config.keep_checkpoints);
   if (config.steps < 1) fail("--steps {} must be at least 1", config.steps);
   if (config.checkpoint_every < 0) fail("--checkpoint-every {} must not be negative", config.checkpoint_every);
@@ -247,7 +247,7 @@ int resolve_plan(Run& run) {
 }
 
 // Phase 3 (rank 0): what is about to run.
-void print_banner(const Run& run, int threads, const DeviceBackend* device) {
+void print_banner(const Run& run, const Backend& backend) {
   const TrainConfig& config = run.config;
   fmt::print("fabtrain-exec train\n");
   fmt::print("  model    {} (L={} C={} NH={} maxT={} V={}, {} parameters)\n", run.model.name,
@@ -264,11 +264,7 @@ void print_banner(const Run& run, int threads, const DeviceBackend* device) {
   if (!config.val_data.empty())
     fmt::print("  val      {} ({} batches every {} steps)\n", join(config.val_data),
                config.val_batches, config.val_every > 0 ? config.val_every : config.steps);
-  if (device)
-    fmt::print("  device   {}, {}\n", device->description, run.comm.host());
-  else
-    fmt::print("  device   cpu, {} OpenMP threads per rank, {} ({})\n", threads, run.comm.host(),
-               cpu_model());
+  fmt::print("  device   {}\n", backend.banner);
   if (!config.init_from.empty()) fmt::print("  init     {}\n", config.init_from);
   if (!config.checkpoint_dir.empty())
     fmt::print("  ckpt     {} every {} steps{}\n", config.checkpoint_dir,
@@ -278,9 +274,9 @@ void print_banner(const Run& run, int threads, const DeviceBackend* device) {
 }
 
 // Phase 4: the schedule's groups, then one of all ranks for our own bookkeeping (loss, records).
-// A device backend may play the schedule on its own communicator (NCCL), returned here (null:
-// the schedule runs on MPI); bookkeeping stays on MPI.
-std::unique_ptr<Communicator> set_up_groups(Run& run, const DeviceBackend* device) {
+// A backend may play the schedule on its own communicator (NCCL), returned here (null: the
+// schedule runs on MPI); bookkeeping stays on MPI.
+std::unique_ptr<Communicator> set_up_groups(Run& run, const Backend& backend) {
   std::vector<std::vector<int>> groups = run.schedule.groups;
   std::vector<int> everyone(run.comm.size());
   for (int r = 0; r < run.comm.size(); ++r) everyone[r] = r;
@@ -288,25 +284,22 @@ std::unique_ptr<Communicator> set_up_groups(Run& run, const DeviceBackend* devic
   groups.push_back(everyone);
   run.comm.set_groups(groups);
   std::unique_ptr<Communicator> device_comm =
-      device && device->make_communicator ? device->make_communicator(run.comm) : nullptr;
+      backend.make_communicator ? backend.make_communicator(run.comm) : nullptr;
   if (device_comm) device_comm->set_groups(groups);
   return device_comm;
 }
 
 // Phase 5: the rank's stage, with its initial weights, and its data loaders (the first and the
 // last stage read tokens).
-void build_stage(Run& run, const DeviceBackend* device) {
+void build_stage(Run& run, const Backend& backend) {
   const TrainConfig& config = run.config;
   const BlockRange blocks = stage_blocks(run.model, run.plan).at(run.coord.pp);
   check_fits_host(stage_memory_bytes(run.model, blocks, run.plan.tp, run.schedule.microbatch, config.seq,
                                      run.plan.mb, run.plan.recompute),
                   run.comm.local_size());
-  if (device)
-    run.stage = device->make_stage(run.model, blocks, run.plan.tp, run.coord.tp,
-                                   run.schedule.microbatch, config.seq, run.plan.mb);
-  else
-    run.stage = std::make_unique<Gpt2Stage>(run.model, blocks, run.plan.tp, run.coord.tp,
-                                            run.schedule.microbatch, config.seq, run.plan.mb);
+  run.stage = std::make_unique<Gpt2Stage>(run.model, blocks, run.plan.tp, run.coord.tp,
+                                          run.schedule.microbatch, config.seq, run.plan.mb,
+                                          backend.make_ops());
   run.stage->set_recompute(run.plan.recompute);
   run.stage->load_full(config.init_from.empty()
                            ? init_full_parameters(run.model, config.seed)
@@ -333,7 +326,7 @@ std::unique_ptr<CheckpointLock> lock_checkpoint_dir(const Run& run) {
 }
 
 // Phase 7 (rank 0): the run record with its header, the trace and the progress display.
-Outputs open_outputs(const Run& run, int threads, const DeviceBackend* device, int start_step) {
+Outputs open_outputs(const Run& run, int threads, const Backend& backend, int start_step) {
   const TrainConfig& config = run.config;
   Outputs out;
   out.timing = !config.record.empty() || !config.trace.empty();
@@ -342,7 +335,7 @@ Outputs open_outputs(const Run& run, int threads, const DeviceBackend* device, i
     out.record = std::make_unique<RunRecord>(config.record);
     RunHeader h{run.model, run.plan, run.comm.size(), run.comm.host(), cpu_model(),
                 run.comm.library_version(), run.comm.local_size(),
-                device ? device->description : config.device, threads, config.batch, config.seq,
+                backend.description, threads, config.batch, config.seq,
                 run.schedule.microbatch, config.steps, start_step};
     nlohmann::json header = to_json(h);
     header["lr"] = config.lr;
@@ -391,16 +384,17 @@ void train_step(Run& run, Outputs& out, const LrSchedule& lr, int step, bool las
 
 }  // namespace
 
-TrainResult train(const TrainConfig& config, MpiCommunicator& comm, const DeviceBackend* device) {
-  check_settings(config, device);
-  if (config.device == "cpu") device = nullptr;
+TrainResult train(const TrainConfig& config, MpiCommunicator& comm) {
+  check_settings(config);
   if (launched_by_mpirun()) ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // orphans end with their launcher
   Run run{config, comm};
   const int threads = resolve_plan(run);
-  if (run.is_root()) print_banner(run, threads, device);
-  const std::unique_ptr<Communicator> device_comm = set_up_groups(run, device);
+  const Backend backend = find_backend(config.device).make(
+      {config.precision, config.comm, comm.local_rank(), comm.local_size(), comm.host(), threads});
+  if (run.is_root()) print_banner(run, backend);
+  const std::unique_ptr<Communicator> device_comm = set_up_groups(run, backend);
   Communicator& schedule_comm = device_comm ? *device_comm : static_cast<Communicator&>(comm);
-  build_stage(run, device);
+  build_stage(run, backend);
   Watchdog watchdog(comm, config.timeout_s);
   AdamW adamw;
   adamw.weight_decay = config.weight_decay;
@@ -412,7 +406,7 @@ TrainResult train(const TrainConfig& config, MpiCommunicator& comm, const Device
     comm.barrier();
     start_step = run.resume();
   }
-  Outputs out = open_outputs(run, threads, device, start_step);
+  Outputs out = open_outputs(run, threads, backend, start_step);
   const LrSchedule lr{config.lr, config.warmup, config.steps, config.lr_min_fraction};
   TrainResult result;
   const int end_step =
