@@ -22,7 +22,7 @@ struct Activations {
   Buffer ln, mean, rstd;         // the block's LayerNorm output and statistics
   Buffer qkv, att, y;            // attention: (n, 3C/tp), (b, NH/tp, t, t), (n, C/tp)
   Buffer h, g;                   // MLP: fc output before and after GELU, (n, 4C/tp)
-  Buffer logits, lse, row_loss;  // head: (n, Vp), per-row log-sum-exp and loss
+  Buffer logits, lse;           // head: (n, Vp) and per-row log-sum-exp
 };
 
 }  // namespace
@@ -50,6 +50,7 @@ struct Gpt2Stage::Impl {
   std::vector<std::unique_ptr<Ids>> tokens, targets;
   std::vector<char> tokens_set, targets_set, input_written, output_grad_written;
   std::vector<Buffer> input, residual_grad;
+  std::vector<Buffer> row_loss;  // the head's per-row losses (kept per microbatch, not per slot)
   std::vector<std::vector<float>> input_copy, output_copy, output_grad_copy, input_grad_copy;
   std::vector<std::vector<Buffer>> block_out, partial;          // [mb][block - begin]
   std::vector<std::vector<std::vector<float>>> partial_copy;    // [mb][block - begin]
@@ -220,6 +221,7 @@ void Gpt2Stage::Impl::allocate() {
   output_grad_written.assign(slots, 0);
   input.resize(slots);
   residual_grad.resize(slots);
+  row_loss.resize(slots);
   input_copy.resize(slots);
   output_copy.resize(slots);
   output_grad_copy.resize(slots);
@@ -273,8 +275,8 @@ void Gpt2Stage::Impl::head_forward(int block, int mb) {
                          n, C);
   float* logits = a.logits.sized(*ops, std::int64_t(n) * Vp);
   ops->linear_forward(logits, ln, P(t_wte), nullptr, n, C, Vp);
-  ops->crossentropy_forward(a.lse.sized(*ops, n), a.row_loss.sized(*ops, n), logits, *targets[mb], n,
-                            V, Vp);
+  ops->crossentropy_forward(a.lse.sized(*ops, n), row_loss[mb].sized(*ops, n), logits, *targets[mb],
+                            n, V, Vp);
   loss_known[mb] = 0;
 }
 
@@ -587,11 +589,11 @@ float Gpt2Stage::loss(int mb) const {
   if (!s.has_head) fail("Gpt2Stage::loss: this stage does not hold the head");
   if (!s.loss_known[mb]) {
     // Summed on the host in row order in double: the same bits each run, on every backend.
-    Activations& a = s.head_act(mb);
-    if (a.row_loss.size() != s.n)
+    Buffer& row_loss = s.row_loss[mb];
+    if (row_loss.size() != s.n)
       fail("Gpt2Stage::loss: microbatch {} has no forward through the head", mb);
-    const std::span<float> rows = s.mirror(a.row_loss, s.rows_copy, s.n);
-    s.ops->download(rows.data(), a.row_loss.data(), s.n);
+    const std::span<float> rows = s.mirror(row_loss, s.rows_copy, s.n);
+    s.ops->download(rows.data(), row_loss.data(), s.n);
     double total = 0.0;
     for (float r : rows) total += r;
     s.losses[mb] = float(total / s.n);
