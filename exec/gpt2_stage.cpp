@@ -1,15 +1,16 @@
-// Gpt2Stage (see gpt2_stage.hpp): one rank's blocks of GPT-2 on the CPU, fp32. Holds the rank's
-// parameter shards contiguously in params()/grads(), the per-microbatch residual streams between
-// blocks, each block's saved activations, and runs the kernels of kernels.hpp block by block.
-// Not here: communication (the caller sums tp_partial() and moves input/output between stages),
-// the optimizer, data loading.
+// Gpt2Stage (see gpt2_stage.hpp): one rank's blocks of GPT-2 over a backend's operations. Holds
+// the rank's parameter shards contiguously in params()/grads(), the per-microbatch residual
+// streams between blocks, each block's saved activations, and runs each block as the same
+// sequence of Gpt2Ops calls on every backend. Host copies exist only where the backend's memory
+// is not the host's (Mirror below). Not here: communication (the caller sums tp_partial() and
+// moves input/output between stages), the optimizer, data loading, the kernels.
 #include "exec/gpt2_stage.hpp"
 
 #include <algorithm>
 #include <memory>
 
 #include "common/error.hpp"
-#include "exec/kernels.hpp"
+#include "exec/cpu_ops.hpp"
 #include "exec/kernels_layout.hpp"
 
 namespace fabtrain {
@@ -18,27 +19,18 @@ namespace {
 
 // One block's activations kept from forward for backward (the fields its kind uses).
 struct Activations {
-  std::vector<float> ln, mean, rstd;  // the block's LayerNorm output and statistics
-  std::vector<float> qkv, att, y;     // attention: (n, 3C/tp), (b, NH/tp, t, t), (n, C/tp)
-  std::vector<float> h, g;            // MLP: fc output before and after GELU, (n, 4C/tp)
-  std::vector<float> logits, lse;     // head: (n, Vp) and per-row log-sum-exp
+  Buffer ln, mean, rstd;         // the block's LayerNorm output and statistics
+  Buffer qkv, att, y;            // attention: (n, 3C/tp), (b, NH/tp, t, t), (n, C/tp)
+  Buffer h, g;                   // MLP: fc output before and after GELU, (n, 4C/tp)
+  Buffer logits, lse;           // head: (n, Vp) and per-row log-sum-exp
 };
-
-float* sized(std::vector<float>& v, std::int64_t size) {
-  if (std::int64_t(v.size()) != size) v.assign(size, 0.0f);
-  return v.data();
-}
-
-// Scratch space of at least `size` floats, contents undefined: it only grows, so blocks of
-// different widths sharing it never pay for a reallocation or a zero fill.
-float* scratch(std::vector<float>& v, std::int64_t size) {
-  if (std::int64_t(v.size()) < size) v.resize(size);
-  return v.data();
-}
 
 }  // namespace
 
 struct Gpt2Stage::Impl {
+  std::unique_ptr<Gpt2Ops> owned_ops;  // first: destroyed after every buffer
+  Gpt2Ops* ops = nullptr;
+  bool host = true;  // the backend's memory is the host's: no host copies
   ModelSpec m;
   BlockRange blocks;
   int tp = 1, tp_rank = 0, b = 0, t = 0, n = 0, slots = 0;
@@ -46,58 +38,100 @@ struct Gpt2Stage::Impl {
   bool has_embed = false, has_head = false;
   bool keep_activations = true;  // false: one shared activation slot, backward must recompute
 
-  std::vector<float> params, grads;
+  std::int64_t param_count = 0;
+  Buffer params, grads;
+  std::vector<float> params_copy, grads_copy;
+  bool params_on_host_newer = true;  // host params written since the last upload
+  bool grads_on_host = false;        // grads() handed the host copy out: it is the newer one
   std::vector<ParamRun> runs;
   std::vector<std::int64_t> local_offset;  // [(layer + 1) * t_count + tensor], -1 when absent
 
   // Per microbatch.
-  std::vector<std::vector<int>> tokens, targets;
-  std::vector<std::vector<float>> input, input_grad, output_grad, residual_grad;
-  std::vector<std::vector<std::vector<float>>> block_out;  // [mb][block - begin]
-  std::vector<std::vector<std::vector<float>>> partial;    // [mb][block - begin]
-  std::vector<std::vector<char>> forwarded;                // [mb][block - begin]
-  std::vector<float> losses;
-  std::vector<std::vector<Activations>> acts;  // [slot][block - begin]
+  std::vector<std::unique_ptr<Ids>> tokens, targets;
+  std::vector<char> tokens_set, targets_set, input_written, output_grad_written;
+  std::vector<Buffer> input, residual_grad;
+  std::vector<Buffer> row_loss;  // the head's per-row losses (kept per microbatch, not per slot)
+  std::vector<std::vector<float>> input_copy, output_copy, output_grad_copy, input_grad_copy;
+  std::vector<std::vector<Buffer>> block_out, partial;          // [mb][block - begin]
+  std::vector<std::vector<std::vector<float>>> partial_copy;    // [mb][block - begin]
+  std::vector<std::vector<char>> partial_on_host, forwarded;    // [mb][block - begin]
+  std::vector<std::vector<Activations>> acts;                   // [slot][block - begin]
+  std::vector<float> losses, rows_copy, logits_copy;
+  std::vector<char> loss_known;
   // Backward scratch shared by all blocks (backward calls run one at a time).
-  std::vector<float> scratch_a, scratch_b;
+  Buffer scratch_a, scratch_b;
 
   int blocks_held() const { return blocks.end - blocks.begin; }
+  std::int64_t nc() const { return std::int64_t(n) * C; }
   std::int64_t off(FullTensor w, int layer) const {
     return local_offset[std::size_t(layer + 1) * t_count + w];
   }
   float* P(FullTensor w, int layer = -1) { return params.data() + off(w, layer); }
   float* G(FullTensor w, int layer = -1) { return grads.data() + off(w, layer); }
 
+  // The host side of a buffer of count floats: the buffer itself where the backend's memory is
+  // the host's, else its host copy (moved by upload/download where the stage says).
+  std::span<float> mirror(Buffer& buffer, std::vector<float>& copy, std::int64_t count) {
+    float* data = buffer.sized(*ops, count);
+    if (host) return {data, std::size_t(count)};
+    if (std::int64_t(copy.size()) != count) copy.assign(std::size_t(count), 0.0f);
+    return copy;
+  }
+  // Brings the backend's copies up to date before work that reads them.
+  void device_params() {
+    if (!params_on_host_newer) return;
+    ops->upload(params.data(), mirror(params, params_copy, param_count).data(), param_count);
+    params_on_host_newer = false;
+  }
+  void device_grads() {
+    if (!grads_on_host) return;
+    ops->upload(grads.data(), mirror(grads, grads_copy, param_count).data(), param_count);
+    grads_on_host = false;
+  }
+
   void check(int block, int mb, const char* what) const {
     if (block < blocks.begin || block >= blocks.end)
       fail("Gpt2Stage::{}: block {} is not in this stage's blocks [{}, {})", what, block,
            blocks.begin, blocks.end);
-    if (mb < 0 || mb >= slots)
-      fail("Gpt2Stage::{}: microbatch {} is outside the {} activation slots", what, mb, slots);
+    check_mb(mb, what);
   }
   void check_mb(int mb, const char* what) const {
     if (mb < 0 || mb >= slots)
       fail("Gpt2Stage::{}: microbatch {} is outside the {} activation slots", what, mb, slots);
   }
+  void require_split_block(int block, const char* what) const;
 
   Activations& act(int block, int mb) {
     return acts[keep_activations ? mb : 0][block - blocks.begin];
   }
+  Activations& head_act(int mb) { return acts[keep_activations ? mb : 0][blocks_held() - 1]; }
   float* block_input(int block, int mb) {
-    if (block == blocks.begin) return sized(input[mb], std::int64_t(n) * C);
-    return block_out[mb][block - 1 - blocks.begin].data();
+    if (block != blocks.begin) return block_out[mb][block - 1 - blocks.begin].data();
+    float* x = input[mb].sized(*ops, nc());
+    if (input_written[mb]) {
+      ops->upload(x, mirror(input[mb], input_copy[mb], nc()).data(), nc());
+      input_written[mb] = 0;
+    }
+    return x;
   }
   float* block_output(int block, int mb) {
-    return sized(block_out[mb][block - blocks.begin], std::int64_t(n) * C);
+    return block_out[mb][block - blocks.begin].sized(*ops, nc());
   }
   float* partial_of(int block, int mb) {
-    return sized(partial[mb][block - blocks.begin], std::int64_t(n) * C);
+    const int k = block - blocks.begin;
+    float* p = partial[mb][k].sized(*ops, nc());
+    if (partial_on_host[mb][k]) {  // the caller summed it on the host
+      ops->upload(p, mirror(partial[mb][k], partial_copy[mb][k], nc()).data(), nc());
+      partial_on_host[mb][k] = 0;
+    }
+    return p;
   }
-  float* dres(int mb) { return sized(residual_grad[mb], std::int64_t(n) * C); }
+  float* dres(int mb) { return residual_grad[mb].sized(*ops, nc()); }
 
   void build_layout();
   void add_tensor(FullTensor w, int layer, const std::vector<std::pair<std::int64_t, std::int64_t>>& pieces,
                   bool decay);
+  void allocate();
 
   // Forward up to (not including) the output projection; the head's forward entirely.
   void attn_branch(int block, int layer, int mb);
@@ -105,14 +139,15 @@ struct Gpt2Stage::Impl {
   void head_forward(int block, int mb);
   void finish_forward(int block, int mb);
   void finish_backward(int block, int mb);
-  void backward_done(int block, int mb);
-  void require_split_block(int block, const char* what) const;
+  void attn_backward(int block, int layer, int mb, bool recompute);
+  void mlp_backward(int block, int layer, int mb, bool recompute);
+  void head_backward(int block, int mb, bool recompute);
 };
 
 void Gpt2Stage::Impl::add_tensor(FullTensor w, int layer,
                                  const std::vector<std::pair<std::int64_t, std::int64_t>>& pieces,
                                  bool decay) {
-  std::int64_t local = std::int64_t(params.size());
+  std::int64_t local = param_count;
   local_offset[std::size_t(layer + 1) * t_count + w] = local;
   for (auto [full, count] : pieces) {
     ParamRun* last = runs.empty() ? nullptr : &runs.back();
@@ -123,7 +158,7 @@ void Gpt2Stage::Impl::add_tensor(FullTensor w, int layer,
       runs.push_back({full, local, count, decay});
     local += count;
   }
-  params.resize(local, 0.0f);
+  param_count = local;
 }
 
 void Gpt2Stage::Impl::build_layout() {
@@ -168,74 +203,154 @@ void Gpt2Stage::Impl::build_layout() {
     add_tensor(t_lnfw, -1, whole(t_lnfw, -1, C), false);
     add_tensor(t_lnfb, -1, whole(t_lnfb, -1, C), false);
   }
-  grads.assign(params.size(), 0.0f);
+}
+
+void Gpt2Stage::Impl::allocate() {
+  params.sized(*ops, param_count);
+  (void)mirror(params, params_copy, param_count);
+  grads.sized(*ops, param_count);
+  ops->zero(grads.data(), param_count);
+  const int held = blocks_held();
+  for (int mb = 0; mb < slots; ++mb) {
+    tokens.push_back(ops->make_ids());
+    targets.push_back(ops->make_ids());
+  }
+  tokens_set.assign(slots, 0);
+  targets_set.assign(slots, 0);
+  input_written.assign(slots, 0);
+  output_grad_written.assign(slots, 0);
+  input.resize(slots);
+  residual_grad.resize(slots);
+  row_loss.resize(slots);
+  input_copy.resize(slots);
+  output_copy.resize(slots);
+  output_grad_copy.resize(slots);
+  input_grad_copy.resize(slots);
+  block_out.resize(slots);
+  partial.resize(slots);
+  for (int mb = 0; mb < slots; ++mb) {
+    block_out[mb].resize(held);
+    partial[mb].resize(held);
+  }
+  partial_copy.assign(slots, std::vector<std::vector<float>>(held));
+  partial_on_host.assign(slots, std::vector<char>(held, 0));
+  forwarded.assign(slots, std::vector<char>(held, 0));
+  acts.resize(slots);
+  for (auto& slot : acts) slot.resize(held);
+  losses.assign(slots, 0.0f);
+  loss_known.assign(slots, 0);
 }
 
 void Gpt2Stage::Impl::attn_branch(int block, int l, int mb) {
   Activations& a = act(block, mb);
   const float* x = block_input(block, mb);
-  float* ln = sized(a.ln, std::int64_t(n) * C);
-  kernels::layernorm_forward(ln, sized(a.mean, n), sized(a.rstd, n), x, P(t_ln1w, l), P(t_ln1b, l),
-                             n, C);
-  float* qkv = sized(a.qkv, std::int64_t(n) * 3 * c_local);
-  kernels::linear_forward(qkv, ln, P(t_qkvw, l), P(t_qkvb, l), n, C, 3 * c_local);
-  kernels::attention_forward(sized(a.y, std::int64_t(n) * c_local),
-                             sized(a.att, std::int64_t(b) * nh_local * t * t), qkv, b, t, nh_local, hd);
+  float* ln = a.ln.sized(*ops, nc());
+  ops->layernorm_forward(ln, a.mean.sized(*ops, n), a.rstd.sized(*ops, n), x, P(t_ln1w, l),
+                         P(t_ln1b, l), n, C);
+  float* qkv = a.qkv.sized(*ops, std::int64_t(n) * 3 * c_local);
+  ops->linear_forward(qkv, ln, P(t_qkvw, l), P(t_qkvb, l), n, C, 3 * c_local);
+  ops->attention_forward(a.y.sized(*ops, std::int64_t(n) * c_local),
+                         a.att.sized(*ops, std::int64_t(b) * nh_local * t * t), qkv, b, t, nh_local, hd);
 }
 
 void Gpt2Stage::Impl::mlp_branch(int block, int l, int mb) {
   Activations& a = act(block, mb);
   const float* x = block_input(block, mb);
-  float* ln = sized(a.ln, std::int64_t(n) * C);
-  kernels::layernorm_forward(ln, sized(a.mean, n), sized(a.rstd, n), x, P(t_ln2w, l), P(t_ln2b, l),
-                             n, C);
+  float* ln = a.ln.sized(*ops, nc());
+  ops->layernorm_forward(ln, a.mean.sized(*ops, n), a.rstd.sized(*ops, n), x, P(t_ln2w, l),
+                         P(t_ln2b, l), n, C);
   const std::int64_t hsize = std::int64_t(n) * 4 * c_local;
-  float* h = sized(a.h, hsize);
-  kernels::linear_forward(h, ln, P(t_fcw, l), P(t_fcb, l), n, C, 4 * c_local);
-  kernels::gelu_forward(sized(a.g, hsize), h, hsize);
+  float* h = a.h.sized(*ops, hsize);
+  ops->linear_forward(h, ln, P(t_fcw, l), P(t_fcb, l), n, C, 4 * c_local);
+  ops->gelu_forward(a.g.sized(*ops, hsize), h, hsize);
 }
 
 void Gpt2Stage::Impl::head_forward(int block, int mb) {
-  if (std::int64_t(targets[mb].size()) != n)
+  if (!targets_set[mb])
     fail("Gpt2Stage::forward: the head needs targets of microbatch {} (set_targets)", mb);
   Activations& a = act(block, mb);
   const float* x = block_input(block, mb);
-  float* ln = sized(a.ln, std::int64_t(n) * C);
-  kernels::layernorm_forward(ln, sized(a.mean, n), sized(a.rstd, n), x, P(t_lnfw), P(t_lnfb), n, C);
-  float* logits = sized(a.logits, std::int64_t(n) * Vp);
-  kernels::linear_forward(logits, ln, P(t_wte), nullptr, n, C, Vp);
-  losses[mb] = kernels::crossentropy_forward(sized(a.lse, n), logits, targets[mb].data(), n, V, Vp);
+  float* ln = a.ln.sized(*ops, nc());
+  ops->layernorm_forward(ln, a.mean.sized(*ops, n), a.rstd.sized(*ops, n), x, P(t_lnfw), P(t_lnfb),
+                         n, C);
+  float* logits = a.logits.sized(*ops, std::int64_t(n) * Vp);
+  ops->linear_forward(logits, ln, P(t_wte), nullptr, n, C, Vp);
+  ops->crossentropy_forward(a.lse.sized(*ops, n), row_loss[mb].sized(*ops, n), logits, *targets[mb],
+                            n, V, Vp);
+  loss_known[mb] = 0;
 }
 
 void Gpt2Stage::Impl::finish_forward(int block, int mb) {
   const Block kind = block_at(m, block);
   const float* bias = kind.kind == BlockKind::attn ? P(t_attprojb, kind.layer) : P(t_fcprojb, kind.layer);
-  kernels::residual_add(block_output(block, mb), block_input(block, mb), partial_of(block, mb), bias,
-                        n, C);
+  const float* sum = partial_of(block, mb);
+  ops->residual_add(block_output(block, mb), block_input(block, mb), sum, bias, n, C);
 }
 
 void Gpt2Stage::Impl::finish_backward(int block, int mb) {
+  device_params();
+  device_grads();
   const Block kind = block_at(m, block);
   const bool attn = kind.kind == BlockKind::attn;
-  Activations& a = act(block, mb);
   const int l = kind.layer;
-  kernels::layernorm_backward(dres(mb), attn ? G(t_ln1w, l) : G(t_ln2w, l),
-                              attn ? G(t_ln1b, l) : G(t_ln2b, l), partial_of(block, mb),
-                              block_input(block, mb), attn ? P(t_ln1w, l) : P(t_ln2w, l),
-                              a.mean.data(), a.rstd.data(), n, C);
-  backward_done(block, mb);
+  Activations& a = act(block, mb);
+  const float* sum = partial_of(block, mb);
+  ops->layernorm_backward(dres(mb), attn ? G(t_ln1w, l) : G(t_ln2w, l),
+                          attn ? G(t_ln1b, l) : G(t_ln2b, l), sum, block_input(block, mb),
+                          attn ? P(t_ln1w, l) : P(t_ln2w, l), a.mean.data(), a.rstd.data(), n, C);
 }
 
-void Gpt2Stage::Impl::backward_done(int block, int mb) {
-  if (block == blocks.begin && block != 0) {
-    const float* g = dres(mb);
-    std::copy(g, g + std::int64_t(n) * C, sized(input_grad[mb], std::int64_t(n) * C));
-  }
+void Gpt2Stage::Impl::attn_backward(int block, int l, int mb, bool recompute) {
+  if (recompute) attn_branch(block, l, mb);
+  Activations& a = act(block, mb);
+  // dy is sized for the MLP's dg too, so the two blocks share one allocation.
+  float* dy = scratch_a.grown(*ops, std::int64_t(n) * 4 * c_local);
+  float* dqkv = scratch_b.grown(*ops, std::int64_t(n) * 3 * c_local);
+  ops->linear_backward(dy, G(t_attprojw, l), G(t_attprojb, l), dres(mb), a.y.data(),
+                       P(t_attprojw, l), n, c_local, C);
+  ops->attention_backward(dqkv, dy, a.att.data(), a.qkv.data(), b, t, nh_local, hd);
+  partial_on_host[mb][block - blocks.begin] = 0;
+  ops->linear_backward(partial_of(block, mb), G(t_qkvw, l), G(t_qkvb, l), dqkv, a.ln.data(),
+                       P(t_qkvw, l), n, C, 3 * c_local);
+  if (tp == 1) finish_backward(block, mb);
+}
+
+void Gpt2Stage::Impl::mlp_backward(int block, int l, int mb, bool recompute) {
+  if (recompute) mlp_branch(block, l, mb);
+  Activations& a = act(block, mb);
+  const std::int64_t hsize = std::int64_t(n) * 4 * c_local;
+  float* dg = scratch_a.grown(*ops, hsize);
+  ops->linear_backward(dg, G(t_fcprojw, l), G(t_fcprojb, l), dres(mb), a.g.data(), P(t_fcprojw, l),
+                       n, 4 * c_local, C);
+  ops->gelu_backward(dg, a.h.data(), dg, hsize);
+  partial_on_host[mb][block - blocks.begin] = 0;
+  ops->linear_backward(partial_of(block, mb), G(t_fcw, l), G(t_fcb, l), dg, a.ln.data(), P(t_fcw, l),
+                       n, C, 4 * c_local);
+  if (tp == 1) finish_backward(block, mb);
+}
+
+void Gpt2Stage::Impl::head_backward(int block, int mb, bool recompute) {
+  if (recompute) head_forward(block, mb);
+  Activations& a = act(block, mb);
+  ops->crossentropy_backward(a.logits.data(), a.lse.data(), *targets[mb], n, V, Vp);
+  float* dln = scratch_a.grown(*ops, nc());
+  ops->linear_backward(dln, G(t_wte), nullptr, a.logits.data(), a.ln.data(), P(t_wte), n, C, Vp);
+  float* d = dres(mb);
+  ops->zero(d, nc());
+  ops->layernorm_backward(d, G(t_lnfw), G(t_lnfb), dln, block_input(block, mb), P(t_lnfw),
+                          a.mean.data(), a.rstd.data(), n, C);
+}
+
+void Gpt2Stage::Impl::require_split_block(int block, const char* what) const {
+  const BlockKind kind = block_at(m, block).kind;
+  if (tp == 1 || kind == BlockKind::embed || kind == BlockKind::head)
+    fail("Gpt2Stage::{}: block {} ({}) has no tensor-parallel partial with tp={} (only attn/mlp "
+         "blocks with tp > 1 do)",
+         what, block, to_string(kind), tp);
 }
 
 Gpt2Stage::Gpt2Stage(const ModelSpec& m, BlockRange blocks, int tp, int tp_rank, int b, int t,
-                     int max_microbatches)
-    : impl_(nullptr) {
+                     int max_microbatches, std::unique_ptr<Gpt2Ops> ops) {
   validate(m);
   const int total_blocks = block_count(m);
   if (blocks.begin < 0 || blocks.end > total_blocks || blocks.begin >= blocks.end)
@@ -249,8 +364,11 @@ Gpt2Stage::Gpt2Stage(const ModelSpec& m, BlockRange blocks, int tp, int tp_rank,
          m.name);
   if (max_microbatches < 1)
     fail("Gpt2Stage: max_microbatches={} must be at least 1", max_microbatches);
-  auto impl = std::make_unique<Impl>();
-  Impl& s = *impl;
+  impl_ = std::make_unique<Impl>();
+  Impl& s = *impl_;
+  s.owned_ops = ops ? std::move(ops) : make_cpu_ops();
+  s.ops = s.owned_ops.get();
+  s.host = s.ops->host_memory();
   s.m = m;
   s.blocks = blocks;
   s.tp = tp;
@@ -269,25 +387,27 @@ Gpt2Stage::Gpt2Stage(const ModelSpec& m, BlockRange blocks, int tp, int tp_rank,
   s.has_embed = blocks.begin == 0;
   s.has_head = blocks.end == total_blocks;
   s.build_layout();
-  const int held = s.blocks_held();
-  s.tokens.resize(s.slots);
-  s.targets.resize(s.slots);
-  s.input.resize(s.slots);
-  s.input_grad.resize(s.slots);
-  s.output_grad.resize(s.slots);
-  s.residual_grad.resize(s.slots);
-  s.block_out.assign(s.slots, std::vector<std::vector<float>>(held));
-  s.partial.assign(s.slots, std::vector<std::vector<float>>(held));
-  s.forwarded.assign(s.slots, std::vector<char>(held, 0));
-  s.losses.assign(s.slots, 0.0f);
-  s.acts.assign(s.slots, std::vector<Activations>(held));
-  impl_ = impl.release();
+  s.allocate();
 }
 
-Gpt2Stage::~Gpt2Stage() { delete impl_; }
+Gpt2Stage::~Gpt2Stage() = default;
 
-std::span<float> Gpt2Stage::params() { return impl_->params; }
-std::span<float> Gpt2Stage::grads() { return impl_->grads; }
+std::span<float> Gpt2Stage::params() {
+  // The backend never changes parameters, so the host side is current; the caller may write it.
+  impl_->params_on_host_newer = true;
+  return impl_->mirror(impl_->params, impl_->params_copy, impl_->param_count);
+}
+
+std::span<float> Gpt2Stage::grads() {
+  Impl& s = *impl_;
+  const std::span<float> host = s.mirror(s.grads, s.grads_copy, s.param_count);
+  if (!s.grads_on_host) {
+    s.ops->download(host.data(), s.grads.data(), s.param_count);
+    s.grads_on_host = true;
+  }
+  return host;
+}
+
 const std::vector<ParamRun>& Gpt2Stage::param_runs() const { return impl_->runs; }
 
 void Gpt2Stage::load_full(std::span<const float> full) {
@@ -295,109 +415,137 @@ void Gpt2Stage::load_full(std::span<const float> full) {
   if (std::int64_t(full.size()) != expected)
     fail("Gpt2Stage::load_full: {} floats given, {} needs {} (llm.c layout with Vp={})", full.size(),
          impl_->m.name, expected, impl_->Vp);
+  const std::span<float> host = params();
   for (const ParamRun& run : impl_->runs)
-    std::copy_n(full.begin() + run.full_offset, run.count, impl_->params.begin() + run.local_offset);
+    std::copy_n(full.begin() + run.full_offset, run.count, host.begin() + run.local_offset);
 }
 
-void Gpt2Stage::zero_grads() { std::fill(impl_->grads.begin(), impl_->grads.end(), 0.0f); }
+void Gpt2Stage::zero_grads() {
+  impl_->ops->zero(impl_->grads.data(), impl_->param_count);
+  impl_->grads_on_host = false;
+}
 
 void Gpt2Stage::set_recompute(bool on) {
-  impl_->keep_activations = !on;
-  impl_->acts.assign(on ? 1 : impl_->slots, std::vector<Activations>(impl_->blocks_held()));
+  Impl& s = *impl_;
+  s.keep_activations = !on;
+  s.acts.clear();
+  s.acts.resize(on ? 1 : s.slots);
+  for (auto& slot : s.acts) slot.resize(s.blocks_held());
 }
 
-static void set_ids(std::vector<int>& dst, std::span<const int> ids, int n, int vocab, int mb,
-                    const char* what) {
+static void check_ids(std::span<const int> ids, int n, int vocab, int mb, const char* what) {
   if (std::int64_t(ids.size()) != n)
     fail("Gpt2Stage::{}: microbatch {} has {} ids, b*t = {} expected", what, mb, ids.size(), n);
   for (std::size_t i = 0; i < ids.size(); ++i)
     if (ids[i] < 0 || ids[i] >= vocab)
       fail("Gpt2Stage::{}: id {} at position {} of microbatch {} is outside the vocabulary [0, {})",
            what, ids[i], i, mb, vocab);
-  dst.assign(ids.begin(), ids.end());
 }
 
 void Gpt2Stage::set_tokens(int mb, std::span<const int> tokens) {
-  impl_->check_mb(mb, "set_tokens");
-  set_ids(impl_->tokens[mb], tokens, impl_->n, impl_->V, mb, "set_tokens");
+  Impl& s = *impl_;
+  s.check_mb(mb, "set_tokens");
+  check_ids(tokens, s.n, s.V, mb, "set_tokens");
+  s.ops->set_ids(*s.tokens[mb], tokens, true);
+  s.tokens_set[mb] = 1;
 }
 
 void Gpt2Stage::set_targets(int mb, std::span<const int> targets) {
-  impl_->check_mb(mb, "set_targets");
-  set_ids(impl_->targets[mb], targets, impl_->n, impl_->V, mb, "set_targets");
+  Impl& s = *impl_;
+  s.check_mb(mb, "set_targets");
+  check_ids(targets, s.n, s.V, mb, "set_targets");
+  s.ops->set_ids(*s.targets[mb], targets, false);
+  s.targets_set[mb] = 1;
 }
 
 std::span<float> Gpt2Stage::input(int mb) {
-  impl_->check_mb(mb, "input");
-  return {sized(impl_->input[mb], std::int64_t(impl_->n) * impl_->C), std::size_t(impl_->n) * impl_->C};
+  Impl& s = *impl_;
+  s.check_mb(mb, "input");
+  s.input_written[mb] = 1;
+  return s.mirror(s.input[mb], s.input_copy[mb], s.nc());
 }
 
 std::span<float> Gpt2Stage::output(int mb) {
-  impl_->check_mb(mb, "output");
-  if (impl_->has_head) return {};  // the last stage ends in the loss
-  return {impl_->block_output(impl_->blocks.end - 1, mb), std::size_t(impl_->n) * impl_->C};
+  Impl& s = *impl_;
+  s.check_mb(mb, "output");
+  if (s.has_head) return {};  // the last stage ends in the loss
+  const int k = s.blocks_held() - 1;
+  if (!s.forwarded[mb][k])
+    fail("Gpt2Stage::output: microbatch {} has not gone forward through block {}", mb,
+         s.blocks.end - 1);
+  const std::span<float> out = s.mirror(s.block_out[mb][k], s.output_copy[mb], s.nc());
+  s.ops->download(out.data(), s.block_out[mb][k].data(), s.nc());
+  return out;
 }
 
 std::span<float> Gpt2Stage::output_grad(int mb) {
-  impl_->check_mb(mb, "output_grad");
-  if (impl_->has_head) return {};
-  return {sized(impl_->output_grad[mb], std::int64_t(impl_->n) * impl_->C),
-          std::size_t(impl_->n) * impl_->C};
+  Impl& s = *impl_;
+  s.check_mb(mb, "output_grad");
+  if (s.has_head) return {};
+  s.output_grad_written[mb] = 1;
+  return s.mirror(s.residual_grad[mb], s.output_grad_copy[mb], s.nc());
 }
 
 std::span<float> Gpt2Stage::input_grad(int mb) {
-  impl_->check_mb(mb, "input_grad");
-  return {sized(impl_->input_grad[mb], std::int64_t(impl_->n) * impl_->C),
-          std::size_t(impl_->n) * impl_->C};
+  Impl& s = *impl_;
+  s.check_mb(mb, "input_grad");
+  const bool computed = s.residual_grad[mb].size() == s.nc();
+  const std::span<float> g = s.mirror(s.residual_grad[mb], s.input_grad_copy[mb], s.nc());
+  if (computed) s.ops->download(g.data(), s.residual_grad[mb].data(), s.nc());
+  return g;
 }
 
 void Gpt2Stage::forward(int block, int mb) {
   Impl& s = *impl_;
   s.check(block, mb, "forward");
+  s.device_params();
   const Block kind = block_at(s.m, block);
+  const int k = block - s.blocks.begin;
   switch (kind.kind) {
     case BlockKind::embed:
-      if (std::int64_t(s.tokens[mb].size()) != s.n)
+      if (!s.tokens_set[mb])
         fail("Gpt2Stage::forward: the embedding needs tokens of microbatch {} (set_tokens)", mb);
-      kernels::embedding_forward(s.block_output(block, mb), s.tokens[mb].data(), s.P(t_wte), s.P(t_wpe),
-                                 s.n, s.t, s.C);
+      s.ops->embedding_forward(s.block_output(block, mb), *s.tokens[mb], s.P(t_wte), s.P(t_wpe), s.n,
+                               s.t, s.C);
       break;
     case BlockKind::attn:
       s.attn_branch(block, kind.layer, mb);
-      kernels::linear_forward(s.partial_of(block, mb), s.act(block, mb).y.data(),
-                              s.P(t_attprojw, kind.layer), nullptr, s.n, s.c_local, s.C);
+      s.partial_on_host[mb][k] = 0;
+      s.ops->linear_forward(s.partial_of(block, mb), s.act(block, mb).y.data(),
+                            s.P(t_attprojw, kind.layer), nullptr, s.n, s.c_local, s.C);
       if (s.tp == 1) s.finish_forward(block, mb);
       break;
     case BlockKind::mlp:
       s.mlp_branch(block, kind.layer, mb);
-      kernels::linear_forward(s.partial_of(block, mb), s.act(block, mb).g.data(),
-                              s.P(t_fcprojw, kind.layer), nullptr, s.n, 4 * s.c_local, s.C);
+      s.partial_on_host[mb][k] = 0;
+      s.ops->linear_forward(s.partial_of(block, mb), s.act(block, mb).g.data(),
+                            s.P(t_fcprojw, kind.layer), nullptr, s.n, 4 * s.c_local, s.C);
       if (s.tp == 1) s.finish_forward(block, mb);
       break;
     case BlockKind::head:
       s.head_forward(block, mb);
       break;
   }
-  s.forwarded[mb][block - s.blocks.begin] = 1;
-}
-
-void Gpt2Stage::Impl::require_split_block(int block, const char* what) const {
-  const BlockKind kind = block_at(m, block).kind;
-  if (tp == 1 || kind == BlockKind::embed || kind == BlockKind::head)
-    fail("Gpt2Stage::{}: block {} ({}) has no tensor-parallel partial with tp={} (only attn/mlp "
-         "blocks with tp > 1 do)",
-         what, block, to_string(kind), tp);
+  s.forwarded[mb][k] = 1;
 }
 
 std::span<float> Gpt2Stage::tp_partial(int block, int mb) {
-  impl_->check(block, mb, "tp_partial");
-  impl_->require_split_block(block, "tp_partial");
-  return {impl_->partial_of(block, mb), std::size_t(impl_->n) * impl_->C};
+  Impl& s = *impl_;
+  s.check(block, mb, "tp_partial");
+  s.require_split_block(block, "tp_partial");
+  const int k = block - s.blocks.begin;
+  const std::span<float> host = s.mirror(s.partial[mb][k], s.partial_copy[mb][k], s.nc());
+  if (!s.partial_on_host[mb][k]) {
+    s.ops->download(host.data(), s.partial[mb][k].data(), s.nc());
+    s.partial_on_host[mb][k] = 1;  // the caller sums into it; uploaded by finish_*
+  }
+  return host;
 }
 
 void Gpt2Stage::finish_forward(int block, int mb) {
   impl_->check(block, mb, "finish_forward");
   impl_->require_split_block(block, "finish_forward");
+  impl_->device_params();
   impl_->finish_forward(block, mb);
 }
 
@@ -409,58 +557,24 @@ void Gpt2Stage::backward(int block, int mb, bool recompute) {
   if (!s.keep_activations && !recompute)
     fail("Gpt2Stage::backward: block {} needs recompute=true (set_recompute keeps no activations)",
          block);
+  s.device_params();
+  s.device_grads();
   const Block kind = block_at(s.m, block);
-  const int l = kind.layer;
-  const std::int64_t nc = std::int64_t(s.n) * s.C;
   if (block == s.blocks.end - 1 && kind.kind != BlockKind::head) {
-    if (std::int64_t(s.output_grad[mb].size()) != nc)
+    if (!s.output_grad_written[mb])
       fail("Gpt2Stage::backward: write output_grad({}) before the backward of block {}", mb, block);
-    std::copy_n(s.output_grad[mb].begin(), nc, s.dres(mb));
+    s.ops->upload(s.dres(mb), s.mirror(s.residual_grad[mb], s.output_grad_copy[mb], s.nc()).data(),
+                  s.nc());
+    s.output_grad_written[mb] = 0;
   }
-  float* dres = s.dres(mb);
-  Activations& a = s.act(block, mb);
   switch (kind.kind) {
     case BlockKind::embed:
-      kernels::embedding_backward(s.G(t_wte), s.G(t_wpe), dres, s.tokens[mb].data(), s.n, s.t, s.C);
+      s.ops->embedding_backward(s.G(t_wte), s.G(t_wpe), s.dres(mb), *s.tokens[mb], s.n, s.t, s.C);
       break;
-    case BlockKind::attn: {
-      if (recompute) s.attn_branch(block, l, mb);
-      float* dy = scratch(s.scratch_a, std::int64_t(s.n) * s.c_local);
-      float* dqkv = scratch(s.scratch_b, std::int64_t(s.n) * 3 * s.c_local);
-      kernels::linear_backward(dy, s.G(t_attprojw, l), s.G(t_attprojb, l), dres, a.y.data(),
-                               s.P(t_attprojw, l), s.n, s.c_local, s.C);
-      kernels::attention_backward(dqkv, dy, a.att.data(), a.qkv.data(), s.b, s.t, s.nh_local, s.hd);
-      kernels::linear_backward(s.partial_of(block, mb), s.G(t_qkvw, l), s.G(t_qkvb, l), dqkv,
-                               a.ln.data(), s.P(t_qkvw, l), s.n, s.C, 3 * s.c_local);
-      if (s.tp == 1) s.finish_backward(block, mb);
-      return;
-    }
-    case BlockKind::mlp: {
-      if (recompute) s.mlp_branch(block, l, mb);
-      const std::int64_t hsize = std::int64_t(s.n) * 4 * s.c_local;
-      float* dg = scratch(s.scratch_a, hsize);
-      kernels::linear_backward(dg, s.G(t_fcprojw, l), s.G(t_fcprojb, l), dres, a.g.data(),
-                               s.P(t_fcprojw, l), s.n, 4 * s.c_local, s.C);
-      kernels::gelu_backward(dg, a.h.data(), dg, hsize);
-      kernels::linear_backward(s.partial_of(block, mb), s.G(t_fcw, l), s.G(t_fcb, l), dg,
-                               a.ln.data(), s.P(t_fcw, l), s.n, s.C, 4 * s.c_local);
-      if (s.tp == 1) s.finish_backward(block, mb);
-      return;
-    }
-    case BlockKind::head: {
-      if (recompute) s.head_forward(block, mb);
-      kernels::crossentropy_backward(a.logits.data(), a.lse.data(), s.targets[mb].data(), s.n, s.V,
-                                     s.Vp);
-      float* dln = scratch(s.scratch_a, nc);
-      kernels::linear_backward(dln, s.G(t_wte), nullptr, a.logits.data(), a.ln.data(), s.P(t_wte),
-                               s.n, s.C, s.Vp);
-      std::fill_n(dres, nc, 0.0f);
-      kernels::layernorm_backward(dres, s.G(t_lnfw), s.G(t_lnfb), dln, s.block_input(block, mb),
-                                  s.P(t_lnfw), a.mean.data(), a.rstd.data(), s.n, s.C);
-      break;
-    }
+    case BlockKind::attn: s.attn_backward(block, kind.layer, mb, recompute); break;
+    case BlockKind::mlp: s.mlp_backward(block, kind.layer, mb, recompute); break;
+    case BlockKind::head: s.head_backward(block, mb, recompute); break;
   }
-  s.backward_done(block, mb);
 }
 
 void Gpt2Stage::finish_backward(int block, int mb) {
@@ -470,15 +584,33 @@ void Gpt2Stage::finish_backward(int block, int mb) {
 }
 
 float Gpt2Stage::loss(int mb) const {
-  impl_->check_mb(mb, "loss");
-  if (!impl_->has_head) fail("Gpt2Stage::loss: this stage does not hold the head");
-  return impl_->losses[mb];
+  Impl& s = *impl_;
+  s.check_mb(mb, "loss");
+  if (!s.has_head) fail("Gpt2Stage::loss: this stage does not hold the head");
+  if (!s.loss_known[mb]) {
+    // Summed on the host in row order in double: the same bits each run, on every backend.
+    Buffer& row_loss = s.row_loss[mb];
+    if (row_loss.size() != s.n)
+      fail("Gpt2Stage::loss: microbatch {} has no forward through the head", mb);
+    const std::span<float> rows = s.mirror(row_loss, s.rows_copy, s.n);
+    s.ops->download(rows.data(), row_loss.data(), s.n);
+    double total = 0.0;
+    for (float r : rows) total += r;
+    s.losses[mb] = float(total / s.n);
+    s.loss_known[mb] = 1;
+  }
+  return s.losses[mb];
 }
 
 std::span<const float> Gpt2Stage::logits(int mb) const {
-  impl_->check_mb(mb, "logits");
-  if (!impl_->has_head) fail("Gpt2Stage::logits: this stage does not hold the head");
-  return impl_->acts[impl_->keep_activations ? mb : 0][impl_->blocks_held() - 1].logits;
+  Impl& s = *impl_;
+  s.check_mb(mb, "logits");
+  if (!s.has_head) fail("Gpt2Stage::logits: this stage does not hold the head");
+  Activations& a = s.head_act(mb);
+  const std::int64_t count = a.logits.size();
+  const std::span<float> host = s.mirror(a.logits, s.logits_copy, count);
+  if (count > 0) s.ops->download(host.data(), a.logits.data(), count);
+  return host;
 }
 
 void Gpt2Stage::release(int mb) {
@@ -486,5 +618,7 @@ void Gpt2Stage::release(int mb) {
   // The slot's buffers stay allocated for the next microbatch using it; its forward is forgotten.
   std::fill(impl_->forwarded[mb].begin(), impl_->forwarded[mb].end(), 0);
 }
+
+void Gpt2Stage::synchronize() { impl_->ops->synchronize(); }
 
 }  // namespace fabtrain

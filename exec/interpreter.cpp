@@ -7,7 +7,7 @@
 
 #include "common/error.hpp"
 #include "exec/kernels_layout.hpp"
-#include "exec/mpi_communicator.hpp"
+#include "exec/watchdog.hpp"
 
 namespace fabtrain {
 namespace {
@@ -24,22 +24,8 @@ bool split_over_tp(int tensor) {
          tensor == t_fcb || tensor == t_fcprojw;
 }
 
-// Calls f(local_begin, count, offset) for the pieces of region positions [pos, pos+count).
-template <typename Segments, typename F>
-void walk(const Segments& segments, std::int64_t pos, std::int64_t count, F&& f) {
-  std::int64_t seen = 0, done = 0;
-  for (const auto& [local, n] : segments) {
-    if (done == count) return;
-    const std::int64_t seg_end = seen + n;
-    if (seg_end > pos + done) {
-      const std::int64_t from = pos + done - seen;
-      const std::int64_t take = std::min(n - from, count - done);
-      f(local + from, take, done);
-      done += take;
-    }
-    seen = seg_end;
-  }
-}
+// ZeRO shards over the dp ranks when the plan asks for them, else one chunk of everything.
+int zero_parts(const Plan& plan) { return plan.zero >= 1 && plan.dp > 1 ? plan.dp : 1; }
 
 }  // namespace
 
@@ -47,7 +33,8 @@ Interpreter::Interpreter(const ModelSpec& model, const Schedule& schedule, int r
                          Stage& stage, Communicator& comm, AdamW adamw, float grad_clip,
                          Watchdog* watchdog)
     : schedule_(schedule), stream_(schedule.ranks.at(rank)), rank_(rank), stage_(stage),
-      comm_(comm), adamw_(adamw), grad_clip_(grad_clip), watchdog_(watchdog) {
+      comm_(comm), adamw_(adamw), grad_clip_(grad_clip), watchdog_(watchdog),
+      zero_(stage.param_runs(), full_layout(model).size[t_wte], zero_parts(schedule.plan)) {
   const Plan& plan = schedule.plan;
   coord_ = rank_coord(plan, rank);
   const BlockRange range = stage_blocks(model, plan).at(coord_.pp);
@@ -55,7 +42,6 @@ Interpreter::Interpreter(const ModelSpec& model, const Schedule& schedule, int r
   holds_head_ = range.end == block_count(model);
   tokens_per_mb_ = schedule.microbatch * schedule.seq;
   blocks_end_ = block_count(model);
-  wte_size_ = full_layout(model).size[t_wte];
   tokens_.resize(tokens_per_mb_);
   targets_.resize(tokens_per_mb_);
   for (const Instruction& in : stream_) names_.push_back(to_string(in));
@@ -75,71 +61,22 @@ Interpreter::Interpreter(const ModelSpec& model, const Schedule& schedule, int r
     if (dp_group_index_ < 0) fail("rank {}: the schedule has no group for its dp replicas", rank);
     dp_position_ = int(std::find(group.begin(), group.end(), rank) - group.begin());
   }
-  build_zero_layout();
+  allocate_shards();
   build_masks(model);
-  const std::size_t owned = sharded_ ? std::size_t(chunk_a_ + chunk_b_) : stage_.params().size();
+  const std::size_t owned = sharded_ ? std::size_t(zero_.chunk_size()) : stage_.params().size();
   m_.assign(owned, 0.0f);
   v_.assign(owned, 0.0f);
   parameters_changed();
 }
 
-void Interpreter::build_zero_layout() {
-  std::vector<std::pair<std::int64_t, std::pair<std::int64_t, std::int64_t>>> wte;  // full, seg
-  std::vector<std::pair<std::int64_t, std::int64_t>> rest;
-  for (const ParamRun& run : stage_.param_runs()) {
-    const std::int64_t in_wte = std::clamp<std::int64_t>(wte_size_ - run.full_offset, 0, run.count);
-    if (in_wte > 0) wte.push_back({run.full_offset, {run.local_offset, in_wte}});
-    if (run.count > in_wte) rest.push_back({run.local_offset + in_wte, run.count - in_wte});
-  }
-  std::sort(wte.begin(), wte.end());
-  std::sort(rest.begin(), rest.end());
-  wte_region_ = {};
-  rest_region_ = {};
-  for (const auto& [full, seg] : wte) {
-    wte_region_.segments.push_back(seg);
-    wte_region_.total += seg.second;
-  }
-  for (const auto& seg : rest) {
-    rest_region_.segments.push_back(seg);
-    rest_region_.total += seg.second;
-  }
-  const int parts = sharded_ ? dp_ : 1;
-  chunk_a_ = (wte_region_.total + parts - 1) / parts;
-  chunk_b_ = (rest_region_.total + parts - 1) / parts;
+void Interpreter::allocate_shards() {
   if (sharded_) {
-    shard_params_.assign(std::size_t(chunk_a_ + chunk_b_), 0.0f);
+    shard_params_.assign(std::size_t(zero_.chunk_size()), 0.0f);
     shard_grads_.assign(shard_params_.size(), 0.0f);
     chunk_tmp_.assign(shard_params_.size(), 0.0f);
     flat_.assign(shard_params_.size() * std::size_t(dp_), 0.0f);
   }
-  wte_buffer_.assign(std::size_t(wte_region_.total), 0.0f);
-}
-
-template <typename T>
-void Interpreter::pack_chunk(std::span<const T> local, int d, std::span<T> chunk) const {
-  std::fill(chunk.begin(), chunk.end(), T{});
-  const std::int64_t a_begin = d * chunk_a_, b_begin = d * chunk_b_;
-  walk(wte_region_.segments, a_begin, std::clamp<std::int64_t>(wte_region_.total - a_begin, 0, chunk_a_),
-       [&](std::int64_t at, std::int64_t n, std::int64_t off) {
-         std::copy_n(local.begin() + at, n, chunk.begin() + off);
-       });
-  walk(rest_region_.segments, b_begin, std::clamp<std::int64_t>(rest_region_.total - b_begin, 0, chunk_b_),
-       [&](std::int64_t at, std::int64_t n, std::int64_t off) {
-         std::copy_n(local.begin() + at, n, chunk.begin() + chunk_a_ + off);
-       });
-}
-
-template <typename T>
-void Interpreter::unpack_chunk(std::span<const T> chunk, int d, std::span<T> local) const {
-  const std::int64_t a_begin = d * chunk_a_, b_begin = d * chunk_b_;
-  walk(wte_region_.segments, a_begin, std::clamp<std::int64_t>(wte_region_.total - a_begin, 0, chunk_a_),
-       [&](std::int64_t at, std::int64_t n, std::int64_t off) {
-         std::copy_n(chunk.begin() + off, n, local.begin() + at);
-       });
-  walk(rest_region_.segments, b_begin, std::clamp<std::int64_t>(rest_region_.total - b_begin, 0, chunk_b_),
-       [&](std::int64_t at, std::int64_t n, std::int64_t off) {
-         std::copy_n(chunk.begin() + chunk_a_ + off, n, local.begin() + at);
-       });
+  wte_buffer_.assign(std::size_t(zero_.wte_total()), 0.0f);
 }
 
 void Interpreter::build_masks(const ModelSpec& model) {
@@ -165,13 +102,13 @@ void Interpreter::build_masks(const ModelSpec& model) {
   if (sharded_) {
     decay_shard_.assign(shard_params_.size(), 0);
     counted_shard_.assign(shard_params_.size(), 0);
-    pack_chunk<unsigned char>(decay_local_, dp_position_, decay_shard_);
-    pack_chunk<unsigned char>(counted_local_, dp_position_, counted_shard_);
+    zero_.pack<unsigned char>(decay_local_, dp_position_, decay_shard_);
+    zero_.pack<unsigned char>(counted_local_, dp_position_, counted_shard_);
   }
 }
 
 void Interpreter::parameters_changed() {
-  if (sharded_) pack_chunk<float>(stage_.params(), dp_position_, shard_params_);
+  if (sharded_) zero_.pack<float>(stage_.params(), dp_position_, shard_params_);
 }
 
 StepOutcome Interpreter::play_step(int step, float lr, const MicrobatchFeed& feed) {
@@ -282,7 +219,7 @@ void Interpreter::reduce_scatter_gradients(int group) {
   if (!sharded_) return;  // one data-parallel rank: its gradients are already whole
   const std::size_t chunk = shard_grads_.size();
   for (int d = 0; d < dp_; ++d)
-    pack_chunk<float>(stage_.grads(), d, std::span<float>(flat_).subspan(d * chunk, chunk));
+    zero_.pack<float>(stage_.grads(), d, std::span<float>(flat_).subspan(d * chunk, chunk));
   comm_.reduce_scatter(group, flat_, chunk_tmp_);
   for (std::size_t i = 0; i < chunk; ++i) shard_grads_[i] += chunk_tmp_[i];
   stage_.zero_grads();
@@ -295,23 +232,19 @@ void Interpreter::all_gather_parameters(int group) {
   const std::size_t chunk = shard_params_.size();
   comm_.all_gather(group, shard_params_, flat_);
   for (int d = 0; d < dp_; ++d)
-    unpack_chunk<float>(std::span<const float>(flat_).subspan(d * chunk, chunk), d, stage_.params());
+    zero_.unpack<float>(std::span<const float>(flat_).subspan(d * chunk, chunk), d, stage_.params());
 }
 
 void Interpreter::tied_embedding(int group) {
   // Gradients still in the stage: sum the wte copies (in full-offset order on both stages).
   if (!scattered_ || dirty_since_scatter_) {
-    auto grads = stage_.grads();
-    walk(wte_region_.segments, 0, wte_region_.total, [&](std::int64_t at, std::int64_t n, std::int64_t off) {
-      std::copy_n(grads.begin() + at, n, wte_buffer_.begin() + off);
-    });
+    const auto grads = stage_.grads();
+    zero_.copy_wte_out(grads, wte_buffer_);
     comm_.all_reduce(group, wte_buffer_);
-    walk(wte_region_.segments, 0, wte_region_.total, [&](std::int64_t at, std::int64_t n, std::int64_t off) {
-      std::copy_n(wte_buffer_.begin() + off, n, grads.begin() + at);
-    });
+    zero_.copy_wte_in(wte_buffer_, grads);
   }
   // Gradients already reduce-scattered: both stages' shards start with the same wte slice.
-  if (scattered_) comm_.all_reduce(group, std::span<float>(shard_grads_).first(chunk_a_));
+  if (scattered_) comm_.all_reduce(group, std::span<float>(shard_grads_).first(zero_.wte_chunk()));
 }
 
 // Single steps whose norm jumps 20-200x (gpt2-nano early in training, the loss unchanged) are

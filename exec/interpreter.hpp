@@ -7,10 +7,7 @@
 // the step's loss is the mean over the global batch, so the summed gradients are multiplied by
 // 1/(mb*dp) once per step, just before the gradient norm (after the data-parallel reduction).
 //
-// ZeRO layout: the rank's local parameters are split into the tied embedding wte (region A) and
-// everything else (region B); each region is padded to a multiple of dp, and dp rank d owns
-// chunk d = (its slice of A, its slice of B). Keeping wte apart lets the first and last pipeline
-// stage sum their tied-embedding gradients shard against shard.
+// ZeRO layout: exec/zero_layout.hpp says which local elements make up each dp rank's chunk.
 // Not here: where the tokens come from (a MicrobatchFeed), checkpoints, progress.
 #pragma once
 #include <chrono>
@@ -22,6 +19,7 @@
 #include "exec/communicator.hpp"
 #include "exec/gpt2_stage.hpp"
 #include "exec/run_record.hpp"
+#include "exec/zero_layout.hpp"
 #include "plan/schedule.hpp"
 
 namespace fabtrain {
@@ -63,15 +61,7 @@ class Interpreter {
   void gather_parameters();
 
  private:
-  struct Region {
-    std::vector<std::pair<std::int64_t, std::int64_t>> segments;  // (local begin, count)
-    std::int64_t total = 0;
-  };
-  template <typename T>
-  void pack_chunk(std::span<const T> local, int d, std::span<T> chunk) const;
-  template <typename T>
-  void unpack_chunk(std::span<const T> chunk, int d, std::span<T> local) const;
-  void build_zero_layout();
+  void allocate_shards();
   void build_masks(const ModelSpec& model);
   void run(const Instruction& instruction, int step, float lr, const MicrobatchFeed& feed,
            bool forward_only);
@@ -96,14 +86,12 @@ class Interpreter {
   bool holds_embed_ = false, holds_head_ = false;
   int tokens_per_mb_ = 0;
   int blocks_end_ = 0;             // block_count(model): a Forward ending here ran the head
-  std::int64_t wte_size_ = 0;      // Vp*C
   std::vector<int> tokens_, targets_;
 
   // ZeRO
   bool sharded_ = false;
   int dp_ = 1, dp_position_ = 0, dp_group_index_ = -1;
-  Region wte_region_, rest_region_;
-  std::int64_t chunk_a_ = 0, chunk_b_ = 0;
+  ZeroLayout zero_;
   std::vector<float> shard_params_, shard_grads_, flat_, chunk_tmp_;
   bool scattered_ = false;              // a reduce-scatter ran this step
   bool dirty_since_scatter_ = false;    // a backward ran after the last reduce-scatter

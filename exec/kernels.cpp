@@ -305,18 +305,14 @@ void row_softmax_scaled(float* row, float lse, float scale, int v) {
 
 }  // namespace
 
-float crossentropy_forward(float* lse, const float* logits, const int* targets, int n, int v,
-                           int vp) {
-  std::vector<float> row_loss(n);
+void crossentropy_forward(float* lse, float* row_loss, const float* logits, const int* targets,
+                          int n, int v, int vp) {
 #pragma omp parallel for schedule(static)
   for (int i = 0; i < n; ++i) {
     const float* row = logits + std::int64_t(i) * vp;
     lse[i] = row_lse(row, v);
     row_loss[i] = lse[i] - row[targets[i]];
   }
-  double total = 0.0;  // summed in row order: the same bits on every run
-  for (int i = 0; i < n; ++i) total += row_loss[i];
-  return float(total / n);
 }
 
 void crossentropy_backward(float* logits_to_dlogits, const float* lse, const int* targets, int n,

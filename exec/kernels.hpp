@@ -45,8 +45,10 @@ void attention_backward(float* dqkv, const float* dy, const float* att, const fl
                         int t, int nh, int hd);
 
 // Cross-entropy with the softmax over the first v of vp columns of logits (n, vp). Writes the
-// log-sum-exp of each row and returns the mean loss over the n rows.
-float crossentropy_forward(float* lse, const float* logits, const int* targets, int n, int v, int vp);
+// log-sum-exp of each row and its loss (lse minus the target's logit); the caller sums the rows
+// in order, in double, so the mean has the same bits on every run and backend.
+void crossentropy_forward(float* lse, float* row_loss, const float* logits, const int* targets,
+                          int n, int v, int vp);
 // Replaces logits by d(mean loss)/d(logits): (softmax - onehot) / n in the first v columns, 0 in
 // the padding columns.
 void crossentropy_backward(float* logits_to_dlogits, const float* lse, const int* targets, int n,

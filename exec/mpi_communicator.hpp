@@ -2,19 +2,13 @@
 // mpirun or srun, or alone as a single rank. Groups become MPI communicators (one
 // MPI_Comm_create_group per schedule group, ranks in ring order). Sends are eager: the data is
 // copied and sent with MPI_Isend, so a Send never waits on its peer (the schedule's order relies
-// on it); receives block. Also here: the Watchdog that ends the job when one instruction blocks
-// longer than a timeout, so a dead or stuck peer never hangs the others.
-// Not here: which collective runs when (exec/interpreter.cpp).
+// on it); receives block. Not here: which collective runs when (exec/interpreter.cpp), the
+// Watchdog (exec/watchdog.hpp).
 #pragma once
 #include <mpi.h>
 
-#include <atomic>
-#include <chrono>
-#include <condition_variable>
 #include <deque>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "exec/communicator.hpp"
@@ -68,28 +62,6 @@ class MpiCommunicator final : public Communicator {
   bool owns_mpi_ = false;
   std::vector<Group> groups_;
   std::deque<PendingSend> pending_sends_;
-};
-
-// Ends the job with a message when the current activity has run longer than the timeout. The
-// watched code calls begin("what") / end(); a background thread checks once per poll interval.
-class Watchdog {
- public:
-  Watchdog(Communicator& comm, double timeout_s);
-  ~Watchdog();
-  void begin(const std::string& what);
-  void end();
-
- private:
-  void watch();
-  Communicator& comm_;
-  double timeout_s_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stop_ = false;
-  bool active_ = false;
-  std::string what_;
-  std::chrono::steady_clock::time_point since_;
-  std::thread thread_;
 };
 
 }  // namespace fabtrain

@@ -9,7 +9,7 @@
 #include <type_traits>
 
 #include "common/error.hpp"
-#include "exec/mpi_communicator.hpp"
+#include "exec/watchdog.hpp"
 
 namespace fabtrain {
 

@@ -14,6 +14,7 @@
 #include "exec/replay.hpp"
 #include "exec/run_record.hpp"
 #include "exec/step_timings.hpp"
+#include "exec/watchdog.hpp"
 #include "models/model_spec.hpp"
 #include "platforms/catalog.hpp"
 

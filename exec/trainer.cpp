@@ -20,6 +20,7 @@
 
 #include "common/error.hpp"
 #include "common/limits.hpp"
+#include "exec/backend.hpp"
 #include "exec/checkpoint_dir.hpp"
 #include "exec/host_memory.hpp"
 #include "exec/checkpoint.hpp"
@@ -31,6 +32,7 @@
 #include "exec/progress.hpp"
 #include "exec/run_record.hpp"
 #include "exec/step_timings.hpp"
+#include "exec/watchdog.hpp"
 #include "exec/host_info.hpp"
 #include "models/model_spec.hpp"
 #include "plan/schedule.hpp"
@@ -203,93 +205,105 @@ int choose_threads(const TrainConfig& config, const MpiCommunicator& comm) {
   return std::max(1, cores / std::max(1, comm.local_size()));
 }
 
-}  // namespace
+// The run's own outputs besides checkpoints: on rank 0, the run record, the trace and progress.
+struct Outputs {
+  std::unique_ptr<RunRecord> record;
+  std::unique_ptr<ChromeTrace> trace;
+  std::unique_ptr<Progress> progress;
+  bool timing = false;  // instruction timings are gathered (for the record or the trace)
+  double trace_offset_s = 0;
+};
 
-TrainResult train(const TrainConfig& config, MpiCommunicator& comm, const DeviceBackend* device) {
-  if (config.device != "cpu" && (!device || device->name != config.device))
-    fail("--device {}: not built here (this build has: cpu{})", config.device,
-         device ? ", " + device->name : std::string());
-  if (config.device == "cpu") device = nullptr;
-  if (launched_by_mpirun()) ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // orphans end with their launcher
+// Phase 1: the settings that can be refused before anything is built.
+void check_settings(const TrainConfig& config) {
+  (void)find_backend(config.device);  // refuses a backend this build lacks, by name
   if (config.keep_checkpoints < 0) fail("--keep-checkpoints {} must not be negative", config.keep_checkpoints);
-  Run run{config, comm};
-  run.model = load_model(config.model);
-  run.plan = parse_plan(config.plan);
-  if (run.plan.ranks() != comm.size())
-    fail("plan {} needs dp*tp*pp = {}*{}*{} = {} ranks, but the job has {} (start it with "
-         "mpirun -np {})",
-         to_string(run.plan), run.plan.dp, run.plan.tp, run.plan.pp, run.plan.ranks(), comm.size(),
-         run.plan.ranks());
   if (config.steps < 1) fail("--steps {} must be at least 1", config.steps);
   if (config.checkpoint_every < 0) fail("--checkpoint-every {} must not be negative", config.checkpoint_every);
   if (config.resume && config.checkpoint_dir.empty()) fail("--resume needs --checkpoint-dir");
   if (config.val_batches < 1) fail("--val-batches {} must be at least 1", config.val_batches);
   check_limit(fmt::format("--batch"), config.batch, limits::batch);
   check_limit(fmt::format("--seq"), config.seq, limits::sequence);
+}
+
+// Phase 2: the model, the plan and its schedule, this rank's place in it, and the thread count.
+int resolve_plan(Run& run) {
+  const TrainConfig& config = run.config;
+  run.model = load_model(config.model);
+  run.plan = parse_plan(config.plan);
+  if (run.plan.ranks() != run.comm.size())
+    fail("plan {} needs dp*tp*pp = {}*{}*{} = {} ranks, but the job has {} (start it with "
+         "mpirun -np {})",
+         to_string(run.plan), run.plan.dp, run.plan.tp, run.plan.pp, run.plan.ranks(), run.comm.size(),
+         run.plan.ranks());
   run.schedule = compile(run.model, run.plan, config.batch, config.seq);
-  run.coord = rank_coord(run.plan, comm.rank());
-  const int threads = choose_threads(config, comm);
+  run.coord = rank_coord(run.plan, run.comm.rank());
+  const int threads = choose_threads(config, run.comm);
   omp_set_num_threads(threads);
   // OpenBLAS runs sgemm on threads of its own: the same count, or a 1-thread run of a small
   // model spends more time in their wake-ups and yields than in its products.
   openblas_set_num_threads(threads);
+  return threads;
+}
 
-  if (run.is_root()) {
-    fmt::print("fabtrain-exec train\n");
-    fmt::print("  model    {} (L={} C={} NH={} maxT={} V={}, {} parameters)\n", run.model.name,
-               run.model.n_layer, run.model.n_embd, run.model.n_head, run.model.n_ctx,
-               run.model.vocab_size, run.model.parameters());
-    fmt::print("  plan     {} ({}), {} ranks, microbatch {} x {} tokens\n", to_string(run.plan),
-               technique_name(run.plan), comm.size(), run.schedule.microbatch, config.seq);
-    fmt::print("  batch    {} sequences x {} tokens = {} tokens per step, {} steps\n", config.batch,
-               config.seq, config.batch * config.seq, config.steps);
-    fmt::print("  optim    AdamW lr {} (warm-up {}, cosine to {}x) weight decay {} clip {} seed {}\n",
-               config.lr, config.warmup, config.lr_min_fraction, config.weight_decay,
-               config.grad_clip, config.seed);
-    fmt::print("  data     {}\n", join(config.data));
-    if (!config.val_data.empty())
-      fmt::print("  val      {} ({} batches every {} steps)\n", join(config.val_data),
-                 config.val_batches, config.val_every > 0 ? config.val_every : config.steps);
-    if (device)
-      fmt::print("  device   {}, {}\n", device->description, comm.host());
-    else
-      fmt::print("  device   cpu, {} OpenMP threads per rank, {} ({})\n", threads, comm.host(), cpu_model());
-    if (!config.init_from.empty()) fmt::print("  init     {}\n", config.init_from);
-    if (!config.checkpoint_dir.empty())
-      fmt::print("  ckpt     {} every {} steps{}\n", config.checkpoint_dir,
-                 config.checkpoint_every > 0 ? config.checkpoint_every : config.steps,
-                 config.resume ? ", resuming" : "");
-    std::fflush(stdout);
-  }
+// Phase 3 (rank 0): what is about to run.
+void print_banner(const Run& run, const Backend& backend) {
+  const TrainConfig& config = run.config;
+  fmt::print("fabtrain-exec train\n");
+  fmt::print("  model    {} (L={} C={} NH={} maxT={} V={}, {} parameters)\n", run.model.name,
+             run.model.n_layer, run.model.n_embd, run.model.n_head, run.model.n_ctx,
+             run.model.vocab_size, run.model.parameters());
+  fmt::print("  plan     {} ({}), {} ranks, microbatch {} x {} tokens\n", to_string(run.plan),
+             technique_name(run.plan), run.comm.size(), run.schedule.microbatch, config.seq);
+  fmt::print("  batch    {} sequences x {} tokens = {} tokens per step, {} steps\n", config.batch,
+             config.seq, config.batch * config.seq, config.steps);
+  fmt::print("  optim    AdamW lr {} (warm-up {}, cosine to {}x) weight decay {} clip {} seed {}\n",
+             config.lr, config.warmup, config.lr_min_fraction, config.weight_decay,
+             config.grad_clip, config.seed);
+  fmt::print("  data     {}\n", join(config.data));
+  if (!config.val_data.empty())
+    fmt::print("  val      {} ({} batches every {} steps)\n", join(config.val_data),
+               config.val_batches, config.val_every > 0 ? config.val_every : config.steps);
+  fmt::print("  device   {}\n", backend.banner);
+  if (!config.init_from.empty()) fmt::print("  init     {}\n", config.init_from);
+  if (!config.checkpoint_dir.empty())
+    fmt::print("  ckpt     {} every {} steps{}\n", config.checkpoint_dir,
+               config.checkpoint_every > 0 ? config.checkpoint_every : config.steps,
+               config.resume ? ", resuming" : "");
+  std::fflush(stdout);
+}
 
-  // Groups: the schedule's, then one of all ranks for our own bookkeeping (loss, records).
+// Phase 4: the schedule's groups, then one of all ranks for our own bookkeeping (loss, records).
+// A backend may play the schedule on its own communicator (NCCL), returned here (null: the
+// schedule runs on MPI); bookkeeping stays on MPI.
+std::unique_ptr<Communicator> set_up_groups(Run& run, const Backend& backend) {
   std::vector<std::vector<int>> groups = run.schedule.groups;
-  std::vector<int> everyone(comm.size());
-  for (int r = 0; r < comm.size(); ++r) everyone[r] = r;
+  std::vector<int> everyone(run.comm.size());
+  for (int r = 0; r < run.comm.size(); ++r) everyone[r] = r;
   run.world_group = int(groups.size());
   groups.push_back(everyone);
-  comm.set_groups(groups);
-  // A device backend may play the schedule on its own communicator (NCCL); bookkeeping stays on MPI.
+  run.comm.set_groups(groups);
   std::unique_ptr<Communicator> device_comm =
-      device && device->make_communicator ? device->make_communicator(comm) : nullptr;
+      backend.make_communicator ? backend.make_communicator(run.comm) : nullptr;
   if (device_comm) device_comm->set_groups(groups);
-  Communicator& schedule_comm = device_comm ? *device_comm : static_cast<Communicator&>(comm);
+  return device_comm;
+}
 
+// Phase 5: the rank's stage, with its initial weights, and its data loaders (the first and the
+// last stage read tokens).
+void build_stage(Run& run, const Backend& backend) {
+  const TrainConfig& config = run.config;
   const BlockRange blocks = stage_blocks(run.model, run.plan).at(run.coord.pp);
   check_fits_host(stage_memory_bytes(run.model, blocks, run.plan.tp, run.schedule.microbatch, config.seq,
                                      run.plan.mb, run.plan.recompute),
-                  comm.local_size());
-  if (device)
-    run.stage = device->make_stage(run.model, blocks, run.plan.tp, run.coord.tp,
-                                   run.schedule.microbatch, config.seq, run.plan.mb);
-  else
-    run.stage = std::make_unique<Gpt2Stage>(run.model, blocks, run.plan.tp, run.coord.tp,
-                                            run.schedule.microbatch, config.seq, run.plan.mb);
+                  run.comm.local_size());
+  run.stage = std::make_unique<Gpt2Stage>(run.model, blocks, run.plan.tp, run.coord.tp,
+                                          run.schedule.microbatch, config.seq, run.plan.mb,
+                                          backend.make_ops());
   run.stage->set_recompute(run.plan.recompute);
   run.stage->load_full(config.init_from.empty()
                            ? init_full_parameters(run.model, config.seed)
                            : read_model_checkpoint(config.init_from, run.model));
-
   const bool needs_data = blocks.begin == 0 || blocks.end == block_count(run.model);
   if (needs_data) {
     run.train_data = std::make_unique<DataLoader>(expand_data_paths(config.data), config.seq,
@@ -299,83 +313,108 @@ TrainResult train(const TrainConfig& config, MpiCommunicator& comm, const Device
                                                   run.model.vocab_size, config.seed, false);
   }
   if (config.data.empty()) fail("--data: no training files given");
-  const bool validating = !config.val_data.empty();
+}
 
+// Phase 6 (rank 0): the checkpoint directory, created and locked against a second run.
+std::unique_ptr<CheckpointLock> lock_checkpoint_dir(const Run& run) {
+  const std::string& dir = run.config.checkpoint_dir;
+  if (dir.empty() || !run.is_root()) return nullptr;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) fail("--checkpoint-dir {}: cannot create it: {}", dir, ec.message());
+  return std::make_unique<CheckpointLock>(dir);
+}
+
+// Phase 7 (rank 0): the run record with its header, the trace and the progress display.
+Outputs open_outputs(const Run& run, int threads, const Backend& backend, int start_step) {
+  const TrainConfig& config = run.config;
+  Outputs out;
+  out.timing = !config.record.empty() || !config.trace.empty();
+  if (!run.is_root()) return out;
+  if (!config.record.empty()) {
+    out.record = std::make_unique<RunRecord>(config.record);
+    RunHeader h{run.model, run.plan, run.comm.size(), run.comm.host(), cpu_model(),
+                run.comm.library_version(), run.comm.local_size(),
+                backend.description, threads, config.batch, config.seq,
+                run.schedule.microbatch, config.steps, start_step};
+    nlohmann::json header = to_json(h);
+    header["lr"] = config.lr;
+    header["seed"] = config.seed;
+    out.record->header(header);
+  }
+  if (!config.trace.empty()) out.trace = std::make_unique<ChromeTrace>(run.comm.size());
+  out.progress = std::make_unique<Progress>(config.steps, config.print_every);
+  return out;
+}
+
+// Phase 8: one training step, reported, validated when due, recorded and checkpointed when due.
+void train_step(Run& run, Outputs& out, const LrSchedule& lr, int step, bool last,
+                TrainResult& result) {
+  const TrainConfig& config = run.config;
+  if (out.timing) run.comm.barrier();  // one time origin for every rank's instruction timings
+  const Clock::time_point start = Clock::now();
+  StepOutcome outcome = run.interpreter->play_step(step, lr.at(step), run.feed(run.train_data.get(), step));
+  const float loss = outcome.mean_loss;  // came with the gradient norm: the step is the schedule
+  // Every rank has the same all-reduced loss and norm, so all stop here together.
+  if (!std::isfinite(loss) || !std::isfinite(outcome.grad_norm))
+    fail("step {}: the loss is {} and the gradient norm {}: training diverged (lower --lr, or "
+         "resume from an earlier checkpoint); no checkpoint was written for this step",
+         step, loss, outcome.grad_norm);
+  const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+  result.losses.push_back(loss);
+  const double tokens_per_step = double(config.batch) * config.seq;
+  StepSummary summary{step, wall_s, loss, lr.at(step), outcome.grad_norm, tokens_per_step / wall_s};
+  if (!config.val_data.empty() && (last || (config.val_every > 0 && (step + 1) % config.val_every == 0))) {
+    summary.val_loss = run.validate();
+    result.final_val_loss = summary.val_loss;
+  }
+  StepTimings timings;
+  if (out.timing) timings = gather_step_timings(run.comm, run.world_group, run.schedule, outcome.timings);
+  if (run.is_root()) {
+    out.progress->step(step, loss, summary.tokens_per_s, wall_s, summary.lr, summary.grad_norm);
+    if (summary.val_loss >= 0) out.progress->validation(step, summary.val_loss);
+    if (out.record) out.record->step(summary, run.schedule, timings);
+    if (out.trace) out.trace->add_step(step, out.trace_offset_s, run.schedule, timings);
+  }
+  out.trace_offset_s += wall_s;
+  if (!config.checkpoint_dir.empty() &&
+      (last || (config.checkpoint_every > 0 && (step + 1) % config.checkpoint_every == 0)))
+    run.save_checkpoint(step + 1);
+}
+
+}  // namespace
+
+TrainResult train(const TrainConfig& config, MpiCommunicator& comm) {
+  check_settings(config);
+  if (launched_by_mpirun()) ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // orphans end with their launcher
+  Run run{config, comm};
+  const int threads = resolve_plan(run);
+  const Backend backend = find_backend(config.device).make(
+      {config.precision, config.comm, comm.local_rank(), comm.local_size(), comm.host(), threads});
+  if (run.is_root()) print_banner(run, backend);
+  const std::unique_ptr<Communicator> device_comm = set_up_groups(run, backend);
+  Communicator& schedule_comm = device_comm ? *device_comm : static_cast<Communicator&>(comm);
+  build_stage(run, backend);
   Watchdog watchdog(comm, config.timeout_s);
   AdamW adamw;
   adamw.weight_decay = config.weight_decay;
   run.interpreter = std::make_unique<Interpreter>(run.model, run.schedule, comm.rank(), *run.stage,
                                                   schedule_comm, adamw, config.grad_clip, &watchdog);
-
-  std::unique_ptr<CheckpointLock> lock;
-  if (!config.checkpoint_dir.empty() && run.is_root()) {
-    std::error_code ec;
-    std::filesystem::create_directories(config.checkpoint_dir, ec);
-    if (ec) fail("--checkpoint-dir {}: cannot create it: {}", config.checkpoint_dir, ec.message());
-    lock = std::make_unique<CheckpointLock>(config.checkpoint_dir);
-  }
+  const std::unique_ptr<CheckpointLock> lock = lock_checkpoint_dir(run);
   int start_step = 0;
   if (config.resume) {
     comm.barrier();
     start_step = run.resume();
   }
-
-  std::unique_ptr<RunRecord> record;
-  std::unique_ptr<ChromeTrace> trace;
-  const bool timing = !config.record.empty() || !config.trace.empty();
-  if (run.is_root() && !config.record.empty()) {
-    record = std::make_unique<RunRecord>(config.record);
-    RunHeader h{run.model, run.plan, comm.size(), comm.host(), cpu_model(), comm.library_version(),
-                comm.local_size(), device ? device->description : config.device, threads,
-                config.batch, config.seq, run.schedule.microbatch, config.steps, start_step};
-    nlohmann::json header = to_json(h);
-    header["lr"] = config.lr;
-    header["seed"] = config.seed;
-    record->header(header);
-  }
-  if (run.is_root() && !config.trace.empty()) trace = std::make_unique<ChromeTrace>(comm.size());
-
-  LrSchedule lr{config.lr, config.warmup, config.steps, config.lr_min_fraction};
-  std::unique_ptr<Progress> progress;
-  if (run.is_root()) progress = std::make_unique<Progress>(config.steps, config.print_every);
+  Outputs out = open_outputs(run, threads, backend, start_step);
+  const LrSchedule lr{config.lr, config.warmup, config.steps, config.lr_min_fraction};
   TrainResult result;
-  double trace_offset_s = 0;
-  const double tokens_per_step = double(config.batch) * config.seq;
   const int end_step =
       config.stop_after > 0 ? std::min(config.steps, start_step + config.stop_after) : config.steps;
-  for (int step = start_step; step < end_step; ++step) {
-    if (timing) comm.barrier();  // one time origin for every rank's instruction timings
-    const Clock::time_point start = Clock::now();
-    StepOutcome outcome = run.interpreter->play_step(step, lr.at(step), run.feed(run.train_data.get(), step));
-    const float loss = outcome.mean_loss;  // came with the gradient norm: the step is the schedule
-    // Every rank has the same all-reduced loss and norm, so all stop here together.
-    if (!std::isfinite(loss) || !std::isfinite(outcome.grad_norm))
-      fail("step {}: the loss is {} and the gradient norm {}: training diverged (lower --lr, or "
-           "resume from an earlier checkpoint); no checkpoint was written for this step",
-           step, loss, outcome.grad_norm);
-    const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
-    result.losses.push_back(loss);
-    StepSummary summary{step, wall_s, loss, lr.at(step), outcome.grad_norm, tokens_per_step / wall_s};
-    const bool last = step + 1 == end_step;
-    if (validating && (last || (config.val_every > 0 && (step + 1) % config.val_every == 0))) {
-      summary.val_loss = run.validate();
-      result.final_val_loss = summary.val_loss;
-    }
-    StepTimings timings;
-    if (timing) timings = gather_step_timings(comm, run.world_group, run.schedule, outcome.timings);
-    if (run.is_root()) {
-      progress->step(step, loss, summary.tokens_per_s, wall_s, summary.lr, summary.grad_norm);
-      if (summary.val_loss >= 0) progress->validation(step, summary.val_loss);
-      if (record) record->step(summary, run.schedule, timings);
-      if (trace) trace->add_step(step, trace_offset_s, run.schedule, timings);
-    }
-    trace_offset_s += wall_s;
-    if (!config.checkpoint_dir.empty() &&
-        (last || (config.checkpoint_every > 0 && (step + 1) % config.checkpoint_every == 0)))
-      run.save_checkpoint(step + 1);
-  }
-  if (trace) trace->write(config.trace);
-  progress.reset();
+  for (int step = start_step; step < end_step; ++step)
+    train_step(run, out, lr, step, step + 1 == end_step, result);
+  if (out.trace) out.trace->write(config.trace);
+  out.progress.reset();
   comm.barrier();
   return result;
 }

@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "exec/device_backend.hpp"
 #include "exec/mpi_communicator.hpp"
 
 namespace fabtrain {
@@ -37,7 +36,7 @@ struct TrainConfig {
   std::string trace;                        // Chrome trace JSON
   int val_every = 0;                        // 0: only at the end (when --val-data is given)
   int val_batches = 4;                      // global batches per validation
-  std::string device = "cpu";
+  std::string device = "cpu";               // a registered backend (exec/backend.hpp)
   std::string comm = "auto";                // cuda: nccl (one GPU per rank), mpi, or auto
   std::string precision = "fp32";           // cuda: fp32 or tf32
   double timeout_s = 300;                   // watchdog per instruction
@@ -50,8 +49,7 @@ struct TrainResult {
   float final_val_loss = -1;
 };
 
-// device: the backend serving config.device when it is not "cpu" (null: CPU only).
-TrainResult train(const TrainConfig& config, MpiCommunicator& comm,
-                  const DeviceBackend* device = nullptr);
+// Runs on the backend registered as config.device (exec/backend.hpp).
+TrainResult train(const TrainConfig& config, MpiCommunicator& comm);
 
 }  // namespace fabtrain

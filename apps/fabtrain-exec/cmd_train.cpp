@@ -7,9 +7,6 @@
 #include "common/error.hpp"
 #include "exec/mpi_communicator.hpp"
 #include "exec/trainer.hpp"
-#ifdef FABTRAIN_HAVE_CUDA
-#include "exec/cuda/cuda_backend.hpp"
-#endif
 
 namespace fabtrain {
 namespace {
@@ -17,13 +14,6 @@ namespace {
 void run(const TrainConfig& config) {
   MpiCommunicator comm(nullptr, nullptr);
   try {
-#ifdef FABTRAIN_HAVE_CUDA
-    if (config.device == "cuda") {
-      const DeviceBackend cuda = cuda::make_cuda_backend(comm, config.precision, config.comm);
-      train(config, comm, &cuda);
-      return;
-    }
-#endif
     train(config, comm);
   } catch (const std::exception& e) {
     if (comm.size() > 1) comm.abort(e.what());  // takes the other ranks down
@@ -72,7 +62,7 @@ Registration reg(10, [](CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--val-batches", c->val_batches, "Global batches per validation")
       ->capture_default_str();
-  cmd->add_option("--device", c->device, "cpu or cuda (when built with CUDA)")->capture_default_str();
+  cmd->add_option("--device", c->device, "A built backend: cpu, or cuda when built with CUDA")->capture_default_str();
   cmd->add_option("--comm", c->comm, "cuda: nccl (one GPU per rank), mpi (ranks may share a GPU) or auto")
       ->capture_default_str();
   cmd->add_option("--precision", c->precision, "cuda: fp32 or tf32 (Ampere and newer)")

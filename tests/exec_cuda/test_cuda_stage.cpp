@@ -1,4 +1,4 @@
-// The CUDA GPT-2 stage against the CPU stage (the reference), block by block, on the PyTorch
+// The GPT-2 stage on the CUDA operations against the stage on the CPU's (the reference), block by block, on the PyTorch
 // reference model of tests/exec/reference (gpt2-nano-sized): forward (loss, logits, a pipeline
 // stage's output), backward (every parameter gradient, a pipeline stage's input gradient),
 // tensor-parallel partials with tp=2, recomputation, and the AdamW kernel. Tolerances are fp32
@@ -14,10 +14,11 @@
 #include <vector>
 
 #include "../exec/reference/reference_data.hpp"
+#include "../exec/relative_difference.hpp"
 #include "common/error.hpp"
 #include "exec/cuda/cuda_check.hpp"
 #include "exec/cuda/cuda_device.hpp"
-#include "exec/cuda/cuda_gpt2_stage.hpp"
+#include "exec/cuda/cuda_ops.hpp"
 #include "exec/cuda/cuda_kernels.hpp"
 #include "exec/gpt2_stage.hpp"
 
@@ -34,16 +35,7 @@ void require_gpu() {
   CUDA_CHECK(cudaSetDevice(0));
 }
 
-// Largest difference relative to the largest magnitude of the reference.
-double relative_difference(std::span<const float> got, std::span<const float> want) {
-  REQUIRE(got.size() == want.size());
-  double diff = 0, scale = 1e-30;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    diff = std::max(diff, double(std::fabs(got[i] - want[i])));
-    scale = std::max(scale, double(std::fabs(want[i])));
-  }
-  return diff / scale;
-}
+using test::relative_difference;
 
 constexpr double kTolerance = 2e-4;
 
@@ -56,10 +48,10 @@ std::vector<float> pattern(std::size_t n) {  // a deterministic gradient to send
 // A CPU and a CUDA stage over the same blocks, run side by side.
 struct Pair {
   Gpt2Stage cpu;
-  cuda::CudaGpt2Stage gpu;
+  Gpt2Stage gpu;
   Pair(const test::Reference& ref, BlockRange blocks, int tp, int tp_rank)
       : cpu(ref.model, blocks, tp, tp_rank, ref.b, ref.t, 1),
-        gpu(ref.model, blocks, tp, tp_rank, ref.b, ref.t, 1) {
+        gpu(ref.model, blocks, tp, tp_rank, ref.b, ref.t, 1, cuda::make_cuda_ops()) {
     cpu.load_full(ref.params);
     gpu.load_full(ref.params);
   }
@@ -189,7 +181,7 @@ TEST_CASE("CUDA stage: recomputation gives the same loss and gradients as kept a
   std::vector<std::vector<float>> grads;
   std::vector<float> losses;
   for (bool recompute : {false, true}) {
-    cuda::CudaGpt2Stage s(ref.model, {0, blocks}, 1, 0, ref.b, ref.t, 1);
+    Gpt2Stage s(ref.model, {0, blocks}, 1, 0, ref.b, ref.t, 1, cuda::make_cuda_ops());
     s.load_full(ref.params);
     s.set_recompute(recompute);
     s.set_tokens(0, ref.x);
@@ -207,8 +199,9 @@ TEST_CASE("CUDA stage: bad use is refused by name, as on the CPU") {
   require_gpu();
   const test::Reference ref = test::load_reference();
   const ModelSpec& m = ref.model;
-  CHECK_THROWS_AS(cuda::CudaGpt2Stage(m, {0, block_count(m) + 1}, 1, 0, ref.b, ref.t, 1), Error);
-  cuda::CudaGpt2Stage s(m, {0, block_count(m)}, 1, 0, ref.b, ref.t, 1);
+  CHECK_THROWS_AS(Gpt2Stage(m, {0, block_count(m) + 1}, 1, 0, ref.b, ref.t, 1, cuda::make_cuda_ops()),
+                  Error);
+  Gpt2Stage s(m, {0, block_count(m)}, 1, 0, ref.b, ref.t, 1, cuda::make_cuda_ops());
   s.load_full(ref.params);
   CHECK_THROWS_AS(s.forward(0, 0), Error);            // no tokens yet
   CHECK_THROWS_AS(s.forward(0, 1), Error);            // one activation slot

@@ -1,42 +1,46 @@
-// The CUDA backend's factory for the trainer (see cuda_backend.hpp).
-#include "exec/cuda/cuda_backend.hpp"
-
+// The CUDA backend's registration (exec/backend.hpp): picks this rank's GPU from its node-local
+// rank, gives the CUDA operations (exec/cuda/cuda_ops.hpp) and chooses the communicator: NCCL
+// when every rank on a host has its own GPU, MPI (through the stage's host copies) when ranks
+// share one. Built only with FABTRAIN_HAVE_CUDA.
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "exec/backend.hpp"
 #include "exec/cuda/cuda_device.hpp"
-#include "exec/cuda/cuda_gpt2_stage.hpp"
+#include "exec/cuda/cuda_ops.hpp"
 #include "exec/cuda/nccl_communicator.hpp"
 
 namespace fabtrain::cuda {
+namespace {
 
-DeviceBackend make_cuda_backend(MpiCommunicator& mpi, const std::string& precision,
-                                const std::string& comm) {
+// precision: "fp32" or "tf32" (TF32 tensor-core matrix products, Ampere and newer).
+// comm: "nccl", "mpi" or "auto". Fails by name on bad values or when there is no GPU.
+Backend make_cuda_backend(const BackendSettings& settings) {
+  const std::string& precision = settings.precision;
+  const std::string& comm = settings.comm;
   if (precision != "fp32" && precision != "tf32")
     fail("--precision {}: the CUDA backend computes in fp32 or tf32 (bf16 and fp16 with fp32 "
          "master weights are not implemented yet)",
          precision);
   if (comm != "auto" && comm != "nccl" && comm != "mpi")
     fail("--comm {}: must be nccl, mpi or auto", comm);
-  const int device = select_device(mpi.local_rank());
+  const int device = select_device(settings.local_rank);
   const DeviceInfo info = device_info(device);
   if (precision == "tf32" && info.major < 8)
     fail("--precision tf32: {} (sm_{}{}) has no TF32 tensor cores (Ampere, sm_80, and newer do)",
          info.name, info.major, info.minor);
-  const bool shared_gpu = mpi.local_size() > device_count();
+  const bool shared_gpu = settings.local_size > device_count();
   if (comm == "nccl" && shared_gpu)
     fail("--comm nccl: {} ranks on {} share {} GPUs, and NCCL needs one GPU per rank (use --comm mpi)",
-         mpi.local_size(), mpi.host(), device_count());
+         settings.local_size, settings.host, device_count());
   const bool use_nccl = comm == "nccl" || (comm == "auto" && !shared_gpu);
-  DeviceBackend backend;
+  Backend backend;
   backend.name = "cuda";
   backend.description = fmt::format("cuda {} on GPU {}: {}, {} communicator", precision, device,
                                     describe(info), use_nccl ? "NCCL" : "MPI");
-  const StageOptions options{precision == "tf32"};
-  backend.make_stage = [options](const ModelSpec& m, BlockRange blocks, int tp, int tp_rank, int b,
-                                 int t, int slots) -> std::unique_ptr<Stage> {
-    return std::make_unique<CudaGpt2Stage>(m, blocks, tp, tp_rank, b, t, slots, options);
-  };
+  backend.banner = fmt::format("{}, {}", backend.description, settings.host);
+  const OpsOptions options{precision == "tf32"};
+  backend.make_ops = [options] { return make_cuda_ops(options); };
   if (use_nccl)
     backend.make_communicator = [](MpiCommunicator& m) -> std::unique_ptr<Communicator> {
       return std::make_unique<NcclCommunicator>(m);
@@ -44,4 +48,11 @@ DeviceBackend make_cuda_backend(MpiCommunicator& mpi, const std::string& precisi
   return backend;
 }
 
+std::string unavailable() {
+  return device_count() == 0 ? "no CUDA device (cudaGetDeviceCount fails or gives 0)" : "";
+}
+
+const BackendRegistration registration{{"cuda", unavailable, make_cuda_backend}};
+
+}  // namespace
 }  // namespace fabtrain::cuda

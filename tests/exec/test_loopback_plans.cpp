@@ -1,0 +1,251 @@
+// Every kind of plan against one rank, in this process: the plan's ranks are threads on a
+// LoopbackCommunicator, each with its own Gpt2Stage and Interpreter, playing 20 steps of gpt2-nano
+// (the MPI equivalence test's settings: batch 8, seq 32, lr 3e-3 with 2 warm-up steps, seed 42).
+// Compared as tests/exec/mpi/compare_runs.py compares two runs (see its docstring for why not
+// element by element): every step's loss within 1e-5 relative, every tensor of the final full
+// parameters within 1e-5 relative L2, the key bias (zero gradient in exact arithmetic) within
+// 1e-4 absolute. Also: the loopback communicator's own collectives and its refusals.
+#include <doctest/doctest.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/error.hpp"
+#include "exec/gpt2_stage.hpp"
+#include "exec/interpreter.hpp"
+#include "exec/kernels_layout.hpp"
+#include "exec/loopback_communicator.hpp"
+#include "exec/lr_schedule.hpp"
+#include "models/model_spec.hpp"
+#include "plan/schedule.hpp"
+
+using namespace fabtrain;
+
+namespace {
+
+constexpr int kBatch = 8, kSeq = 32, kSteps = 20;
+
+struct Outcome {
+  std::vector<float> losses;  // per step
+  std::vector<float> full;    // final parameters, llm.c layout
+};
+
+// A deterministic, learnable corpus: sequence s counts up from its own start (mod 64), so the
+// next token follows from the current one (targets are the next position's token).
+int token(std::int64_t s, int p, int vocab) { return int((s * 7 + p) % std::min(64, vocab)); }
+
+// One rank's whole run; its share of the final parameters is added into `full`.
+void play_rank(const ModelSpec& model, const Schedule& schedule, int rank, LoopbackHub& hub,
+               std::vector<float>& losses, std::vector<float>& full, std::mutex& full_mutex) {
+  LoopbackCommunicator comm(hub, rank);
+  try {
+    omp_set_num_threads(1);
+    comm.set_groups(schedule.groups);
+    const Plan& plan = schedule.plan;
+    const RankCoord coord = rank_coord(plan, rank);
+    const BlockRange blocks = stage_blocks(model, plan).at(coord.pp);
+    Gpt2Stage stage(model, blocks, plan.tp, coord.tp, schedule.microbatch, kSeq, plan.mb);
+    stage.set_recompute(plan.recompute);
+    stage.load_full(init_full_parameters(model, 42));
+    Interpreter interpreter(model, schedule, rank, stage, comm, AdamW{}, 1.0f);
+    const LrSchedule lr{3e-3f, 2, kSteps, 0.1f};
+    const int per_replica = schedule.global_batch / plan.dp;
+    for (int step = 0; step < kSteps; ++step) {
+      auto feed = [&](int mb, std::span<int> tokens, std::span<int> targets) {
+        const std::int64_t first = std::int64_t(step) * schedule.global_batch +
+                                   std::int64_t(coord.dp) * per_replica +
+                                   std::int64_t(mb) * schedule.microbatch;
+        for (int q = 0; q < schedule.microbatch; ++q)
+          for (int p = 0; p < kSeq; ++p) {
+            tokens[q * kSeq + p] = token(first + q, p, model.vocab_size);
+            targets[q * kSeq + p] = token(first + q, p + 1, model.vocab_size);
+          }
+      };
+      losses.push_back(interpreter.play_step(step, lr.at(step), feed).mean_loss);
+    }
+    interpreter.gather_parameters();
+    if (coord.dp != 0) return;  // dp replicas hold the same parameters: count them once
+    const auto params = stage.params();
+    const auto& counted = interpreter.counted_mask();
+    std::lock_guard lock(full_mutex);
+    for (const ParamRun& run : stage.param_runs())
+      for (std::int64_t k = 0; k < run.count; ++k)
+        if (counted[run.local_offset + k]) full[run.full_offset + k] += params[run.local_offset + k];
+  } catch (const std::exception& e) {
+    try {
+      comm.abort(e.what());  // the other ranks stop waiting for this one
+    } catch (const std::exception&) {
+    }
+    throw;
+  }
+}
+
+Outcome train(const std::string& plan_text) {
+  const ModelSpec model = load_model("gpt2-nano");
+  const Plan plan = parse_plan(plan_text);
+  const Schedule schedule = compile(model, plan, kBatch, kSeq);
+  const int ranks = plan.ranks();
+  LoopbackHub hub(ranks);
+  std::vector<std::vector<float>> losses(ranks);
+  Outcome out;
+  out.full.assign(std::size_t(full_layout(model).total), 0.0f);
+  std::mutex full_mutex;
+  std::vector<std::string> errors(ranks);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        play_rank(model, schedule, r, hub, losses[r], out.full, full_mutex);
+      } catch (const std::exception& e) {
+        errors[r] = e.what();
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  for (int r = 0; r < ranks; ++r)
+    if (!errors[r].empty()) fail("plan {} rank {}: {}", plan_text, r, errors[r]);
+  for (int r = 1; r < ranks; ++r)
+    if (losses[r] != losses[0]) fail("plan {}: rank {} reports other losses than rank 0", plan_text, r);
+  out.losses = losses[0];
+  return out;
+}
+
+const Outcome& one_rank() {
+  static const Outcome reference = train("dp=1");
+  return reference;
+}
+
+void check_equals_one_rank(const std::string& plan) {
+  INFO("plan " << plan);
+  const Outcome& ref = one_rank();
+  const Outcome run = train(plan);
+  REQUIRE(run.losses.size() == ref.losses.size());
+  for (std::size_t s = 0; s < ref.losses.size(); ++s) {
+    INFO("step " << s << ": " << run.losses[s] << " vs " << ref.losses[s]);
+    CHECK(std::fabs(run.losses[s] - ref.losses[s]) <= 1e-5 * std::fabs(ref.losses[s]));
+  }
+  const ModelSpec model = load_model("gpt2-nano");
+  const FullLayout layout = full_layout(model);
+  const int C = model.n_embd, L = model.n_layer;
+  std::vector<float> a = ref.full, b = run.full;
+  for (int l = 0; l < L; ++l) {  // the key bias: absolute tolerance, then left out of the L2
+    const std::int64_t k = layout.offset[t_qkvb] + std::int64_t(l) * 3 * C + C;
+    double worst = 0;
+    for (int i = 0; i < C; ++i) {
+      worst = std::max(worst, double(std::fabs(a[k + i] - b[k + i])));
+      a[k + i] = b[k + i] = 0.0f;
+    }
+    INFO("key bias of layer " << l);
+    CHECK(worst <= 1e-4);
+  }
+  for (int t = 0; t < t_count; ++t) {
+    double norm = 0, diff = 0;
+    for (std::int64_t i = layout.offset[t]; i < layout.offset[t] + layout.size[t]; ++i) {
+      norm += double(a[i]) * a[i];
+      diff += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+    }
+    INFO("tensor " << t << ": ||diff|| " << std::sqrt(diff) << ", ||ref|| " << std::sqrt(norm));
+    CHECK(std::sqrt(diff) <= 1e-5 * (norm > 0 ? std::sqrt(norm) : 1.0));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("loopback plans: the one-rank run trains (the loss falls)") {
+  const Outcome& ref = one_rank();
+  REQUIRE(ref.losses.size() == std::size_t(kSteps));
+  INFO("first loss " << ref.losses.front() << ", last " << ref.losses.back());
+  CHECK(ref.losses.back() < ref.losses.front() - 0.1f);
+}
+
+TEST_CASE("loopback plans: dp=2 (zero=0) equals one rank") { check_equals_one_rank("dp=2"); }
+TEST_CASE("loopback plans: dp=2,zero=1 equals one rank") { check_equals_one_rank("dp=2,zero=1"); }
+TEST_CASE("loopback plans: dp=2,zero=2,mb=2 equals one rank") { check_equals_one_rank("dp=2,zero=2,mb=2"); }
+TEST_CASE("loopback plans: dp=2,zero=3,mb=2 equals one rank") { check_equals_one_rank("dp=2,zero=3,mb=2"); }
+TEST_CASE("loopback plans: tp=2 equals one rank") { check_equals_one_rank("tp=2"); }
+TEST_CASE("loopback plans: pp=2 (gpipe) equals one rank") {
+  check_equals_one_rank("pp=2,schedule=gpipe,mb=2");
+}
+TEST_CASE("loopback plans: pp=2 (1f1b, recompute) equals one rank") {
+  check_equals_one_rank("pp=2,schedule=1f1b,mb=4,recompute=on");
+}
+TEST_CASE("loopback plans: dp=2,pp=2 equals one rank") { check_equals_one_rank("dp=2,pp=2,mb=2"); }
+TEST_CASE("loopback plans: tp=2,pp=2 equals one rank") { check_equals_one_rank("tp=2,pp=2,mb=2"); }
+TEST_CASE("loopback plans: dp=2,tp=2,zero=1 equals one rank") { check_equals_one_rank("dp=2,tp=2,zero=1"); }
+TEST_CASE("loopback plans: dp=2,tp=2,pp=2,zero=3 equals one rank") {
+  check_equals_one_rank("dp=2,tp=2,pp=2,zero=3,mb=2");
+}
+
+TEST_CASE("loopback communicator: collectives sum in group order, sends never wait") {
+  LoopbackHub hub(3);
+  std::vector<std::vector<float>> reduced(3), scattered(3), gathered(3), received(3);
+  std::vector<std::string> errors(3);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 3; ++r)
+    threads.emplace_back([&, r] {
+      LoopbackCommunicator comm(hub, r);
+      try {
+        comm.set_groups({{0, 1, 2}, {2, 0}});
+        reduced[r] = {float(r), 10.0f * r};
+        comm.all_reduce(0, reduced[r]);
+        std::vector<float> in = {1.0f * r, 2.0f * r, 3.0f * r};
+        scattered[r].assign(1, 0.0f);
+        comm.reduce_scatter(0, in, scattered[r]);
+        if (r != 1) {  // group 1 is ranks 2, 0: rank 2 is position 0
+          gathered[r].assign(4, 0.0f);
+          const std::vector<float> mine = {float(r), float(r) + 0.5f};
+          comm.all_gather(1, mine, gathered[r]);
+        }
+        comm.send((r + 1) % 3, std::vector<float>{100.0f + r}, 7);  // a ring: every send first
+        received[r].assign(1, 0.0f);
+        comm.recv((r + 2) % 3, received[r], 7);
+        comm.barrier();
+      } catch (const std::exception& e) {
+        errors[r] = e.what();
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  for (int r = 0; r < 3; ++r) {
+    INFO("rank " << r << ": " << errors[r]);
+    REQUIRE(errors[r].empty());
+    CHECK(reduced[r] == std::vector<float>{3.0f, 30.0f});
+    CHECK(scattered[r] == std::vector<float>{3.0f * (r + 1)});
+    CHECK(received[r] == std::vector<float>{100.0f + float((r + 2) % 3)});
+  }
+  CHECK(gathered[0] == std::vector<float>{2.0f, 2.5f, 0.0f, 0.5f});
+  CHECK(gathered[2] == gathered[0]);
+}
+
+TEST_CASE("loopback communicator: a failing rank ends the others' waits, a bad group is refused") {
+  LoopbackHub hub(2, 30);
+  std::vector<std::string> errors(2);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r)
+    threads.emplace_back([&, r] {
+      LoopbackCommunicator comm(hub, r);
+      try {
+        comm.set_groups({{0, 1}});
+        if (r == 1) comm.abort("rank 1 gives up");
+        std::vector<float> x(4, 1.0f);
+        comm.all_reduce(0, x);  // rank 0 waits for rank 1, which aborted
+      } catch (const std::exception& e) {
+        errors[r] = e.what();
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  CHECK(errors[1].find("rank 1 gives up") != std::string::npos);
+  CHECK(errors[0].find("rank 1 gives up") != std::string::npos);
+
+  LoopbackHub alone(1);
+  LoopbackCommunicator comm(alone, 0);
+  std::vector<float> x(2, 1.0f);
+  CHECK_THROWS_AS(comm.all_reduce(0, x), Error);  // before set_groups
+  comm.set_groups({{0}});
+  CHECK_THROWS_AS(comm.all_reduce(3, x), Error);  // no such group
+  CHECK_THROWS_AS(comm.send(1, x, 0), Error);     // no such rank
+}
