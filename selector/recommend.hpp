@@ -1,6 +1,7 @@
 // How many GPUs are worth using: for each GPU subset of the search (count and sites) its best
 // plan's time to train and GPU-hours; the smallest count within a tolerance of the best
 // throughput is recommended, with a sentence saying why.
+// Not here: the search that evaluates the subsets (search.hpp).
 #pragma once
 #include <string>
 #include <vector>
