@@ -26,7 +26,7 @@ struct PairSample {
   int a = 0, b = 0;
   double rtt_s = 0;
   double bandwidth = 0;    // bytes/s
-  std::vector<std::pair<double, double>> message_latencies;  // (bytes, one-way s); may be empty
+  std::vector<std::pair<double, double>> message_latencies = {};  // (bytes, one-way s); may be empty
 };
 struct CollectiveSample {
   std::string op;
