@@ -26,7 +26,7 @@ void SearchCli::add_to(CLI::App* cmd, bool with_slice) {
   cmd->add_option("--catalog", catalog_file,
                   "Catalog YAML adding or replacing GPU types, NICs and sites (the built-in rules)");
   cmd->add_option("--precision", precision, "fp32, fp16 or bf16")->capture_default_str();
-  cmd->add_option("--workers", workers, "Simulation worker processes (default: one per core)");
+  cmd->add_option("--workers", workers, "Simulations at once, each in a process of its own (default: one per core)");
 }
 
 SearchSetup SearchCli::resolve() {
