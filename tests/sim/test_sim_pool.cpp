@@ -14,18 +14,9 @@
 using namespace fabtrain;
 using namespace fabtrain::test;
 
-namespace {
-
-const Catalog& shared_catalog() {
-  static const Catalog c = test_catalog();
-  return c;
-}
-
-}  // namespace
-
 TEST_CASE("sim pool: simulations come back in the jobs' order and equal one played here") {
   build_test_platforms();
-  const Slice slice = test_slice(shared_catalog(), {1}, 2);
+  const Slice slice = test_slice(shared_test_catalog(), {1}, 2);
   const Schedule schedules[] = {pipeline_schedule(2, 4, true, 1e12, 1e8),
                                 pipeline_schedule(2, 8, false, 2e12, 1e8)};
   SimPool pool(slice, nullptr, 2);
@@ -49,7 +40,7 @@ TEST_CASE("sim pool: simulations come back in the jobs' order and equal one play
 
 TEST_CASE("sim pool: a job's error comes back whole, and a job whose process dies says how") {
   build_test_platforms();
-  const Slice slice = test_slice(shared_catalog(), {1}, 2);
+  const Slice slice = test_slice(shared_test_catalog(), {1}, 2);
   SimPool pool(slice, nullptr, 3);
   // Long enough to cross the old 200-character cut and one 64 KiB read of the pipe.
   std::string long_error = "slice 'x': ";
@@ -77,7 +68,7 @@ TEST_CASE("sim pool: a job's error comes back whole, and a job whose process die
 
 TEST_CASE("sim pool: a job reads the parent's state as it stood when the job started") {
   build_test_platforms();
-  const Slice slice = test_slice(shared_catalog(), {1}, 2);
+  const Slice slice = test_slice(shared_test_catalog(), {1}, 2);
   SimPool pool(slice, nullptr, 1);
   double value = 1;
   const SimPool::Job job = [&](Simulator& sim, int j) {
