@@ -2,7 +2,9 @@
 #pragma once
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <new>
+#include <string>
 
 #include "command.hpp"
 #include "common/error.hpp"
@@ -11,6 +13,9 @@
 namespace fabtrain {
 
 inline int run_main(CLI::App& app, int argc, char** argv) {
+  // "fabtrain 0.1.0": the program's name and CMake's project(VERSION).
+  const std::string program = argc > 0 ? std::filesystem::path(argv[0]).filename().string() : "fabtrain";
+  app.set_version_flag("--version", program + " " + FABTRAIN_VERSION, "Print the version and exit");
   app.require_subcommand(1);
   auto& all = commands();
   std::sort(all.begin(), all.end(), [](auto& a, auto& b) { return a.order < b.order; });

@@ -8,7 +8,7 @@
 #include "common/error.hpp"
 #include "plan/plan.hpp"
 #include "plan/schedule.hpp"
-#include "sim/simulator.hpp"
+#include "sim/sim_pool.hpp"
 
 namespace fabtrain::calib {
 namespace {
@@ -62,14 +62,23 @@ StepFitResult fit_collectives_to_steps(const Slice& slice, const std::vector<Ste
     result.measured_s.push_back(c.measured_s);
     cases.push_back(std::move(c));
   }
-  Simulator simulator(slice);
+  // Each pass simulates every case at once, each in a process of its own (sim/sim_pool.hpp): the
+  // processes read the calibration as it stands when the pass starts.
+  SimPool pool(slice, &calibration);
   SimOptions options;
   options.calibration = &calibration;
+  std::vector<int> all(cases.size());
+  for (std::size_t i = 0; i < cases.size(); ++i) all[i] = int(i);
+  const SimPool::Job job = [&](Simulator& simulator, int i) {
+    override_wan_latency(simulator.slice(), cases[i].rtt_s);
+    return simulator.run(cases[i].model, cases[i].schedule, options);
+  };
   auto simulate = [&](std::vector<double>* steps) {
+    const std::vector<SimOutcome> outcomes = pool.run(all, job);
     double sum = 0;
     for (std::size_t i = 0; i < cases.size(); ++i) {
-      override_wan_latency(simulator.slice(), cases[i].rtt_s);
-      const double step = simulator.run(cases[i].model, cases[i].schedule, options).step_time_s;
+      if (!outcomes[i].ok) fail("{}: {}", result.labels[i], outcomes[i].error);
+      const double step = outcomes[i].step_time_s;
       ++result.simulations;
       if (steps) steps->push_back(step);
       const double e = std::log(step / cases[i].measured_s);

@@ -27,7 +27,7 @@ struct PairResult {
   // One-way time of a message of each NetworkOptions::message_latency_bytes size: half the
   // median round trip of a ping-pong of that size (pipeline activations cost more than a byte's
   // latency over TCP).
-  std::vector<std::pair<double, double>> message_latencies;  // (bytes, one-way seconds)
+  std::vector<std::pair<double, double>> message_latencies = {};  // (bytes, one-way seconds)
   // TCP over plain sockets, a to b (tcp_streams.hpp), when NetworkOptions::tcp_streams > 0.
   double tcp_one_stream = 0;  // bytes/s with one stream
   double tcp_streams = 0;     // bytes/s with NetworkOptions::tcp_streams streams

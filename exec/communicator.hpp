@@ -1,7 +1,9 @@
-// The communicator interface the executor plays collectives and point-to-point transfers on.
-// One backend over MPI (CPU, any number of machines: mpirun -H a,b or srun), one over NCCL
-// (CUDA backend, later). Groups are lists of world ranks in ring order (Schedule::groups).
-// A dead peer must turn into an error in bounded time, never a hang.
+// The communicator interface the executor plays collectives and point-to-point transfers on:
+// over MPI (mpi_communicator.hpp: CPU, any number of machines, mpirun -H a,b or srun) and over
+// NCCL (exec/cuda/nccl_communicator.hpp, built with the CUDA backend). Groups are lists of world
+// ranks in ring order (Schedule::groups). A dead peer must turn into an error in bounded time,
+// never a hang (the Watchdog ends the job).
+// Not here: which call a schedule makes when (interpreter.hpp), measuring them (bench_network.hpp).
 #pragma once
 #include <memory>
 #include <span>

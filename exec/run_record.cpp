@@ -10,7 +10,7 @@
 namespace fabtrain {
 
 namespace {
-constexpr const char* kFabtrainVersion = "0.1.0";
+constexpr const char* kFabtrainVersion = FABTRAIN_VERSION;  // CMake's project(VERSION)
 }  // namespace
 
 InstructionInfo describe(const Schedule& schedule, int rank, const Instruction& instruction) {

@@ -14,6 +14,8 @@ namespace fabtrain {
 
 enum class PipelineSchedule { gpipe, one_f_one_b };
 
+// Every member has a default (the vectors' `= {}` too), so designated initializers such as
+// Plan{.dp = 2, .mb = 4} leave nothing to -Wmissing-field-initializers.
 struct Plan {
   int dp = 1;
   int tp = 1;
@@ -22,8 +24,8 @@ struct Plan {
   int zero = 0;  // ZeRO stage 0..3 over the dp group
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   bool recompute = false;
-  std::vector<int> layers;   // layers per stage; empty = as even as possible
-  std::vector<int> devices;  // explicit device order (indices into the slice's GPUs); empty = 0..n-1
+  std::vector<int> layers = {};   // layers per stage; empty = as even as possible
+  std::vector<int> devices = {};  // explicit device order (indices into the slice's GPUs); empty = 0..n-1
   Precision precision = Precision::fp32;
   Attention attention = Attention::naive;  // flash: fused (scores never in HBM); eager: PyTorch's
 

@@ -3,8 +3,9 @@
 // (same peer pair and tensor, first in first out; microbatch and bytes must agree), and a
 // collective completes when every member of its group has reached it (operation, purpose,
 // bytes, microbatch and block must agree). It catches deadlocks, unmatched sends and mismatched
-// collectives, and counts what each rank holds at its peak. Used by the plan tests, the
-// simulator's and the executor's tests. Not here: any notion of time (sim/) or real work (exec/).
+// collectives, and counts what each rank holds at its peak. Used by `fabtrain schedule` (which
+// fails when the step would deadlock), the plan tests and the plan fuzzer.
+// Not here: any notion of time (sim/) or real work (exec/).
 #pragma once
 #include <string>
 #include <vector>

@@ -17,7 +17,7 @@ struct Vm {
   int gpus = 1;
   std::string nic;          // NicType name
   std::string interconnect = "pcie";  // between the VM's GPUs: pcie or nvlink
-  std::string host;         // physical host (fablib's instance_parent); "" = unknown. VMs of one
+  std::string host = {};    // physical host (fablib's instance_parent); "" = unknown. VMs of one
                             // host with NIC_Basic share its NIC port (sim/slice_platform.hpp)
 };
 

@@ -1,3 +1,4 @@
+// Enumerating the search space: GPU subsets, factorisations, microbatches, layer splits.
 #include "selector/enumerate.hpp"
 
 #include <algorithm>

@@ -1,8 +1,10 @@
 // The search space of the selector: every plan worth simulating for a model on a slice.
-// GPU subsets (per set of sites, the first n GPUs of those sites in slice order), every
-// factorisation dp*tp*pp of n, microbatch counts, ZeRO stages, pipeline schedules, recomputation
-// and layer splits (even, and balanced to the stages' GPU speeds when the stages differ).
-// Not here: memory pruning or simulation (selector.hpp).
+// GPU subsets (per non-empty set of sites, the first k GPUs of every chosen site in slice order
+// for k = 1, 2, ..., so a subset stays balanced across its sites), every factorisation dp*tp*pp
+// of its n GPUs, microbatch counts, ZeRO stages, pipeline schedules, recomputation and layer
+// splits (even, and balanced to the stages' GPU speeds when the stages differ); plans that fail
+// validate() are left out.
+// Not here: memory pruning, bounds or simulation (search.hpp).
 #pragma once
 #include <string>
 #include <vector>

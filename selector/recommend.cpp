@@ -1,3 +1,4 @@
+// Choosing the GPU count from the best plan of each GPU subset (see recommend.hpp).
 #include "selector/recommend.hpp"
 
 #include <algorithm>

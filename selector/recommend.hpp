@@ -2,6 +2,7 @@
 // then for each GPU subset (count and sites) its best plan's time to train and GPU-hours; the
 // smallest count whose objective cost is within a tolerance of the best is recommended, with a
 // sentence saying why.
+// Not here: the search that evaluates the subsets (search.hpp).
 #pragma once
 #include <string>
 #include <vector>

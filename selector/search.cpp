@@ -1,17 +1,17 @@
+// The best-first, bounded search over the enumerated plans (see search.hpp).
 #include "selector/search.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <chrono>
 #include <map>
 #include <queue>
 #include <set>
-#include <thread>
 
 #include "common/error.hpp"
-#include "selector/lower_bound.hpp"
-#include "selector/worker_pool.hpp"
+#include "sim/lower_bound.hpp"
 #include "sim/memory.hpp"
-#include "sim/slice_platform.hpp"
+#include "sim/sim_pool.hpp"
 
 namespace fabtrain {
 namespace {
@@ -49,67 +49,87 @@ std::string describe_gpus(const Slice& slice, const std::vector<int>& gpus) {
   return out;
 }
 
-SearchResult evaluate(const ModelSpec& model, const Slice& slice,
-                      const std::vector<Candidate>& candidates, const SearchOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
-  const int seq = options.space.seq > 0 ? options.space.seq : model.n_ctx;
-  const int n = int(candidates.size());
-  SearchResult out;
-  out.enumerated = n;
-  SlicePlatform& platform = SlicePlatform::of(slice);
-  platform.configure(slice, options.calibration ? *options.calibration : Calibration{});
+namespace {
 
-  // Seconds per token each candidate cannot beat, without compiling it (PlanFloor):
-  // best first in this order, a candidate is compiled only when it might still win.
-  const PlanFloor floor(model, slice, platform, seq, options.space.precision, options.calibration);
-  std::vector<double> floor_per_token(n);
+// One evaluation's state: the candidates in floor order, what is known of each, the queue of
+// compiled candidates by full bound, and what must stay exact. Phases: order by floor; expand
+// candidates (memory, recompute twin, bound) best first; simulate in waves; rank.
+class Evaluation {
+ public:
+  Evaluation(const ModelSpec& model, const Slice& slice, const std::vector<Candidate>& candidates,
+             const SearchOptions& options, SearchResult& out)
+      : model_(model), slice_(slice), candidates_(candidates), options_(options), out_(out),
+        seq_(options.space.seq > 0 ? options.space.seq : model.n_ctx), n_(int(candidates.size())),
+        pool_(slice, options.calibration, options.workers),
+        floor_(pool_.plan_floor(model, seq_, options.space.precision)),
+        global_(options.keep_top > 0) {
+    for (int i = 0; i < n_; ++i)
+      index_of_.emplace(key_of(candidates[i].plan, candidates[i].global_batch), i);
+  }
+
+  void run() {
+    order_by_floor();
+    simulate_waves();
+  }
+
+ private:
   // Costs per token in the objective's terms: seconds, or GPU-seconds for gpu-hours.
-  auto weight = [&](const Candidate& c) { return objective_weight(options.objective, c.plan.ranks()); };
-  for (int i = 0; i < n; ++i)
-    floor_per_token[i] = floor.seconds_per_token(candidates[i]) * weight(candidates[i]);
-  std::vector<int> order(n);
-  for (int i = 0; i < n; ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int a, int b) { return floor_per_token[a] < floor_per_token[b]; });
+  double weight(const Candidate& c) const { return objective_weight(options_.objective, c.plan.ranks()); }
+
+  static std::string key_of(const Plan& plan, int global_batch) {
+    return to_string(plan) + "/" + std::to_string(global_batch);
+  }
+
+  // Seconds per token each candidate cannot beat, without compiling it (PlanFloor): best first
+  // in this order, a candidate is compiled only when it might still win.
+  void order_by_floor() {
+    floor_per_token_.resize(n_);
+    for (int i = 0; i < n_; ++i)
+      floor_per_token_[i] =
+          floor_.seconds_per_token(candidates_[i].plan, candidates_[i].global_batch) * weight(candidates_[i]);
+    order_.resize(n_);
+    for (int i = 0; i < n_; ++i) order_[i] = i;
+    std::stable_sort(order_.begin(), order_.end(),
+                     [&](int a, int b) { return floor_per_token_[a] < floor_per_token_[b]; });
+  }
 
   // What must stay exact: the best plan of every GPU set (keep_top = 0, for recommend), or the
   // keep_top fastest plans overall. A plan whose bound reaches the threshold cannot be either.
-  std::map<std::vector<int>, double> best_per_set;  // seconds per token
-  std::multiset<double> fastest;                    // the keep_top best seconds per token so far
-  const bool global = options.keep_top > 0;
-  auto threshold = [&](int i) {
-    if (options.exhaustive) return 1e300;
-    if (global) return int(fastest.size()) < options.keep_top ? 1e300 : *fastest.rbegin();
-    const auto it = best_per_set.find(candidates[i].subset.gpus);
-    return it == best_per_set.end() ? 1e300 : it->second;
-  };
+  double threshold(int i) const {
+    if (options_.exhaustive) return 1e300;
+    if (global_) return int(fastest_.size()) < options_.keep_top ? 1e300 : *fastest_.rbegin();
+    const auto it = best_per_set_.find(candidates_[i].subset.gpus);
+    return it == best_per_set_.end() ? 1e300 : it->second;
+  }
 
-  // Memory, from the compiled schedule; cached, since a recompute=on candidate asks about its twin.
-  std::map<int, Evaluated> checked;
-  std::map<std::string, int> index_of;  // plan text + batch -> candidate index
-  for (int i = 0; i < n; ++i)
-    index_of.emplace(to_string(candidates[i].plan) + "/" + std::to_string(candidates[i].global_batch), i);
-  std::vector<double> bound(n, 0);
-  auto check_memory = [&](int i, Schedule* keep) -> const Evaluated& {
-    auto it = checked.find(i);
-    if (it != checked.end() && !keep) return it->second;
-    const Candidate& c = candidates[i];
+  // Out of memory by the plan floor alone: no need to compile.
+  Evaluated floor_out_of_memory(const Candidate& c, int rank, double floor_bytes) const {
     Evaluated e;
     e.candidate = c;
+    const SliceGpu gpu = slice_.gpus()[device_of(c.plan, rank)];
+    e.oom = true;
+    e.peak_memory_bytes = floor_bytes;
+    e.memory_capacity_bytes = gpu.type->memory_bytes;
+    e.memory_rank = fmt::format("rank {} ({} at {})", rank, gpu.type->name, slice_.vms[gpu.vm].site);
+    e.reason = fmt::format("{} needs at least {:.1f} GiB of {:.1f} GiB", e.memory_rank,
+                           floor_bytes / GiB, e.memory_capacity_bytes / GiB);
+    return e;
+  }
+
+  // Memory, from the compiled schedule; cached, since a recompute=on candidate asks about its
+  // twin. With `keep`, the compiled schedule is kept there.
+  const Evaluated& check_memory(int i, Schedule* keep) {
+    auto it = checked_.find(i);
+    if (it != checked_.end() && !keep) return it->second;
+    const Candidate& c = candidates_[i];
     double floor_bytes = 0;
-    if (const int r = floor.short_of_memory(c, &floor_bytes); r >= 0) {  // no need to compile
-      const SliceGpu gpu = slice.gpus()[device_of(c.plan, r)];
-      e.oom = true;
-      e.peak_memory_bytes = floor_bytes;
-      e.memory_capacity_bytes = gpu.type->memory_bytes;
-      e.memory_rank = fmt::format("rank {} ({} at {})", r, gpu.type->name, slice.vms[gpu.vm].site);
-      e.reason = fmt::format("{} needs at least {:.1f} GiB of {:.1f} GiB", e.memory_rank,
-                             floor_bytes / GiB, e.memory_capacity_bytes / GiB);
-      return checked.insert_or_assign(i, e).first->second;
-    }
-    Schedule schedule = compile(model, c.plan, c.global_batch, seq);
-    ++out.compiled;
-    const MemoryEstimate mem = estimate_memory(schedule, slice);
+    if (const int r = floor_.short_of_memory(c.plan, c.global_batch, &floor_bytes); r >= 0)
+      return checked_.insert_or_assign(i, floor_out_of_memory(c, r, floor_bytes)).first->second;
+    Evaluated e;
+    e.candidate = c;
+    Schedule schedule = compile(model_, c.plan, c.global_batch, seq_);
+    ++out_.compiled;
+    const MemoryEstimate mem = estimate_memory(schedule, slice_);
     const RankMemory& worst = mem.ranks[mem.worst_rank];
     e.peak_memory_bytes = worst.peak_bytes();
     e.memory_capacity_bytes = worst.capacity_bytes;
@@ -119,99 +139,106 @@ SearchResult evaluate(const ModelSpec& model, const Slice& slice,
       e.reason = fmt::format("{} needs {:.1f} GiB of {:.1f} GiB", e.memory_rank,
                              worst.peak_bytes() / GiB, worst.capacity_bytes / GiB);
     if (keep) *keep = std::move(schedule);
-    return checked.insert_or_assign(i, e).first->second;
-  };
+    return checked_.insert_or_assign(i, e).first->second;
+  }
+
+  // A recompute=on candidate whose recompute=off twin fits is not worth simulating.
+  bool needless_recompute(const Candidate& c) {
+    if (!c.plan.recompute || !options_.space.recompute_only_if_needed) return false;
+    Plan twin = c.plan;
+    twin.recompute = false;
+    const auto it = index_of_.find(key_of(twin, c.global_batch));
+    return it != index_of_.end() && !check_memory(it->second, nullptr).oom;
+  }
+
   // Compiles a candidate and decides: out of memory, a needless recompute twin, bounded, or to
   // be simulated (pushed on the queue by its full bound).
-  using Entry = std::pair<double, int>;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
-  auto expand = [&](int i) {
+  void expand(int i) {
     Schedule schedule;
     const Evaluated& e = check_memory(i, &schedule);
     if (e.oom) {
-      out.out_of_memory.push_back(e);
+      out_.out_of_memory.push_back(e);
       return;
     }
-    const Candidate& c = candidates[i];
-    if (c.plan.recompute && options.space.recompute_only_if_needed) {
-      Plan twin = c.plan;
-      twin.recompute = false;
-      const auto it = index_of.find(to_string(twin) + "/" + std::to_string(c.global_batch));
-      if (it != index_of.end() && !check_memory(it->second, nullptr).oom) {
-        ++out.skipped_recompute;
-        return;
+    const Candidate& c = candidates_[i];
+    if (needless_recompute(c)) {
+      ++out_.skipped_recompute;
+      return;
+    }
+    const double bound = pool_.step_lower_bound(schedule) * weight(c) / (double(c.global_batch) * seq_);
+    if (bound >= threshold(i)) {
+      ++out_.bounded;
+      return;
+    }
+    queue_.push({bound, i});
+  }
+
+  // Expands every candidate whose floor (never above its full bound) is below the queue's least.
+  void expand_below_queue() {
+    while (next_ < order_.size() && (queue_.empty() || floor_per_token_[order_[next_]] < queue_.top().first)) {
+      const int i = order_[next_];
+      if (floor_per_token_[i] >= threshold(i)) {
+        if (global_) {  // sorted by floor: no later candidate can win either
+          out_.bounded += int(order_.size() - next_);
+          next_ = order_.size();
+          return;
+        }
+        ++out_.bounded, ++next_;
+        continue;
+      }
+      ++next_;
+      expand(i);
+    }
+  }
+
+  // The next candidate to simulate: the least full bound of all; -1 when nothing can win.
+  int next_to_simulate() {
+    for (;;) {
+      expand_below_queue();
+      if (queue_.empty()) return -1;
+      const auto [b, i] = queue_.top();
+      queue_.pop();
+      if (b < threshold(i)) return i;
+      ++out_.bounded;
+      if (global_) {  // the least bound left cannot win: neither can the rest
+        out_.bounded += int(queue_.size() + order_.size() - next_);
+        while (!queue_.empty()) queue_.pop();
+        next_ = order_.size();
+        return -1;
       }
     }
-    bound[i] = step_lower_bound(schedule, slice, platform, options.calibration) * weight(c) /
-               (double(c.global_batch) * seq);
-    if (bound[i] >= threshold(i)) {
-      ++out.bounded;
-      return;
-    }
-    queue.push({bound[i], i});
-  };
+  }
 
-  auto settle = [&](const WireResult& r) {
-    Evaluated e = checked.at(r.index);
+  void settle(int i, const SimOutcome& r) {
+    Evaluated e = checked_.at(i);
     if (!r.ok) {
       e.reason = r.error;
-      out.failed.push_back(e);
+      out_.failed.push_back(e);
       return;
     }
     e.step_time_s = r.step_time_s, e.tokens_per_s = r.tokens_per_s;
     e.tflops_per_gpu = r.tflops_per_gpu, e.mfu = r.mfu;
     e.compute_s = r.compute_s, e.exposed_comm_s = r.exposed_comm_s, e.bubble_s = r.bubble_s;
-    if (options.train_tokens) e.time_to_train_s = *options.train_tokens / r.tokens_per_s;
-    out.ranked.push_back(e);
+    if (options_.train_tokens) e.time_to_train_s = *options_.train_tokens / r.tokens_per_s;
+    out_.ranked.push_back(e);
     const double cost = weight(e.candidate) / r.tokens_per_s;
-    double& best = best_per_set.try_emplace(e.candidate.subset.gpus, 1e300).first->second;
+    double& best = best_per_set_.try_emplace(e.candidate.subset.gpus, 1e300).first->second;
     best = std::min(best, cost);
-    fastest.insert(cost);
-    if (global && int(fastest.size()) > options.keep_top) fastest.erase(std::prev(fastest.end()));
-  };
+    fastest_.insert(cost);
+    if (global_ && int(fastest_.size()) > options_.keep_top) fastest_.erase(std::prev(fastest_.end()));
+  }
 
-  // The next candidate to simulate: the least full bound of all, so expand every candidate whose
-  // floor (never above its full bound) is below the queue's least; -1 when nothing can win.
-  size_t next = 0;
-  auto next_to_simulate = [&]() -> int {
-    for (;;) {
-      while (next < order.size() && (queue.empty() || floor_per_token[order[next]] < queue.top().first)) {
-        const int i = order[next];
-        if (floor_per_token[i] >= threshold(i)) {
-          if (global) {  // sorted by floor: no later candidate can win either
-            out.bounded += int(order.size() - next);
-            next = order.size();
-            break;
-          }
-          ++out.bounded, ++next;
-          continue;
-        }
-        ++next;
-        expand(i);
-      }
-      if (queue.empty()) return -1;
-      const auto [b, i] = queue.top();
-      queue.pop();
-      if (b < threshold(i)) return i;
-      ++out.bounded;
-      if (global) {  // the least bound left cannot win: neither can the rest
-        out.bounded += int(queue.size() + order.size() - next);
-        while (!queue.empty()) queue.pop();
-        next = order.size();
-        return -1;
-      }
-    }
-  };
-
-  int workers = options.workers > 0 ? options.workers : int(std::thread::hardware_concurrency());
-  workers = std::max(1, std::min<int>(workers, n));
-  if (n > 0) {
-    WorkerPool pool(workers, model, slice, candidates, seq, options.calibration);
-    std::vector<int> busy(pool.size(), 0);
-    // Plans are decided in waves of a fixed size: a wave is chosen against the results of the
-    // waves before it only, so what is simulated never depends on timing or the worker count.
-    // (A bound only tightens as results settle, so choosing early never skips a winner.)
+  // Plans are decided in waves of a fixed size: a wave is chosen against the results of the
+  // waves before it only, so what is simulated never depends on timing or the worker count. (A
+  // bound only tightens as results settle, so choosing early never skips a winner.)
+  void simulate_waves() {
     constexpr std::size_t kWave = 8;
+    SimOptions sim_options;
+    sim_options.calibration = options_.calibration;
+    const SimPool::Job job = [&](Simulator& simulator, int i) {
+      const Candidate& c = candidates_[i];
+      return simulator.run(model_, compile(model_, c.plan, c.global_batch, seq_), sim_options);
+    };
     for (;;) {
       std::vector<int> wave;
       while (wave.size() < kWave) {
@@ -219,33 +246,53 @@ SearchResult evaluate(const ModelSpec& model, const Slice& slice,
         if (i < 0) break;
         wave.push_back(i);
       }
-      if (wave.empty()) break;
-      std::map<int, WireResult> results;
-      std::size_t sent = 0;
-      int running = 0;
-      auto dispatch = [&](int w) {
-        if (sent == wave.size()) return;
-        pool.send(w, wave[sent++]);
-        busy[w] = 1, ++running;
-      };
-      for (int w = 0; w < pool.size(); ++w) dispatch(w);
-      while (running > 0) {
-        const int w = pool.wait_any(busy);
-        const WireResult r = pool.receive(w);
-        results[r.index] = r;
-        busy[w] = 0, --running;
-        dispatch(w);
-      }
-      for (int i : wave) settle(results.at(i));  // in the wave's order, not the finishing order
+      if (wave.empty()) return;
+      const std::vector<SimOutcome> results = pool_.run(wave, job);
+      for (std::size_t k = 0; k < wave.size(); ++k) settle(wave[k], results[k]);  // in the wave's order
     }
   }
-  std::sort(out.ranked.begin(), out.ranked.end(), [&](const Evaluated& a, const Evaluated& b) {
-    const double ca = weight(a.candidate) / a.tokens_per_s, cb = weight(b.candidate) / b.tokens_per_s;
+
+  const ModelSpec& model_;
+  const Slice& slice_;
+  const std::vector<Candidate>& candidates_;
+  const SearchOptions& options_;
+  SearchResult& out_;
+  const int seq_, n_;
+  SimPool pool_;
+  const PlanFloor floor_;
+  const bool global_;
+  std::vector<double> floor_per_token_;
+  std::vector<int> order_;
+  std::size_t next_ = 0;  // into order_: the next candidate to expand
+  std::map<std::string, int> index_of_;  // plan text + batch -> candidate index
+  std::map<int, Evaluated> checked_;
+  using Entry = std::pair<double, int>;  // full bound per token, candidate
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue_;
+  std::map<std::vector<int>, double> best_per_set_;  // seconds per token
+  std::multiset<double> fastest_;                    // the keep_top best seconds per token so far
+};
+
+// Best first by the objective's cost per token, then fewer GPUs, then by plan text.
+void rank_by_objective(std::vector<Evaluated>& ranked, Objective objective) {
+  auto cost = [&](const Evaluated& e) { return objective_weight(objective, e.candidate.plan.ranks()) / e.tokens_per_s; };
+  std::sort(ranked.begin(), ranked.end(), [&](const Evaluated& a, const Evaluated& b) {
+    const double ca = cost(a), cb = cost(b);
     if (ca != cb) return ca < cb;
     if (a.candidate.plan.ranks() != b.candidate.plan.ranks())
       return a.candidate.plan.ranks() < b.candidate.plan.ranks();
     return to_string(a.candidate.plan) < to_string(b.candidate.plan);
   });
+}
+
+}  // namespace
+
+SearchResult evaluate(const ModelSpec& model, const Slice& slice,
+                      const std::vector<Candidate>& candidates, const SearchOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  SearchResult out;
+  out.enumerated = int(candidates.size());
+  Evaluation(model, slice, candidates, options, out).run();
+  rank_by_objective(out.ranked, options.objective);
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
 }

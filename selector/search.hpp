@@ -1,10 +1,12 @@
-// The search: enumerate every plan of the space; visit them best first by a compute floor that
-// needs no schedule (ComputeFloor); compile a visited plan to check its memory and take its full
-// lower bound (step_lower_bound); simulate, on worker processes (one per core, each with its own
-// long-lived SimGrid Engine), always the plan of least bound; skip every plan whose bound cannot
-// beat what must stay exact (the best plan of each GPU set, or the top k overall); rank by
-// the objective (selector/objective.hpp). Since no bound exceeds the simulated step, the kept plans are exactly the
-// exhaustive search's.
+// The search: enumerate every plan of the space; visit them best first by a floor that needs no
+// schedule (PlanFloor); compile a visited plan to check its memory and take its full lower bound
+// (step_lower_bound); simulate, through sim/sim_pool.hpp (one process per simulation, one per
+// core at a time), always the plans of least bound; skip every plan whose bound cannot beat what
+// must stay exact (the best plan of each GPU set, or the top k overall); rank by the objective
+// (selector/objective.hpp). Since no bound exceeds the simulated step, the kept plans are exactly
+// the exhaustive search's.
+// Not here: the space (enumerate.hpp), the bounds and simulating (sim/), the GPU-count choice
+// (recommend.hpp).
 #pragma once
 #include <functional>
 #include <optional>

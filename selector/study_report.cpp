@@ -1,3 +1,4 @@
+// The study's figures as predictions: table rows and an HTML page (see study_report.hpp).
 #include "selector/study_report.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// The study's selection procedure over its four techniques (see study_rule.hpp).
 #include "selector/study_rule.hpp"
 
 #include <algorithm>

@@ -1,10 +1,15 @@
 // The study's selection procedure as the paper describes it (../shared/reference/
-// fabric-and-paper.md), so users can see where the search agrees and where it finds better:
-//   one site and the model fits      -> data parallel or shard, whichever is faster;
-//   across sites                     -> pipeshard (one pipeline stage per site, shard inside);
-//   short on memory (heterogeneous)  -> ZeRO-2;
-//   then prefer fewer GPUs (one site's) when they reach similar throughput (within tolerance).
+// fabric-and-paper.md), so users can see where the search agrees and where it finds better. On
+// all of the slice's GPUs, its techniques (study_techniques: dp=n, ZeRO-2, tp=n and pipeshard,
+// each over a few microbatch counts) are all simulated, then:
+//   one site                  -> data parallel or shard, whichever fits and is faster;
+//   across sites              -> pipeshard (one stage per site; shard inside when the heads
+//                                allow, else data parallel inside);
+//   none of those fits        -> ZeRO-2;
+//   across sites, a whole site's GPUs alone instead when the same techniques there reach the
+//   chosen plan's throughput within the tolerance (fewer GPUs).
 // The paper gives no thresholds; the tolerance is ours and a parameter.
+// Not here: the search over every plan (search.hpp), the study's figures (study_report.hpp).
 #pragma once
 #include <string>
 #include <vector>

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 
+#include "sim/sim_process.hpp"
 #include "sim/slice_platform.hpp"
 
 namespace fabtrain {
@@ -22,10 +23,7 @@ uint64_t flow_bytes(double bytes) { return bytes > 0 ? uint64_t(bytes + 0.5) : 0
 // call at a time and both ends of a flow are members of that call, so a pair's mailbox carries
 // one call's flow at a time.
 sg4::Mailbox* flow_mailbox(sg4::Host* from, sg4::Host* to) {
-  static std::map<std::pair<sg4::Host*, sg4::Host*>, sg4::Mailbox*> known;
-  auto& box = known[{from, to}];
-  if (!box) box = sg4::Mailbox::by_name(from->get_name() + ">" + to->get_name() + "/collective");
-  return box;
+  return SimProcess::get().mailbox(from, to, "collective");
 }
 
 // Every member waits here until the last one arrives.

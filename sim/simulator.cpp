@@ -6,12 +6,13 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
-#include <map>
-#include <tuple>
+#include <string>
+#include <type_traits>
+#include <variant>
 
 #include "common/error.hpp"
-#include "sim/engine.hpp"
 #include "sim/group_collective.hpp"
+#include "sim/sim_process.hpp"
 #include "sim/slice_devices.hpp"
 #include "sim/slice_platform.hpp"
 
@@ -68,17 +69,6 @@ struct RankPlay {
 
 uint64_t flow_bytes(double bytes) { return bytes > 0 ? uint64_t(bytes + 0.5) : 0; }
 
-// Point-to-point mailboxes by (sender, receiver, tensor): they live as long as the Engine, so
-// they are looked up by name once per process, not once per instruction and run.
-sg4::Mailbox* p2p_mailbox(sg4::Host* from, sg4::Host* to, Tensor what) {
-  static std::map<std::tuple<sg4::Host*, sg4::Host*, Tensor>, sg4::Mailbox*> known;
-  auto& box = known[{from, to, what}];
-  if (!box)
-    box = sg4::Mailbox::by_name(from->get_name() + ">" + to->get_name() +
-                                (what == Tensor::activation ? "/act" : "/grad"));
-  return box;
-}
-
 // The cap is set on both ends: whichever side posts first creates the transfer SimGrid keeps.
 sg4::CommPtr post_receive(sg4::Mailbox* from, Message** into, double cap) {
   auto comm = from->get_init()->set_dst_data(reinterpret_cast<void**>(into), sizeof(void*));
@@ -113,6 +103,48 @@ void play_collective(const CollectivePlay& c) {
   }
 }
 
+// Consecutive compute from instruction k (free loads in between) as one sleep: fewer simulation
+// events (the trace still shows each). Returns the last instruction it played.
+int play_compute(RankPlay& r, int k, double t0) {
+  const auto& stream = *r.stream;
+  if (!(r.seconds[k] > 0)) return k;
+  const double start = sg4::Engine::get_clock();
+  double busy = 0;
+  int last = k;
+  for (int j = k; j < int(stream.size()); ++j) {
+    if (r.seconds[j] > 0) {
+      if (r.trace) r.events.push_back({r.rank, 0, j, start + busy - t0, start + busy + r.seconds[j] - t0});
+      busy += r.seconds[j];
+      r.breakdown.compute_s += r.seconds[j];
+      last = j;
+    } else if (!std::holds_alternative<LoadMicrobatch>(stream[j])) {
+      break;
+    }
+  }
+  sg4::this_actor::sleep_for(busy);
+  return last;
+}
+
+// Waits for the receive posted at the start of the step; waiting for the peer to even send is
+// pipeline idle, waiting for bytes in flight is exposed communication.
+void play_recv(RankPlay& r, int k, double t0) {
+  auto now = [] { return sg4::Engine::get_clock(); };
+  const double start = now();
+  r.posted_receives[k]->wait();
+  if (r.p2p[k].ready_after_s > 0) {
+    const double ready = r.posted_receives[k]->get_finish_time() + r.p2p[k].ready_after_s;
+    if (ready > now()) sg4::this_actor::sleep_until(ready);
+  }
+  const double end = now();
+  const double posted = r.received[k]->posted_s;
+  const double idle = std::max(0.0, std::min(posted, end) - start);
+  r.breakdown.bubble_s += idle;
+  r.breakdown.exposed_comm_s += (end - start) - idle;
+  if (r.trace) r.events.push_back({r.rank, 1, k, start - t0, end - t0});
+}
+
+// One std::visit per instruction, as the executor's interpreter does: a new instruction kind
+// fails to compile here until it is given a way to be played.
 void play_rank(RankPlay& r, double t0) {
   const auto& stream = *r.stream;
   const int n = int(stream.size());
@@ -124,54 +156,30 @@ void play_rank(RankPlay& r, double t0) {
       r.posted_receives[k] = post_receive(r.p2p[k].mailbox, &r.received[k], r.p2p[k].rate_cap);
   std::vector<std::pair<int, sg4::CommPtr>> sends;
   auto now = [] { return sg4::Engine::get_clock(); };
-  auto record = [&](int lane, int k, double start, double end) {
-    if (r.trace) r.events.push_back({r.rank, lane, k, start - t0, end - t0});
-  };
   for (int k = 0; k < n; ++k) {
-    const auto& instruction = stream[k];
-    if (r.seconds[k] > 0) {
-      // Consecutive compute (free loads in between) is one sleep: fewer simulation events.
-      const double start = now();
-      double busy = 0;
-      int last = k;
-      for (int j = k; j < n; ++j) {
-        if (r.seconds[j] > 0) {
-          if (r.trace) r.events.push_back({r.rank, 0, j, start + busy - t0, start + busy + r.seconds[j] - t0});
-          busy += r.seconds[j];
-          r.breakdown.compute_s += r.seconds[j];
-          last = j;
-        } else if (!std::holds_alternative<LoadMicrobatch>(stream[j])) {
-          break;
-        }
-      }
-      sg4::this_actor::sleep_for(busy);
-      k = last;
-    } else if (std::holds_alternative<Send>(instruction)) {
-      Message* m = &r.sent[k];
-      m->posted_s = now();
-      sends.emplace_back(k, start_flow(r.p2p[k].mailbox, m, std::get<Send>(instruction).bytes,
-                                       r.p2p[k].rate_cap));
-    } else if (std::holds_alternative<Recv>(instruction)) {
-      const double start = now();
-      r.posted_receives[k]->wait();
-      if (r.p2p[k].ready_after_s > 0) {
-        const double ready = r.posted_receives[k]->get_finish_time() + r.p2p[k].ready_after_s;
-        if (ready > now()) sg4::this_actor::sleep_until(ready);
-      }
-      const double end = now();
-      const double posted = r.received[k]->posted_s;
-      // Waiting for the peer to even send is pipeline idle; waiting for bytes in flight is
-      // exposed communication.
-      const double idle = std::max(0.0, std::min(posted, end) - start);
-      r.breakdown.bubble_s += idle;
-      r.breakdown.exposed_comm_s += (end - start) - idle;
-      record(1, k, start, end);
-    } else if (std::holds_alternative<Collective>(instruction)) {
-      const double start = now();
-      play_collective(r.collective[k]);
-      r.breakdown.exposed_comm_s += now() - start;
-      record(1, k, start, now());
-    }
+    std::visit(
+        [&](const auto& in) {
+          using T = std::decay_t<decltype(in)>;
+          if constexpr (std::is_same_v<T, Forward> || std::is_same_v<T, Backward> ||
+                        std::is_same_v<T, OptimizerStep>) {
+            k = play_compute(r, k, t0);
+          } else if constexpr (std::is_same_v<T, LoadMicrobatch>) {
+            // free: the data loader runs ahead of the GPU
+          } else if constexpr (std::is_same_v<T, Send>) {
+            Message* m = &r.sent[k];
+            m->posted_s = now();
+            sends.emplace_back(k, start_flow(r.p2p[k].mailbox, m, in.bytes, r.p2p[k].rate_cap));
+          } else if constexpr (std::is_same_v<T, Recv>) {
+            play_recv(r, k, t0);
+          } else {
+            static_assert(std::is_same_v<T, Collective>);
+            const double start = now();
+            play_collective(r.collective[k]);
+            r.breakdown.exposed_comm_s += now() - start;
+            if (r.trace) r.events.push_back({r.rank, 1, k, start - t0, now() - t0});
+          }
+        },
+        stream[k]);
   }
   const double drain = now();
   for (auto& [k, comm] : sends) {
@@ -185,143 +193,193 @@ void play_rank(RankPlay& r, double t0) {
 
 bool use_ring(const SimOptions& o) { return o.collectives == CollectiveMode::ring; }
 
-}  // namespace
+// Resolves everything the actors need before the run, so that errors are thrown here, not
+// inside it: per rank its compute times, mailboxes, rate caps and collective calls.
+class PlayResolver {
+ public:
+  PlayResolver(const Slice& slice, const Schedule& schedule, const std::vector<RankDevice>& devices,
+               SlicePlatform& platform, const Calibration& calibration, const SimOptions& options)
+      : slice_(slice), schedule_(schedule), devices_(devices), platform_(platform),
+        calibration_(calibration), options_(options), world_(schedule.world),
+        calls_(schedule.groups.size()), group_gpus_(schedule.groups.size()) {
+    for (size_t g = 0; g < schedule.groups.size(); ++g)
+      for (int member : schedule.groups[g])
+        if (member >= 0 && member < world_) group_gpus_[g].push_back(devices[member].gpu);
+  }
 
-Simulator::Simulator(const Slice& slice) : slice_(slice) {
-  if (!slice_.catalog) fail("slice '{}' has no catalog", slice_.name);
-  SlicePlatform::of(slice_);  // build the platform now, so the first run is not slower
-}
+  std::vector<RankPlay> resolve() {
+    std::vector<RankPlay> plays(world_);
+    for (int r = 0; r < world_; ++r) resolve_rank(r, plays[r]);
+    return plays;
+  }
+  // calls()[g][i]: the i-th collective call of group g, shared by its members.
+  const std::vector<std::deque<GroupCollective>>& calls() const { return calls_; }
 
-SimResult Simulator::run(const ModelSpec& model, const Schedule& schedule, const SimOptions& options) {
-  const Calibration& calibration = options.calibration ? *options.calibration : no_calibration();
-  const Catalog& catalog = *slice_.catalog;
-  const auto devices = slice_devices(slice_, schedule);
-  auto& engine = simulation_engine();
-  auto& platform = SlicePlatform::of(slice_);
-  platform.configure(slice_, calibration);
-  const Precision precision = schedule.plan.precision;
-  const int world = schedule.world;
-
-  // Resolve everything the actors need before the run: errors are thrown here, not inside it.
-  // calls[g][i]: the i-th collective call of group g, shared by its members.
-  std::vector<std::deque<GroupCollective>> calls(schedule.groups.size());
-  std::vector<std::vector<int>> group_gpus(schedule.groups.size());
-  for (size_t g = 0; g < schedule.groups.size(); ++g)
-    for (int member : schedule.groups[g])
-      if (member >= 0 && member < world) group_gpus[g].push_back(devices[member].gpu);
-  std::vector<RankPlay> plays(world);
-  for (int r = 0; r < world; ++r) {
-    RankPlay& p = plays[r];
+ private:
+  void resolve_rank(int r, RankPlay& p) {
     p.rank = r;
-    p.trace = options.trace;
-    p.stream = &schedule.ranks[r];
+    p.trace = options_.trace;
+    p.stream = &schedule_.ranks[r];
     const int n = int(p.stream->size());
     p.seconds.assign(n, 0);
     p.p2p.assign(n, {});
     p.collective.assign(n, {});
     p.sent.assign(n, {});
-    const int gpu = devices[r].gpu;
-    std::vector<int> calls_seen(schedule.groups.size(), 0);
+    std::vector<int> calls_seen(schedule_.groups.size(), 0);
     for (int k = 0; k < n; ++k) {
       const auto& instruction = (*p.stream)[k];
-      p.seconds[k] = compute_seconds(instruction, *devices[r].type, precision, catalog.compute, calibration);
-      auto peer_gpu = [&](int peer) {
-        if (peer < 0 || peer >= world || peer == r)
-          fail("rank {} instruction {} ({}): peer {} is not another rank of {}", r, k,
-               to_string(instruction), peer, world);
-        return devices[peer].gpu;
-      };
+      p.seconds[k] = compute_seconds(instruction, *devices_[r].type, schedule_.plan.precision,
+                                     slice_.catalog->compute, calibration_);
       if (const auto* s = std::get_if<Send>(&instruction)) {
-        const int to = peer_gpu(s->peer);
-        p.p2p[k].mailbox = p2p_mailbox(platform.host(gpu), platform.host(to), s->what);
-        p.p2p[k].rate_cap = platform.rate_cap(gpu, to, s->bytes);
+        resolve_send(r, k, *s, p.p2p[k]);
       } else if (const auto* v = std::get_if<Recv>(&instruction)) {
-        const int from = peer_gpu(v->peer);
-        p.p2p[k].mailbox = p2p_mailbox(platform.host(from), platform.host(gpu), v->what);
-        p.p2p[k].rate_cap = platform.rate_cap(from, gpu, v->bytes);
-        if (calibration.p2p)
-          p.p2p[k].ready_after_s = (calibration.p2p->latency_terms - 1) * platform.route_latency(from, gpu) +
-                                   calibration.p2p->overhead_s;
-        // Over the library's eager limit the message first waits for its receiver (rendezvous).
-        const CommunicatorProfile& comm = slice_.communicator;
-        if (comm.eager_limit_bytes > 0 && v->bytes > comm.eager_limit_bytes && from != gpu)
-          p.p2p[k].ready_after_s += comm.rendezvous_round_trips * 2 * platform.route_latency(from, gpu);
+        resolve_recv(r, k, *v, p.p2p[k]);
       } else if (const auto* c = std::get_if<Collective>(&instruction)) {
-        if (c->group < 0 || c->group >= int(schedule.groups.size()))
-          fail("rank {} instruction {} ({}): group {} does not exist ({} groups)", r, k,
-               to_string(instruction), c->group, schedule.groups.size());
-        const auto& members = schedule.groups[c->group];
-        const auto at = std::find(members.begin(), members.end(), r);
-        if (at == members.end())
-          fail("rank {} instruction {} ({}): rank is not a member of group {}", r, k,
-               to_string(instruction), c->group);
-        const int size = int(members.size());
-        auto& play = p.collective[k];
-        if (size == 1) continue;
-        const auto corrected = calibration.collectives.find(c->op);
-        const CollectiveCalibration* correction =
-            corrected == calibration.collectives.end() ? nullptr : &corrected->second;
-        if (!use_ring(options) || correction) {  // a corrected op is never played step by step
-          if (int(group_gpus[c->group].size()) != size)
-            fail("group {} names a rank outside the {} ranks", c->group, world);
-          auto& group_calls = calls[c->group];
-          const int index = calls_seen[c->group]++;
-          if (index == int(group_calls.size()))
-            group_calls.push_back(plan_group_collective(c->op, c->bytes, group_gpus[c->group], platform,
-                                                        options.collectives == CollectiveMode::automatic, correction));
-          GroupCollective& call = group_calls[index];
-          if (call.op != c->op || call.bytes != c->bytes)
-            fail("rank {} instruction {} ({}): collective #{} of group {} is {} of {} bytes on another "
-                 "member; every member must make the same calls in the same order",
-                 r, k, to_string(instruction), index, c->group, to_string(call.op), call.bytes);
-          play.call = &call;
-          play.member = int(at - members.begin());
-          continue;
-        }
-        const int next = members[(at - members.begin() + 1) % size];
-        const int prev = members[(at - members.begin() + size - 1) % size];
-        play.steps = c->op == CollectiveOp::all_reduce ? 2 * (size - 1) : size - 1;
-        play.chunk_bytes = c->bytes / size;
-        // The steps stream one after another over the same connection: the window limits their
-        // total, as for the single flow of the group mode.
-        const double streamed = play.steps * play.chunk_bytes;
-        play.inbound_cap = platform.rate_cap(peer_gpu(prev), gpu, streamed);
-        const int next_gpu = peer_gpu(next);
-        const std::string group = "/c" + std::to_string(c->group);
-        play.inbox = sg4::Mailbox::by_name(platform.host(gpu)->get_name() + group);
-        play.outbox = sg4::Mailbox::by_name(platform.host(next_gpu)->get_name() + group);
-        play.rate_cap = platform.rate_cap(gpu, next_gpu, streamed);
-        play.latency = platform.route_latency(gpu, next_gpu);
+        resolve_collective(r, k, *c, calls_seen, p.collective[k]);
       }
     }
   }
 
-  mark_simulation_started();
-  const double t0 = engine.get_clock();
-  for (int r = 0; r < world; ++r)
+  int peer_gpu(int r, int k, int peer) const {
+    if (peer < 0 || peer >= world_ || peer == r)
+      fail("rank {} instruction {} ({}): peer {} is not another rank of {}", r, k,
+           to_string(schedule_.ranks[r][k]), peer, world_);
+    return devices_[peer].gpu;
+  }
+
+  sg4::Mailbox* p2p_mailbox(int from, int to, Tensor what) {
+    return SimProcess::get().mailbox(platform_.host(from), platform_.host(to),
+                                     what == Tensor::activation ? "act" : "grad");
+  }
+
+  void resolve_send(int r, int k, const Send& s, P2pPlay& play) {
+    const int gpu = devices_[r].gpu, to = peer_gpu(r, k, s.peer);
+    play.mailbox = p2p_mailbox(gpu, to, s.what);
+    play.rate_cap = platform_.rate_cap(gpu, to, s.bytes);
+  }
+
+  void resolve_recv(int r, int k, const Recv& v, P2pPlay& play) {
+    const int gpu = devices_[r].gpu, from = peer_gpu(r, k, v.peer);
+    play.mailbox = p2p_mailbox(from, gpu, v.what);
+    play.rate_cap = platform_.rate_cap(from, gpu, v.bytes);
+    if (calibration_.p2p)
+      play.ready_after_s = (calibration_.p2p->latency_terms - 1) * platform_.route_latency(from, gpu) +
+                           calibration_.p2p->overhead_s;
+    // Over the library's eager limit the message first waits for its receiver (rendezvous).
+    const CommunicatorProfile& comm = slice_.communicator;
+    if (comm.eager_limit_bytes > 0 && v.bytes > comm.eager_limit_bytes && from != gpu)
+      play.ready_after_s += comm.rendezvous_round_trips * 2 * platform_.route_latency(from, gpu);
+  }
+
+  void resolve_collective(int r, int k, const Collective& c, std::vector<int>& calls_seen,
+                          CollectivePlay& play) {
+    if (c.group < 0 || c.group >= int(schedule_.groups.size()))
+      fail("rank {} instruction {} ({}): group {} does not exist ({} groups)", r, k,
+           to_string(schedule_.ranks[r][k]), c.group, schedule_.groups.size());
+    const auto& members = schedule_.groups[c.group];
+    const auto at = std::find(members.begin(), members.end(), r);
+    if (at == members.end())
+      fail("rank {} instruction {} ({}): rank is not a member of group {}", r, k,
+           to_string(schedule_.ranks[r][k]), c.group);
+    if (members.size() == 1) return;
+    const auto corrected = calibration_.collectives.find(c.op);
+    const CollectiveCalibration* correction =
+        corrected == calibration_.collectives.end() ? nullptr : &corrected->second;
+    const int member = int(at - members.begin());
+    if (!use_ring(options_) || correction)  // a corrected op is never played step by step
+      resolve_group_call(r, k, c, correction, calls_seen[c.group]++, member, play);
+    else
+      resolve_ring_steps(r, k, c, member, play);
+  }
+
+  // Fast and automatic modes: the call shared by the group's members (group_collective.hpp).
+  void resolve_group_call(int r, int k, const Collective& c, const CollectiveCalibration* correction,
+                          int index, int member, CollectivePlay& play) {
+    const int size = int(schedule_.groups[c.group].size());
+    if (int(group_gpus_[c.group].size()) != size)
+      fail("group {} names a rank outside the {} ranks", c.group, world_);
+    auto& group_calls = calls_[c.group];
+    if (index == int(group_calls.size()))
+      group_calls.push_back(plan_group_collective(c.op, c.bytes, group_gpus_[c.group], platform_,
+                                                  options_.collectives == CollectiveMode::automatic,
+                                                  correction));
+    GroupCollective& call = group_calls[index];
+    if (call.op != c.op || call.bytes != c.bytes)
+      fail("rank {} instruction {} ({}): collective #{} of group {} is {} of {} bytes on another "
+           "member; every member must make the same calls in the same order",
+           r, k, to_string(schedule_.ranks[r][k]), index, c.group, to_string(call.op), call.bytes);
+    play.call = &call;
+    play.member = member;
+  }
+
+  // Ring mode: step by step to the ring neighbours.
+  void resolve_ring_steps(int r, int k, const Collective& c, int member, CollectivePlay& play) {
+    const auto& members = schedule_.groups[c.group];
+    const int size = int(members.size()), gpu = devices_[r].gpu;
+    const int next = members[(member + 1) % size];
+    const int prev = members[(member + size - 1) % size];
+    play.steps = c.op == CollectiveOp::all_reduce ? 2 * (size - 1) : size - 1;
+    play.chunk_bytes = c.bytes / size;
+    // The steps stream one after another over the same connection: the window limits their
+    // total, as for the single flow of the group mode.
+    const double streamed = play.steps * play.chunk_bytes;
+    play.inbound_cap = platform_.rate_cap(peer_gpu(r, k, prev), gpu, streamed);
+    const int next_gpu = peer_gpu(r, k, next);
+    const std::string group = "/c" + std::to_string(c.group);
+    play.inbox = sg4::Mailbox::by_name(platform_.host(gpu)->get_name() + group);
+    play.outbox = sg4::Mailbox::by_name(platform_.host(next_gpu)->get_name() + group);
+    play.rate_cap = platform_.rate_cap(gpu, next_gpu, streamed);
+    play.latency = platform_.route_latency(gpu, next_gpu);
+  }
+
+  const Slice& slice_;
+  const Schedule& schedule_;
+  const std::vector<RankDevice>& devices_;
+  SlicePlatform& platform_;
+  const Calibration& calibration_;
+  const SimOptions& options_;
+  const int world_;
+  std::vector<std::deque<GroupCollective>> calls_;
+  std::vector<std::vector<int>> group_gpus_;
+};
+
+// Killed by SimGrid's deadlock detection: leave no stale message behind for the next run.
+void clear_mailboxes(const std::vector<RankPlay>& plays,
+                     const std::vector<std::deque<GroupCollective>>& calls) {
+  for (const auto& q : plays)
+    for (const auto& pp : q.p2p)
+      if (pp.mailbox) pp.mailbox->clear();
+  for (const auto& q : plays)
+    for (const auto& c : q.collective)
+      if (c.inbox) c.inbox->clear();
+  for (const auto& group_calls : calls)
+    for (const auto& call : group_calls)
+      for (const auto& f : call.flows)
+        if (f.mailbox) f.mailbox->clear();
+}
+
+// One actor per rank, all run to the end of the step; a rank that never finished deadlocked.
+void play_all(std::vector<RankPlay>& plays, const std::vector<std::deque<GroupCollective>>& calls,
+              SlicePlatform& platform, const std::vector<RankDevice>& devices) {
+  auto& process = SimProcess::get();
+  process.mark_started();
+  const double t0 = process.engine().get_clock();
+  for (int r = 0; r < int(plays.size()); ++r)
     sg4::Actor::create("rank" + std::to_string(r), platform.host(devices[r].gpu),
                        [&p = plays[r], t0] { play_rank(p, t0); });
-  engine.run();
+  process.engine().run();
   for (const auto& p : plays)
     if (!p.done) {
-      // Killed by SimGrid's deadlock detection: leave no stale message behind for the next run.
-      for (const auto& q : plays)
-        for (const auto& pp : q.p2p)
-          if (pp.mailbox) pp.mailbox->clear();
-      for (const auto& q : plays)
-        for (const auto& c : q.collective)
-          if (c.inbox) c.inbox->clear();
-      for (const auto& group_calls : calls)
-        for (const auto& call : group_calls)
-          for (const auto& f : call.flows)
-            if (f.mailbox) f.mailbox->clear();
+      clear_mailboxes(plays, calls);
       fail("schedule deadlocked in simulation: rank {} never finished its {} instructions",
            p.rank, p.stream->size());
     }
+}
 
-  // SimGrid's clock keeps running from one run to the next, and a time taken as the difference
-  // of two absolute clock readings carries rounding noise of the run's start: reported times are
-  // rounded to the picosecond so that the same inputs give the same numbers in any run.
+// SimGrid's clock keeps running from one run to the next, and a time taken as the difference of
+// two absolute clock readings carries rounding noise of the run's start: reported times are
+// rounded to the picosecond so that the same inputs give the same numbers in any run.
+void round_to_picoseconds(std::vector<RankPlay>& plays) {
   auto picoseconds = [](double s) { return std::round(s * 1e12) / 1e12; };
   for (auto& p : plays) {
     p.finish_s = picoseconds(p.finish_s);
@@ -333,12 +391,12 @@ SimResult Simulator::run(const ModelSpec& model, const Schedule& schedule, const
       e.end_s = picoseconds(e.end_s);
     }
   }
+}
 
-  SimResult result;
-  result.memory = estimate_memory(schedule, slice_);
-  result.oom = result.memory.oom;
-  double peak_sum = 0;
-  for (int r = 0; r < world; ++r) {
+// Per rank its finish, breakdown and memory; the step is the last rank's finish.
+void summarize_ranks(const std::vector<RankPlay>& plays, const std::vector<RankDevice>& devices,
+                     SimResult& result) {
+  for (int r = 0; r < int(plays.size()); ++r) {
     const auto& p = plays[r];
     RankResult rr;
     rr.rank = r;
@@ -353,19 +411,47 @@ SimResult Simulator::run(const ModelSpec& model, const Schedule& schedule, const
       result.step_time_s = p.finish_s;
       result.critical_rank = r;
     }
-    peak_sum += peak_flops(*devices[r].type, precision);
   }
   result.breakdown = plays[result.critical_rank].breakdown;
-  if (result.step_time_s > 0) {
-    result.tokens_per_s = double(schedule.global_batch) * schedule.seq / result.step_time_s;
-    result.tflops_per_gpu = alpa_tflops_per_gpu(model, schedule.global_batch, schedule.seq,
-                                                schedule.plan.recompute, result.step_time_s, world);
-    result.mfu = alpa_step_flops(model, schedule.global_batch, schedule.seq, false) /
-                 result.step_time_s / peak_sum;
-  }
-  if (options.trace) {
+}
+
+// Throughput, the study's TFLOP/s per GPU and MFU from the step time.
+void summarize_rates(const ModelSpec& model, const Schedule& schedule,
+                     const std::vector<RankDevice>& devices, SimResult& result) {
+  if (!(result.step_time_s > 0)) return;
+  double peak_sum = 0;
+  for (int r = 0; r < schedule.world; ++r) peak_sum += peak_flops(*devices[r].type, schedule.plan.precision);
+  result.tokens_per_s = double(schedule.global_batch) * schedule.seq / result.step_time_s;
+  result.tflops_per_gpu = alpa_tflops_per_gpu(model, schedule.global_batch, schedule.seq,
+                                              schedule.plan.recompute, result.step_time_s, schedule.world);
+  result.mfu = alpa_step_flops(model, schedule.global_batch, schedule.seq, false) /
+               result.step_time_s / peak_sum;
+}
+
+}  // namespace
+
+Simulator::Simulator(const Slice& slice) : slice_(slice) {
+  if (!slice_.catalog) fail("slice '{}' has no catalog", slice_.name);
+  SimProcess::get().platform(slice_);  // build the platform now, so the first run is not slower
+}
+
+SimResult Simulator::run(const ModelSpec& model, const Schedule& schedule, const SimOptions& options) {
+  const Calibration& calibration = options.calibration ? *options.calibration : no_calibration();
+  const auto devices = slice_devices(slice_, schedule);
+  auto& platform = SimProcess::get().platform(slice_);
+  platform.configure(slice_, calibration);
+  PlayResolver resolver(slice_, schedule, devices, platform, calibration, options);
+  std::vector<RankPlay> plays = resolver.resolve();
+  play_all(plays, resolver.calls(), platform, devices);
+  round_to_picoseconds(plays);
+
+  SimResult result;
+  result.memory = estimate_memory(schedule, slice_);
+  result.oom = result.memory.oom;
+  summarize_ranks(plays, devices, result);
+  summarize_rates(model, schedule, devices, result);
+  if (options.trace)
     for (auto& p : plays) result.trace.insert(result.trace.end(), p.events.begin(), p.events.end());
-  }
   return result;
 }
 

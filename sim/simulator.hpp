@@ -34,8 +34,9 @@
 // bubble is step * (p-1) / (m+p-1).
 //
 // A Simulator lives long: one per slice, reused for many schedules (the Engine and the slice's
-// platform are built once per process; see engine.hpp and slice_platform.hpp). Simulations run
-// one at a time (SimGrid's Engine is a process singleton).
+// platform are built once per process; see sim_process.hpp and slice_platform.hpp). Simulations
+// run one at a time (SimGrid's Engine is a process singleton); sim_pool.hpp runs many at once,
+// each in a process of its own.
 #pragma once
 #include <string>
 #include <vector>

@@ -7,7 +7,7 @@
 #include <map>
 
 #include "common/error.hpp"
-#include "sim/engine.hpp"
+#include "sim/sim_process.hpp"
 #include "sim/tcp_window.hpp"
 
 namespace fabtrain {
@@ -54,26 +54,16 @@ std::string SlicePlatform::shape_key(const Slice& slice) {
   return key;
 }
 
-SlicePlatform& SlicePlatform::of(const Slice& slice) {
-  static std::map<std::string, std::unique_ptr<SlicePlatform>> platforms;
-  const auto key = shape_key(slice);
-  static int built = 0;  // zone names must stay unique, also after a failed build
-  auto it = platforms.find(key);
-  if (it == platforms.end())
-    it = platforms.emplace(key, std::unique_ptr<SlicePlatform>(new SlicePlatform(slice, built++))).first;
-  return *it->second;
-}
-
 SlicePlatform::SlicePlatform(const Slice& slice, int id) : key_(shape_key(slice)) {
   if (!slice.catalog) fail("slice '{}' has no catalog", slice.name);
   if (slice.vms.empty()) fail("slice '{}' has no VMs", slice.name);
-  if (simulation_started())
+  if (SimProcess::get().started())
     fail("slice '{}': SimGrid 3.32 seals the platform at the first simulation, so every slice a "
          "process simulates must be loaded (a Simulator constructed) before the first run; "
          "construct all Simulators first, or use one process per slice",
          slice.name);
   const std::string prefix = slice.name + "#" + std::to_string(id);
-  auto* root = simulation_root_zone();  // creates the Engine first: zones need it
+  auto* root = SimProcess::get().root_zone();  // creates the Engine first: zones need it
   zone_ = sg4::create_full_zone(prefix);
   zone_->set_parent(root);
   auto* slice_zone = zone_;

@@ -1,4 +1,4 @@
-// The SimGrid platform of one slice, built once per slice and process and reused by every
+// The SimGrid platform of one slice, built once per slice shape and process (SimProcess) and reused by every
 // simulation of that slice. A process holds several slices side by side, each its own zone under
 // the root zone, but SimGrid 3.32 seals the root at the first run and refuses new zones
 // afterwards: construct every Simulator (one per slice shape) before the first run, or use one
@@ -34,11 +34,11 @@ class NetZone;
 
 namespace fabtrain {
 
+class SimProcess;
+
+// Built and owned by SimProcess::platform(slice), one per slice shape and process.
 class SlicePlatform {
  public:
-  // The platform of a slice of this shape (same VMs, sites and networks), built on first request.
-  static SlicePlatform& of(const Slice& slice);
-
   // Sets every link's latency and bandwidth from the slice's catalog and networks, overridden by
   // the calibration. Throws fabtrain::Error when the slice's shape differs from the platform's.
   void configure(const Slice& slice, const Calibration& calibration);
@@ -65,6 +65,7 @@ class SlicePlatform {
     double line_rate = 0;  // slowest link of the route, bytes/s
     double bandwidth = 0;  // of a long flow: line rate or window / RTT, the lower
   };
+  friend class SimProcess;
   SlicePlatform(const Slice& slice, int id);
   const PairInfo& pair(int a, int b);
 

@@ -37,7 +37,7 @@ void SearchCli::add_to(CLI::App* cmd, bool with_slice) {
   cmd->add_option("--objective", objective,
                   "What the search ranks by: time-to-train, tokens-per-s or gpu-hours")
       ->capture_default_str();
-  cmd->add_option("--workers", workers, "Simulation worker processes (default: one per core)");
+  cmd->add_option("--workers", workers, "Simulations at once, each in a process of its own (default: one per core)");
 }
 
 SearchSetup SearchCli::resolve() {

@@ -7,9 +7,9 @@
 #include <set>
 
 #include "common/data_dir.hpp"
-#include "selector/lower_bound.hpp"
 #include "selector/search.hpp"
 #include "sim/memory.hpp"
+#include "sim/sim_pool.hpp"
 
 using namespace fabtrain;
 
@@ -23,25 +23,24 @@ TEST_CASE("pruning: the floors never exceed the full bound, the simulated step o
     o.space.recompute_only_if_needed = false;
     const SearchResult all = search(model, slice, o);
     REQUIRE(all.ranked.size() > 50);
-    SlicePlatform& platform = SlicePlatform::of(slice);
-    platform.configure(slice, Calibration{});
-    const PlanFloor floor(model, slice, platform, model.n_ctx, Precision::fp32, nullptr);
+    const SimPool pool(slice, nullptr);
+    const PlanFloor floor = pool.plan_floor(model, model.n_ctx, Precision::fp32);
     int pipelined = 0;
     for (const auto& e : all.ranked) {
       const Candidate& c = e.candidate;
       const Schedule schedule = compile(model, c.plan, c.global_batch, model.n_ctx);
       const double tokens = double(c.global_batch) * model.n_ctx;
-      const double full = step_lower_bound(schedule, slice, platform, nullptr);
-      CHECK(floor.seconds_per_token(c) * tokens <= full * (1 + 1e-9));
+      const double full = pool.step_lower_bound(schedule);
+      CHECK(floor.seconds_per_token(c.plan, c.global_batch) * tokens <= full * (1 + 1e-9));
       CHECK(full <= e.step_time_s * (1 + 1e-9));
-      CHECK(floor.short_of_memory(c, nullptr) == -1);  // it fitted, so no floor may say otherwise
+      CHECK(floor.short_of_memory(c.plan, c.global_batch, nullptr) == -1);  // it fitted, so no floor may say otherwise
       pipelined += c.plan.pp > 1;
     }
     CHECK(pipelined > 10);
     // Every plan the floor calls out of memory is out of memory by the full estimate too.
     for (const auto& c : enumerate_plans(model, slice, o.space)) {
       double bytes = 0;
-      if (floor.short_of_memory(c, &bytes) < 0) continue;
+      if (floor.short_of_memory(c.plan, c.global_batch, &bytes) < 0) continue;
       const MemoryEstimate mem = estimate_memory(compile(model, c.plan, c.global_batch, model.n_ctx), slice);
       CHECK(mem.oom);
       CHECK(bytes <= mem.ranks[mem.worst_rank].peak_bytes() * (1 + 1e-9));

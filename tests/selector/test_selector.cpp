@@ -8,10 +8,10 @@
 #include "common/data_dir.hpp"
 #include "common/error.hpp"
 #include <fmt/format.h>
-#include "selector/lower_bound.hpp"
 #include "selector/recommend.hpp"
 #include "selector/search.hpp"
 #include "selector/study_rule.hpp"
+#include "sim/sim_pool.hpp"
 
 using namespace fabtrain;
 
@@ -161,11 +161,10 @@ TEST_CASE("the search's lower bound never exceeds the simulated step, so pruning
     SearchOptions o;
     o.exhaustive = true;
     const auto all = search(model, slice, o);
-    SlicePlatform& platform = SlicePlatform::of(slice);
-    platform.configure(slice, Calibration{});
+    const SimPool pool(slice, nullptr);
     for (const auto& e : all.ranked) {
       const auto schedule = compile(model, e.candidate.plan, e.candidate.global_batch, model.n_ctx);
-      CHECK(step_lower_bound(schedule, slice, platform, nullptr) <= e.step_time_s * (1 + 1e-9));
+      CHECK(pool.step_lower_bound(schedule) <= e.step_time_s * (1 + 1e-9));
     }
     o.exhaustive = false;
     const auto pruned = search(model, slice, o);

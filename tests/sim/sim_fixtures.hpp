@@ -44,6 +44,12 @@ inline Catalog test_catalog() {
   return c;
 }
 
+// One test catalog for the whole process, for slices that must outlive a test case.
+inline const Catalog& shared_test_catalog() {
+  static const Catalog c = test_catalog();
+  return c;
+}
+
 // VMs of gpus_per_vm GPUs each, vms_per_site[i] of them at site "A", "B": one l2bridge per site,
 // one l2sts joining A and B (rtt_s, bandwidth) when both are used.
 inline Slice test_slice(const Catalog& catalog, std::vector<int> vms_per_site, int gpus_per_vm,

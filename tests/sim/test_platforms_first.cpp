@@ -9,18 +9,9 @@
 using namespace fabtrain;
 using namespace fabtrain::test;
 
-namespace {
-
-const Catalog& shared_catalog() {
-  static const Catalog c = test_catalog();
-  return c;
-}
-
-}  // namespace
-
 TEST_CASE("a slice of a new shape after the first simulation is a clear error") {
   build_test_platforms();
-  const Catalog& c = shared_catalog();
+  const Catalog& c = shared_test_catalog();
   Simulator sim(test_slice(c, {1}, 2));
   Schedule s = empty_schedule(1);
   s.ranks[0].push_back(Forward{0, 0, 1, 1e9, 0, 0, 1});

@@ -1,4 +1,4 @@
-#include "selector/lower_bound.hpp"
+#include "sim/lower_bound.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -123,9 +123,8 @@ PlanFloor::PlanFloor(const ModelSpec& model, const Slice& slice, SlicePlatform& 
   }
 }
 
-const std::vector<PlanFloor::Stage>& PlanFloor::stages(const Candidate& c) const {
-  const Plan& plan = c.plan;
-  const int b = c.global_batch / plan.dp / plan.mb;
+const std::vector<PlanFloor::Stage>& PlanFloor::stages(const Plan& plan, int global_batch) const {
+  const int b = global_batch / plan.dp / plan.mb;
   StageKey key{b, plan.tp, plan.pp, plan.dp, plan.zero, plan.recompute, plan.layers};
   if (const auto it = stages_.find(key); it != stages_.end()) return it->second;
   std::vector<Stage> out;
@@ -146,9 +145,8 @@ const std::vector<PlanFloor::Stage>& PlanFloor::stages(const Candidate& c) const
   return stages_.emplace(std::move(key), std::move(out)).first->second;
 }
 
-double PlanFloor::seconds_per_token(const Candidate& c) const {
-  const Plan& plan = c.plan;
-  const auto& st = stages(c);
+double PlanFloor::seconds_per_token(const Plan& plan, int global_batch) const {
+  const auto& st = stages(plan, global_batch);
   const double inf = 1e300;
   std::vector<double> first_forward(plan.pp, inf), last_backward(plan.pp, inf), hop(plan.pp, inf);
   std::vector<std::vector<int>> devices(plan.pp);
@@ -169,15 +167,15 @@ double PlanFloor::seconds_per_token(const Candidate& c) const {
     worst = std::max(worst, slowest + fill);
     fill += first_forward[s] + last_backward[s] + 2 * hop[s];
   }
-  return worst / (double(c.global_batch) * seq_);
+  return worst / (double(global_batch) * seq_);
 }
 
-int PlanFloor::short_of_memory(const Candidate& c, double* bytes) const {
-  const auto& st = stages(c);
+int PlanFloor::short_of_memory(const Plan& plan, int global_batch, double* bytes) const {
+  const auto& st = stages(plan, global_batch);
   int worst = -1;
   double worst_excess = 0;  // the rank with the least headroom, as estimate_memory() names it
-  for (int r = 0; r < c.plan.ranks(); ++r) {
-    const int stage = rank_coord(c.plan, r).pp, dev = device_of(c.plan, r);
+  for (int r = 0; r < plan.ranks(); ++r) {
+    const int stage = rank_coord(plan, r).pp, dev = device_of(plan, r);
     const double need = st[stage].state + st[stage].activations + framework_bytes_;
     if (need - capacity_[dev] > worst_excess) {
       worst = r, worst_excess = need - capacity_[dev];
