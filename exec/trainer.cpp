@@ -21,6 +21,7 @@
 #include "common/error.hpp"
 #include "common/limits.hpp"
 #include "exec/checkpoint_dir.hpp"
+#include "exec/clock_alignment.hpp"
 #include "exec/host_memory.hpp"
 #include "exec/checkpoint.hpp"
 #include "exec/data_loader.hpp"
@@ -33,6 +34,7 @@
 #include "exec/step_timings.hpp"
 #include "exec/host_info.hpp"
 #include "models/model_spec.hpp"
+#include "plan/executor_support.hpp"
 #include "plan/schedule.hpp"
 
 namespace fabtrain {
@@ -215,6 +217,8 @@ TrainResult train(const TrainConfig& config, MpiCommunicator& comm, const Device
   Run run{config, comm};
   run.model = load_model(config.model);
   run.plan = parse_plan(config.plan);
+  if (const auto why = why_not_runnable(run.plan, device ? ExecutorDevice::cuda : ExecutorDevice::cpu))
+    fail("--plan {}: {}", config.plan, *why);
   if (run.plan.ranks() != comm.size())
     fail("plan {} needs dp*tp*pp = {}*{}*{} = {} ranks, but the job has {} (start it with "
          "mpirun -np {})",
@@ -334,12 +338,12 @@ TrainResult train(const TrainConfig& config, MpiCommunicator& comm, const Device
     record->header(header);
   }
   if (run.is_root() && !config.trace.empty()) trace = std::make_unique<ChromeTrace>(comm.size());
+  const AlignedClock clock = timing ? align_clocks(comm) : AlignedClock();  // one time line
 
   LrSchedule lr{config.lr, config.warmup, config.steps, config.lr_min_fraction};
   std::unique_ptr<Progress> progress;
   if (run.is_root()) progress = std::make_unique<Progress>(config.steps, config.print_every);
   TrainResult result;
-  double trace_offset_s = 0;
   const double tokens_per_step = double(config.batch) * config.seq;
   const int end_step =
       config.stop_after > 0 ? std::min(config.steps, start_step + config.stop_after) : config.steps;
@@ -362,14 +366,16 @@ TrainResult train(const TrainConfig& config, MpiCommunicator& comm, const Device
       result.final_val_loss = summary.val_loss;
     }
     StepTimings timings;
-    if (timing) timings = gather_step_timings(comm, run.world_group, run.schedule, outcome.timings);
+    double step_start_s = 0;  // the earliest rank's, on the aligned clock
+    if (timing)
+      timings = gather_step_timings(comm, run.world_group, run.schedule, outcome.timings,
+                                    clock.seconds(start), &step_start_s);
     if (run.is_root()) {
       progress->step(step, loss, summary.tokens_per_s, wall_s, summary.lr, summary.grad_norm);
       if (summary.val_loss >= 0) progress->validation(step, summary.val_loss);
       if (record) record->step(summary, run.schedule, timings);
-      if (trace) trace->add_step(step, trace_offset_s, run.schedule, timings);
+      if (trace) trace->add_step(step, step_start_s, run.schedule, timings);
     }
-    trace_offset_s += wall_s;
     if (!config.checkpoint_dir.empty() &&
         (last || (config.checkpoint_every > 0 && (step + 1) % config.checkpoint_every == 0)))
       run.save_checkpoint(step + 1);

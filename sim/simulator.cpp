@@ -136,7 +136,7 @@ void play_rank(RankPlay& r, double t0) {
       int last = k;
       for (int j = k; j < n; ++j) {
         if (r.seconds[j] > 0) {
-          if (r.trace) r.events.push_back({r.rank, 0, j, start + busy - t0, start + busy + r.seconds[j] - t0});
+          if (r.trace) r.events.push_back({r.rank, kComputeLane, j, start + busy - t0, start + busy + r.seconds[j] - t0});
           busy += r.seconds[j];
           r.breakdown.compute_s += r.seconds[j];
           last = j;
@@ -165,18 +165,18 @@ void play_rank(RankPlay& r, double t0) {
       const double idle = std::max(0.0, std::min(posted, end) - start);
       r.breakdown.bubble_s += idle;
       r.breakdown.exposed_comm_s += (end - start) - idle;
-      record(1, k, start, end);
+      record(kCommunicationLane, k, start, end);
     } else if (std::holds_alternative<Collective>(instruction)) {
       const double start = now();
       play_collective(r.collective[k]);
       r.breakdown.exposed_comm_s += now() - start;
-      record(1, k, start, now());
+      record(kCommunicationLane, k, start, now());
     }
   }
   const double drain = now();
   for (auto& [k, comm] : sends) {
     comm->wait();
-    if (r.trace) r.events.push_back({r.rank, 2, k, r.sent[k].posted_s - t0, comm->get_finish_time() - t0});
+    if (r.trace) r.events.push_back({r.rank, kSendsInFlightLane, k, r.sent[k].posted_s - t0, comm->get_finish_time() - t0});
   }
   r.breakdown.exposed_comm_s += now() - drain;
   r.finish_s = now() - t0;

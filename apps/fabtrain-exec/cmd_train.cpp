@@ -6,7 +6,9 @@
 #include "command.hpp"
 #include "common/error.hpp"
 #include "exec/mpi_communicator.hpp"
+#include "exec/precision_option.hpp"
 #include "exec/trainer.hpp"
+#include "plan/plan.hpp"
 #ifdef FABTRAIN_HAVE_CUDA
 #include "exec/cuda/cuda_backend.hpp"
 #endif
@@ -14,9 +16,12 @@
 namespace fabtrain {
 namespace {
 
-void run(const TrainConfig& config) {
+void run(TrainConfig config) {
   MpiCommunicator comm(nullptr, nullptr);
   try {
+    // One precision: the plan's (--precision sets it), so the backend computes what is recorded.
+    config.plan = plan_with_precision(config.plan, config.precision);
+    config.precision = to_string(parse_plan(config.plan).precision);
 #ifdef FABTRAIN_HAVE_CUDA
     if (config.device == "cuda") {
       const DeviceBackend cuda = cuda::make_cuda_backend(comm, config.precision, config.comm);
@@ -75,8 +80,9 @@ Registration reg(10, [](CLI::App& app) {
   cmd->add_option("--device", c->device, "cpu or cuda (when built with CUDA)")->capture_default_str();
   cmd->add_option("--comm", c->comm, "cuda: nccl (one GPU per rank), mpi (ranks may share a GPU) or auto")
       ->capture_default_str();
-  cmd->add_option("--precision", c->precision, "cuda: fp32 or tf32 (Ampere and newer)")
-      ->capture_default_str();
+  cmd->add_option("--precision", c->precision,
+                  "Sets the plan's precision: fp32 (cpu, cuda) or tf32 (cuda, Ampere and newer); "
+                  "fp16 and bf16 are simulate-only (default: the plan's)");
   cmd->add_option("--timeout-s", c->timeout_s,
                   "End the job when one instruction blocks longer than this (0: never)")
       ->capture_default_str();

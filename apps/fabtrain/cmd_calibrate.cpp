@@ -7,7 +7,7 @@
 #include <cmath>
 #include <memory>
 
-#include "calibrate/calibration_file.hpp"
+#include "sim/cost/calibration_file.hpp"
 #include "calibrate/fit_collectives.hpp"
 #include "calibrate/fit_compute.hpp"
 #include "calibrate/fit_links.hpp"
@@ -235,7 +235,7 @@ void run(const CalibrateOptions& o) {
                                        "device " + device.name + ", link class " + link_class.name};
   for (const auto& b : o.benches) comments.push_back("bench " + b);
   for (const auto& r : o.runs) comments.push_back("run " + r);
-  calib::write_calibration(cal, comments, o.output);
+  write_calibration(cal, comments, o.output);
   fmt::print("\nwrote {}\n", o.output);
 }
 
