@@ -20,7 +20,7 @@ CollectiveOp op_for(Purpose purpose) {
 
 std::optional<std::string> pairing_error(const Collective& c) {
   if (c.op == op_for(c.purpose)) return std::nullopt;
-  return fmt::format("a {} collective is a {}, not a {}", to_string(c.purpose),
+  return fmt::format("purpose {} needs op {}, not {}", to_string(c.purpose),
                      to_string(op_for(c.purpose)), to_string(c.op));
 }
 

@@ -134,18 +134,27 @@ void play_rank(RankPlay& r, double t0) {
       const double start = now();
       double busy = 0;
       int last = k;
+      std::vector<TraceEvent> loads;  // free loads inside the run, traced once compute follows
       for (int j = k; j < n; ++j) {
         if (r.seconds[j] > 0) {
-          if (r.trace) r.events.push_back({r.rank, kComputeLane, j, start + busy - t0, start + busy + r.seconds[j] - t0});
+          if (r.trace) {
+            r.events.insert(r.events.end(), loads.begin(), loads.end());
+            loads.clear();
+            r.events.push_back({r.rank, kComputeLane, j, start + busy - t0, start + busy + r.seconds[j] - t0});
+          }
           busy += r.seconds[j];
           r.breakdown.compute_s += r.seconds[j];
           last = j;
-        } else if (!std::holds_alternative<LoadMicrobatch>(stream[j])) {
+        } else if (std::holds_alternative<LoadMicrobatch>(stream[j])) {
+          loads.push_back({r.rank, kComputeLane, j, start + busy - t0, start + busy - t0});
+        } else {
           break;
         }
       }
       sg4::this_actor::sleep_for(busy);
       k = last;
+    } else if (std::holds_alternative<LoadMicrobatch>(instruction)) {
+      record(kComputeLane, k, now(), now());  // free in the model; traced as the executor's are
     } else if (std::holds_alternative<Send>(instruction)) {
       Message* m = &r.sent[k];
       m->posted_s = now();
