@@ -4,6 +4,7 @@
 // and runs this case with FABTRAIN_RUN_RECORD=FILE. Alone (no file given) it is skipped.
 #include <doctest/doctest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 
@@ -16,7 +17,7 @@ using namespace fabtrain;
 TEST_CASE("a run record written by fabtrain-exec train reads back through calibration's reader") {
   const char* path = std::getenv("FABTRAIN_RUN_RECORD");
   if (!path) {
-    MESSAGE("SKIPPED: run by tests/calibrate/record_roundtrip.sh, which writes the record");
+    std::printf("SKIPPED: run by tests/calibrate/record_roundtrip.sh, which writes the record\n");
     return;
   }
   const calib::RunData run = calib::read_run_record(path);
