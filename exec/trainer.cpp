@@ -217,8 +217,7 @@ TrainResult train(const TrainConfig& config, MpiCommunicator& comm, const Device
   Run run{config, comm};
   run.model = load_model(config.model);
   run.plan = parse_plan(config.plan);
-  if (const auto why = why_not_runnable(run.plan, device ? ExecutorDevice::cuda : ExecutorDevice::cpu))
-    fail("--plan {}: {}", config.plan, *why);
+  require_runnable(run.plan, device ? ExecutorDevice::cuda : ExecutorDevice::cpu);
   if (run.plan.ranks() != comm.size())
     fail("plan {} needs dp*tp*pp = {}*{}*{} = {} ranks, but the job has {} (start it with "
          "mpirun -np {})",

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "common/error.hpp"
+
 namespace fabtrain {
 
 const char* to_string(ExecutorDevice device) {
@@ -28,6 +30,10 @@ std::optional<std::string> why_not_runnable(const Plan& plan, ExecutorDevice dev
       "precision={}: fabtrain-exec trains in {} on {} (fp16 and bf16 mixed precision is "
       "simulate-only: the executor has no half-precision kernels)",
       to_string(plan.precision), list, to_string(device));
+}
+
+void require_runnable(const Plan& plan, ExecutorDevice device) {
+  if (const auto why = why_not_runnable(plan, device)) fail("--plan {}: {}", to_string(plan), *why);
 }
 
 }  // namespace fabtrain

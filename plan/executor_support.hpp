@@ -20,5 +20,7 @@ std::vector<Precision> executor_precisions(ExecutorDevice device);
 // Empty when the executor trains the plan on that device; else why not, naming the key, the
 // value and what it supports ("precision=bf16: fabtrain-exec trains in fp32 on cpu ...").
 std::optional<std::string> why_not_runnable(const Plan& plan, ExecutorDevice device);
+// Throws fabtrain::Error "--plan TEXT: <why not>" when the executor cannot train the plan.
+void require_runnable(const Plan& plan, ExecutorDevice device);
 
 }  // namespace fabtrain

@@ -8,6 +8,7 @@
 #include "exec/mpi_communicator.hpp"
 #include "exec/precision_option.hpp"
 #include "exec/trainer.hpp"
+#include "plan/executor_support.hpp"
 #include "plan/plan.hpp"
 #ifdef FABTRAIN_HAVE_CUDA
 #include "exec/cuda/cuda_backend.hpp"
@@ -21,7 +22,9 @@ void run(TrainConfig config) {
   try {
     // One precision: the plan's (--precision sets it), so the backend computes what is recorded.
     config.plan = plan_with_precision(config.plan, config.precision);
-    config.precision = to_string(parse_plan(config.plan).precision);
+    const Plan plan = parse_plan(config.plan);
+    require_runnable(plan, config.device == "cuda" ? ExecutorDevice::cuda : ExecutorDevice::cpu);
+    config.precision = to_string(plan.precision);
 #ifdef FABTRAIN_HAVE_CUDA
     if (config.device == "cuda") {
       const DeviceBackend cuda = cuda::make_cuda_backend(comm, config.precision, config.comm);

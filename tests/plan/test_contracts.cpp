@@ -95,4 +95,8 @@ TEST_CASE("the executor's precisions: fp32 on cpu, fp32 or tf32 on cuda, half pr
   REQUIRE(fp16);
   CHECK(fp16->find("precision=fp16: fabtrain-exec trains in fp32 or tf32 on cuda") == 0);
   CHECK(why_not_runnable(parse_plan("dp=1,precision=tf32"), ExecutorDevice::cpu));
+  const Plan half = parse_plan("dp=1,precision=bf16");
+  CHECK(test::error_of([&] { require_runnable(half, ExecutorDevice::cpu); }) ==
+        "--plan " + to_string(half) + ": " + *bf16);
+  CHECK_NOTHROW(require_runnable(parse_plan("dp=1"), ExecutorDevice::cpu));
 }
