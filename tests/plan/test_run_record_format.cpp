@@ -86,7 +86,11 @@ TEST_CASE("a step line of a compiled schedule round-trips with every instruction
     CHECK(a.peers == b.peers);
   }
   CHECK(to_json(back) == to_json(line));
-  // A rank beyond the header's world is refused by name.
+  // Ranks and peers beyond the header's world are refused by name (rank 0's peer 2 first).
   CHECK(error_of([&] { step_line_from_json(to_json(line), 2, "line 2", "r.jsonl"); })
-            .find("rank=2 but the header says world=2") != std::string::npos);
+            .find("r.jsonl: line 2 instructions[") == 0);
+  nlohmann::json one = to_json(line);
+  one["instructions"] = nlohmann::json::array({one["instructions"].back()});  // rank 3's
+  CHECK(error_of([&] { step_line_from_json(one, 2, "line 2", "r.jsonl"); })
+            .find("instructions[0].rank=3 but the header says world=2") != std::string::npos);
 }
