@@ -49,7 +49,9 @@ for f in m_flows.values():
     r = next(e for e in f if e["ph"] == "f")
     recv = min((e for e in m_spans if e["pid"] == r["pid"] and e["ts"] <= r["ts"] <= e["ts"] + e["dur"]),
                key=lambda e: e["dur"])
-    check(recv["ts"] + recv["dur"] >= s["ts"] - 50.0,  # microseconds: the alignment's error
+    # Microseconds: the alignment errs by at most half its best ping's round trip, well under
+    # 5 ms even on a loaded 2-core machine running 2 ranks.
+    check(recv["ts"] + recv["dur"] >= s["ts"] - 5000.0,
           f"'{recv['name']}' ended before its send began")
 print(f"measured {len(m_spans)} spans, {len(m_flows)} flows; simulated {len(s_spans)} spans, "
       f"{len(s_flows)} flows; names and lanes identical")
