@@ -177,7 +177,7 @@ KindCalibration fit_compute_from_runs(const std::vector<RunData>& runs, const Gp
     LinearFit by_flops = fit_linear(sums, true), by_bytes = fit_linear(sums, false);
     // Forward and backward are matrix products: the bytes form must fit clearly better to win
     // (where bytes are proportional to flops the two fit alike, and rounding would decide).
-    const bool flops_form = kind != "optimizer" && by_flops.slope > 0 &&
+    const bool flops_form = kind != "opt" && by_flops.slope > 0 &&
                             (by_bytes.slope <= 0 || by_flops.rms_relative <= 1.01 * by_bytes.rms_relative);
     const LinearFit& f = flops_form ? by_flops : by_bytes;
     if (fits) fits->push_back(f);
@@ -197,7 +197,7 @@ KindCalibration fit_compute_from_runs(const std::vector<RunData>& runs, const Gp
       c.memory_efficiency = clamp_efficiency(needed);
     } else {
       c.memory_efficiency = clamp_efficiency(1.0 / (f.slope * device.memory_bandwidth));
-      if (kind != "optimizer") {
+      if (kind != "opt") {
         double needed = c.matmul_efficiency.value_or(defaults.matmul_efficiency);
         for (const auto& s : samples)
           if (s.bytes > 0) needed = std::max(needed, s.flops / (device.peak_fp32_flops * f.slope * s.bytes));

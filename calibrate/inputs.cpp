@@ -10,70 +10,18 @@
 #include <set>
 
 #include "common/error.hpp"
+#include "common/json_fields.hpp"
 #include "common/limits.hpp"
 #include "common/strict_json.hpp"
 #include "common/strict_number.hpp"
 #include "plan/plan.hpp"
+#include "plan/run_record_format.hpp"
 
 namespace fabtrain::calib {
 namespace {
 
 using nlohmann::json;
-
-void reject_unknown(const json& node, const std::set<std::string>& known, const std::string& where,
-                    const std::string& file) {
-  if (!node.is_object()) fail("{}: {} must be an object", file, where);
-  for (const auto& [key, value] : node.items())
-    if (!known.count(key)) {
-      std::string list;
-      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-      fail("{}: unknown key '{}' in {} (known: {})", file, key, where, list);
-    }
-}
-
-const json& field(const json& node, const std::string& key, const std::string& where,
-                  const std::string& file) {
-  if (!node.is_object() || !node.contains(key)) fail("{}: {} has no field '{}'", file, where, key);
-  return node.at(key);
-}
-
-double number(const json& node, const std::string& key, const std::string& where,
-              const std::string& file, double min = 0) {
-  const json& v = field(node, key, where, file);
-  if (!v.is_number()) fail("{}: {}.{} is not a number", file, where, key);
-  const double x = v.get<double>();
-  if (!(x >= min)) fail("{}: {}.{}={} must be at least {}", file, where, key, x, min);
-  return x;
-}
-
-// A whole number in [min, max] (a float form such as 1e300 is refused, never cast).
-int integer(const json& node, const std::string& key, const std::string& where, const std::string& file,
-            int min, int max) {
-  return int(json_integer(field(node, key, where, file), fmt::format("{}: {}.{}", file, where, key), min, max));
-}
-
-// A count that fabtrain bounds (world, batch, seq): at least 1 and within its limit.
-int bounded(const json& node, const std::string& key, const std::string& where, const std::string& file,
-            const Limit& limit) {
-  const std::string what = fmt::format("{}: {}.{}", file, where, key);
-  const std::int64_t v = json_integer(field(node, key, where, file), what, 1, INT64_MAX);
-  check_limit(what, v, limit);
-  return int(v);
-}
-
-std::string text(const json& node, const std::string& key, const std::string& where,
-                 const std::string& file) {
-  const json& v = field(node, key, where, file);
-  if (!v.is_string()) fail("{}: {}.{} is not a string", file, where, key);
-  return v.get<std::string>();
-}
-
-const json& array(const json& node, const std::string& key, const std::string& where,
-                  const std::string& file) {
-  const json& v = field(node, key, where, file);
-  if (!v.is_array()) fail("{}: {}.{} is not an array", file, where, key);
-  return v;
-}
+using namespace json_fields;
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -216,54 +164,37 @@ RunData read_run_record(const std::string& path) {
       const std::string type = text(j, "type", where, path);
       if (type == "header") {
         header = true;
-        run.plan = text(j, "plan", where, path);
-        run.world = bounded(j, "world", where, path, limits::ranks);
-        Plan plan;
-        try {
-          plan = parse_plan(run.plan);
-        } catch (const Error& e) {
-          fail("{}: {}.plan: {}", path, where, e.what());
-        }
-        if (plan.ranks() != run.world)
-          fail("{}: {}: plan {} has dp*tp*pp = {} ranks but world={}", path, where, run.plan,
-               plan.ranks(), run.world);
-        if (j.contains("model") && j["model"].is_object()) {
-          run.model_fields = j["model"];
-          if (j["model"].contains("name")) run.model = j["model"]["name"].get<std::string>();
-        }
-        if (j.contains("batch")) run.batch = bounded(j, "batch", where, path, limits::batch);
-        if (j.contains("seq")) run.seq = bounded(j, "seq", where, path, limits::sequence);
+        const RunHeader h = run_header_from_json(j, where, path);
+        run.plan = to_string(h.plan);
+        run.world = h.world;
+        run.model = h.model.name;
+        if (j.contains("model") && j["model"].is_object()) run.model_fields = j["model"];
+        run.batch = h.batch;
+        run.seq = h.seq;
         continue;
       }
       if (type != "step") fail("{}: {}: unknown type '{}' (header or step)", path, where, type);
       if (!header) fail("{}: {}: a step before the header", path, where);
-      reject_unknown(j, {"type", "step", "wall_s", "loss", "lr", "grad_norm", "tokens_per_s",
-                         "val_loss", "instructions"},
-                     where, path);
+      const StepLine line = step_line_from_json(j, run.world, where, path);
       if (!j.contains("instructions")) continue;  // not timed
       StepSample s;
-      s.step = integer(j, "step", where, path, 0, INT_MAX);
-      s.wall_s = number(j, "wall_s", where, path, 1e-12);
+      s.step = line.summary.step;
+      s.wall_s = line.summary.wall_s;
       s.communication_s.assign(run.world, 0.0);
       s.other_s.assign(run.world, 0.0);
-      const json& items = array(j, "instructions", where, path);
       std::map<std::string, std::size_t> call_of;  // "name#occurrence" -> index in s.collectives
       std::vector<std::map<std::string, int>> seen_by_rank(run.world);  // name -> occurrences
-      for (std::size_t i = 0; i < items.size(); ++i) {
+      for (std::size_t i = 0; i < line.instructions.size(); ++i) {
+        const InstructionRecord& item = line.instructions[i];
         const std::string w = fmt::format("{} instructions[{}]", where, i);
-        reject_unknown(items[i], {"rank", "index", "kind", "name", "start_s", "duration_s", "bytes",
-                                  "peers", "flops"},
-                       w, path);
-        const int rank = integer(items[i], "rank", w, path, 0, INT_MAX);
-        if (rank >= run.world) fail("{}: {}.rank={} but the header says world={}", path, w, rank, run.world);
-        const std::string kind = text(items[i], "kind", w, path);
-        const double duration = number(items[i], "duration_s", w, path);
-        if (kind == "fwd" || kind == "bwd" || kind == "optimizer") {
-          ComputeSample c{kind, rank, items[i].contains("flops") ? number(items[i], "flops", w, path) : 0.0,
-                          number(items[i], "bytes", w, path), 1, duration};
+        const int rank = item.rank;
+        const std::string& kind = item.kind;
+        const double duration = item.duration_s;
+        if (kind == "fwd" || kind == "bwd" || kind == "opt") {
+          ComputeSample c{kind, rank, item.flops, item.bytes, 1, duration};
           std::smatch m;
-          const std::string name = text(items[i], "name", w, path);
-          if (kind != "optimizer") {
+          const std::string& name = item.name;
+          if (kind != "opt") {
             if (!std::regex_search(name, m, blocks_re))
               fail("{}: {}.name '{}' has no blocks=BEGIN:END", path, w, name);
             const std::string what = fmt::format("{}: {}.name blocks", path, w);
@@ -278,13 +209,12 @@ RunData read_run_record(const std::string& path) {
         } else {
           s.communication_s[rank] += duration;
           if (kind == "all_reduce" || kind == "reduce_scatter" || kind == "all_gather") {
-            const std::string name = text(items[i], "name", w, path);
-            const double bytes = number(items[i], "bytes", w, path);
-            const double start = items[i].contains("start_s") ? number(items[i], "start_s", w, path) : -1;
+            const std::string& name = item.name;
+            const double start = item.start_s;
             const std::string key = name + "#" + std::to_string(seen_by_rank[rank][name]++);
             const auto [at, fresh] = call_of.emplace(key, s.collectives.size());
             if (fresh) {
-              s.collectives.push_back({kind, bytes, duration, 1, start, start + duration});
+              s.collectives.push_back({kind, item.bytes, duration, 1, start, start + duration});
             } else {
               auto& call = s.collectives[at->second];
               call.seconds = std::min(call.seconds, duration);

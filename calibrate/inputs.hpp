@@ -1,5 +1,5 @@
 // What calibration reads: bench files (written by `fabtrain-exec bench`) and executor run records
-// (JSON lines, exec/run_record.hpp), reduced to the samples the fits need. Unknown keys and
+// (JSON lines, plan/run_record_format.hpp), reduced to the samples the fits need. Unknown keys and
 // missing or non-numeric fields are errors naming the file, the line and the field.
 // Not here: the fits (calibrate/fit_compute.hpp, calibrate/fit_links.hpp).
 #pragma once
@@ -57,7 +57,7 @@ BenchData parse_bench(const nlohmann::json& doc, const std::string& path);
 
 // One compute instruction of a step as the executor measured it.
 struct ComputeSample {
-  std::string kind;   // fwd, bwd, optimizer
+  std::string kind;   // verb(): fwd, bwd, opt
   int rank = 0;
   double flops = 0, bytes = 0;
   int blocks = 1;     // the simulator's kernel count (blocks end - begin; 1 for the optimizer)

@@ -13,6 +13,7 @@
 #include "exec/progress.hpp"
 #include "exec/replay.hpp"
 #include "exec/run_record.hpp"
+#include "exec/clock_alignment.hpp"
 #include "exec/step_timings.hpp"
 #include "exec/watchdog.hpp"
 #include "models/model_spec.hpp"
@@ -131,11 +132,13 @@ std::vector<double> replay(const ReplayConfig& config, MpiCommunicator& comm) {
     record->header(header);
   }
   if (root && !config.trace.empty()) trace = std::make_unique<ChromeTrace>(comm.size());
+  watchdog.begin(fmt::format("rank {}: aligning the clocks with rank 0", comm.rank()));
+  const AlignedClock clock = align_clocks(comm);  // one time line for every rank
+  watchdog.end();
 
   std::unique_ptr<Progress> progress;
   if (root) progress = std::make_unique<Progress>(config.steps, config.print_every);
   std::vector<double> walls;
-  double trace_offset_s = 0;
   const double tokens_per_step = double(config.batch) * config.seq;
   for (int step = 0; step < config.steps; ++step) {
     // Between the schedule's instructions too, a dead or stopped peer must end the job.
@@ -147,14 +150,15 @@ std::vector<double> replay(const ReplayConfig& config, MpiCommunicator& comm) {
     const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     walls.push_back(wall_s);
     watchdog.begin(fmt::format("rank {} step {}: gathering the step's timings", comm.rank(), step + 1));
-    const StepTimings timings = gather_step_timings(comm, world_group, schedule, mine);
+    double step_start_s = 0;  // the earliest rank's, on the aligned clock
+    const StepTimings timings =
+        gather_step_timings(comm, world_group, schedule, mine, clock.seconds(start), &step_start_s);
     watchdog.end();
     if (root) {
       progress->timing_step(step, tokens_per_step / wall_s, wall_s);
       if (record) record->step({step, wall_s, 0.0f, 0.0f, 0.0f, tokens_per_step / wall_s}, schedule, timings);
-      if (trace) trace->add_step(step, trace_offset_s, schedule, timings);
+      if (trace) trace->add_step(step, step_start_s, schedule, timings);
     }
-    trace_offset_s += wall_s;
   }
   if (trace) trace->write(config.trace);
   progress.reset();

@@ -22,6 +22,7 @@
 #include "common/limits.hpp"
 #include "exec/backend.hpp"
 #include "exec/checkpoint_dir.hpp"
+#include "exec/clock_alignment.hpp"
 #include "exec/host_memory.hpp"
 #include "exec/checkpoint.hpp"
 #include "exec/data_loader.hpp"
@@ -35,6 +36,7 @@
 #include "exec/watchdog.hpp"
 #include "exec/host_info.hpp"
 #include "models/model_spec.hpp"
+#include "plan/executor_support.hpp"
 #include "plan/schedule.hpp"
 
 namespace fabtrain {
@@ -211,7 +213,7 @@ struct Outputs {
   std::unique_ptr<ChromeTrace> trace;
   std::unique_ptr<Progress> progress;
   bool timing = false;  // instruction timings are gathered (for the record or the trace)
-  double trace_offset_s = 0;
+  AlignedClock clock;   // every rank's clock on rank 0's time line (when timing)
 };
 
 // Phase 1: the settings that can be refused before anything is built.
@@ -231,6 +233,7 @@ int resolve_plan(Run& run) {
   const TrainConfig& config = run.config;
   run.model = load_model(config.model);
   run.plan = parse_plan(config.plan);
+  require_runnable(run.plan, config.device == "cuda" ? ExecutorDevice::cuda : ExecutorDevice::cpu);
   if (run.plan.ranks() != run.comm.size())
     fail("plan {} needs dp*tp*pp = {}*{}*{} = {} ranks, but the job has {} (start it with "
          "mpirun -np {})",
@@ -369,14 +372,16 @@ void train_step(Run& run, Outputs& out, const LrSchedule& lr, int step, bool las
     result.final_val_loss = summary.val_loss;
   }
   StepTimings timings;
-  if (out.timing) timings = gather_step_timings(run.comm, run.world_group, run.schedule, outcome.timings);
+  double step_start_s = 0;  // the earliest rank's, on the aligned clock
+  if (out.timing)
+    timings = gather_step_timings(run.comm, run.world_group, run.schedule, outcome.timings,
+                                  out.clock.seconds(start), &step_start_s);
   if (run.is_root()) {
     out.progress->step(step, loss, summary.tokens_per_s, wall_s, summary.lr, summary.grad_norm);
     if (summary.val_loss >= 0) out.progress->validation(step, summary.val_loss);
     if (out.record) out.record->step(summary, run.schedule, timings);
-    if (out.trace) out.trace->add_step(step, out.trace_offset_s, run.schedule, timings);
+    if (out.trace) out.trace->add_step(step, step_start_s, run.schedule, timings);
   }
-  out.trace_offset_s += wall_s;
   if (!config.checkpoint_dir.empty() &&
       (last || (config.checkpoint_every > 0 && (step + 1) % config.checkpoint_every == 0)))
     run.save_checkpoint(step + 1);
@@ -407,6 +412,7 @@ TrainResult train(const TrainConfig& config, MpiCommunicator& comm) {
     start_step = run.resume();
   }
   Outputs out = open_outputs(run, threads, backend, start_step);
+  if (out.timing) out.clock = align_clocks(comm);  // on every rank: one time line
   const LrSchedule lr{config.lr, config.warmup, config.steps, config.lr_min_fraction};
   TrainResult result;
   const int end_step =

@@ -19,6 +19,7 @@
 // a send its peer issues earlier in its own stream (plan/symbolic_run.hpp checks it).
 #include "common/error.hpp"
 #include "common/limits.hpp"
+#include "plan/collective_pairing.hpp"
 #include "plan/schedule.hpp"
 
 namespace fabtrain {
@@ -142,9 +143,10 @@ class StepBuilder {
     return bw;
   }
 
-  Collective collective(CollectiveOp op, Purpose purpose, int group, double bytes, int mb = -1,
+  // The operation follows from the purpose (collective_pairing.hpp), so the two cannot disagree.
+  Collective collective(Purpose purpose, int group, double bytes, int mb = -1,
                         int block = -1) const {
-    return Collective{op, purpose, group, bytes, mb, block};
+    return Collective{op_for(purpose), purpose, group, bytes, mb, block};
   }
 
   double stage_parameter_bytes(int stage) const {
@@ -158,7 +160,7 @@ class StepBuilder {
     const bool first = c.pp == 0, last = c.pp == plan_.pp - 1;
     if (first || last) out.push_back(LoadMicrobatch{mb, b_, b_ * s_});
     if (plan_.zero == 3)
-      out.push_back(collective(CollectiveOp::all_gather, Purpose::zero_parameters,
+      out.push_back(collective(Purpose::zero_parameters,
                                dp_group_[rank], stage_parameter_bytes(c.pp), mb));
     if (!first)
       out.push_back(Recv{Tensor::activation, mb, rank_of(plan_, {c.dp, c.tp, c.pp - 1}),
@@ -169,7 +171,7 @@ class StepBuilder {
       for (int i = range.begin; i < range.end; ++i) {
         out.push_back(forward_of(mb, i, i + 1));
         if (!replicated_over_tp(block_at(m_, i)))
-          out.push_back(collective(CollectiveOp::all_reduce, Purpose::tp_forward, tp_group_[rank],
+          out.push_back(collective(Purpose::tp_forward, tp_group_[rank],
                                    boundary_bytes(m_, b_, s_, plan_.precision), mb, i));
       }
     }
@@ -184,7 +186,7 @@ class StepBuilder {
     const BlockRange range = stages_[c.pp];
     const bool first = c.pp == 0, last = c.pp == plan_.pp - 1;
     if (plan_.zero == 3)
-      out.push_back(collective(CollectiveOp::all_gather, Purpose::zero_parameters,
+      out.push_back(collective(Purpose::zero_parameters,
                                dp_group_[rank], stage_parameter_bytes(c.pp), mb));
     if (!last)
       out.push_back(Recv{Tensor::gradient, mb, rank_of(plan_, {c.dp, c.tp, c.pp + 1}),
@@ -195,7 +197,7 @@ class StepBuilder {
       for (int i = range.end - 1; i >= range.begin; --i) {
         out.push_back(backward_of(mb, i, i + 1));
         if (!replicated_over_tp(block_at(m_, i)))
-          out.push_back(collective(CollectiveOp::all_reduce, Purpose::tp_backward,
+          out.push_back(collective(Purpose::tp_backward,
                                    tp_group_[rank], boundary_bytes(m_, b_, s_, plan_.precision),
                                    mb, i));
       }
@@ -204,7 +206,7 @@ class StepBuilder {
       out.push_back(Send{Tensor::gradient, mb, rank_of(plan_, {c.dp, c.tp, c.pp - 1}),
                          boundary_bytes(m_, b_, s_, plan_.precision)});
     if (plan_.zero >= 2)
-      out.push_back(collective(CollectiveOp::reduce_scatter, Purpose::zero_gradients,
+      out.push_back(collective(Purpose::zero_gradients,
                                dp_group_[rank], stage_parameter_bytes(c.pp), mb));
   }
 
@@ -231,21 +233,21 @@ class StepBuilder {
     const RankCoord c = rank_coord(plan_, rank);
     const double param_bytes = stage_parameter_bytes(c.pp);
     if (plan_.dp > 1 && plan_.zero == 0)
-      out.push_back(collective(CollectiveOp::all_reduce, Purpose::dp_gradients, dp_group_[rank],
+      out.push_back(collective(Purpose::dp_gradients, dp_group_[rank],
                                param_bytes));
     if (plan_.dp > 1 && plan_.zero == 1)
-      out.push_back(collective(CollectiveOp::reduce_scatter, Purpose::zero_gradients,
+      out.push_back(collective(Purpose::zero_gradients,
                                dp_group_[rank], param_bytes));
     if (tied_group_[rank] >= 0 && (c.pp == 0 || c.pp == plan_.pp - 1))
-      out.push_back(collective(CollectiveOp::all_reduce, Purpose::tied_embedding,
+      out.push_back(collective(Purpose::tied_embedding,
                                tied_group_[rank], double(m_.vocab_size) * m_.n_embd * e_));
     // Two floats: the squared gradient norm and the step's loss, so reporting the loss costs no
     // call of its own.
-    out.push_back(collective(CollectiveOp::all_reduce, Purpose::grad_norm, world_group_, 8));
+    out.push_back(collective(Purpose::grad_norm, world_group_, 8));
     const double owned = stage_parameters(m_, plan_, c.pp) / (plan_.zero >= 1 ? plan_.dp : 1);
     out.push_back(OptimizerStep{owned, optimizer_bytes(owned)});
     if (plan_.zero == 1 || plan_.zero == 2)
-      out.push_back(collective(CollectiveOp::all_gather, Purpose::zero_parameters,
+      out.push_back(collective(Purpose::zero_parameters,
                                dp_group_[rank], param_bytes));
   }
 

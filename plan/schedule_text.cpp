@@ -6,6 +6,7 @@
 
 #include "common/error.hpp"
 #include "plan/schedule.hpp"
+#include "plan/verb.hpp"
 
 namespace fabtrain {
 namespace {
@@ -62,39 +63,38 @@ const char* to_string(GroupKind kind) {
 const char* to_string(Tensor t) { return t == Tensor::activation ? "act" : "grad"; }
 
 std::string to_string(const Instruction& instruction) {
-  return std::visit(
+  return verb(instruction) + std::visit(
       overloaded{
           [](const LoadMicrobatch& i) {
-            return fmt::format("load mb={} sequences={} tokens={}", i.mb, i.sequences, i.tokens);
+            return fmt::format(" mb={} sequences={} tokens={}", i.mb, i.sequences, i.tokens);
           },
           [](const Forward& i) {
-            std::string s = fmt::format("fwd mb={} blocks={}:{} flops={:.6g} bytes={:.6g} act={:.6g}",
+            std::string s = fmt::format(" mb={} blocks={}:{} flops={:.6g} bytes={:.6g} act={:.6g}",
                                         i.mb, i.begin, i.end, i.flops, i.bytes, i.activation_bytes);
             if (i.replicas != 1) s += fmt::format(" replicas={}", i.replicas);
             return s;
           },
           [](const Backward& i) {
-            std::string s = fmt::format("bwd mb={} blocks={}:{} flops={:.6g} bytes={:.6g} act={:.6g}",
+            std::string s = fmt::format(" mb={} blocks={}:{} flops={:.6g} bytes={:.6g} act={:.6g}",
                                         i.mb, i.begin, i.end, i.flops, i.bytes, i.activation_bytes);
             if (i.recompute) s += " recompute";
             if (i.replicas != 1) s += fmt::format(" replicas={}", i.replicas);
             return s;
           },
           [](const Send& i) {
-            return fmt::format("send {} mb={} to={} bytes={:.6g}", to_string(i.what), i.mb, i.peer,
+            return fmt::format(" {} mb={} to={} bytes={:.6g}", to_string(i.what), i.mb, i.peer,
                                i.bytes);
           },
           [](const Recv& i) {
-            return fmt::format("recv {} mb={} from={} bytes={:.6g}", to_string(i.what), i.mb,
+            return fmt::format(" {} mb={} from={} bytes={:.6g}", to_string(i.what), i.mb,
                                i.peer, i.bytes);
           },
           [](const Collective& i) {
-            return fmt::format("{} {} group={} bytes={:.6g}{}", to_string(i.op),
-                               to_string(i.purpose), i.group, i.bytes,
+            return fmt::format(" {} group={} bytes={:.6g}{}", to_string(i.purpose), i.group, i.bytes,
                                optional_fields(i.mb, i.block));
           },
           [](const OptimizerStep& i) {
-            return fmt::format("opt params={:.6g} bytes={:.6g}", i.parameters, i.bytes);
+            return fmt::format(" params={:.6g} bytes={:.6g}", i.parameters, i.bytes);
           },
       },
       instruction);
@@ -116,39 +116,40 @@ void to_json(nlohmann::json& j, const Instruction& instruction) {
   j = std::visit(
       overloaded{
           [](const LoadMicrobatch& i) {
-            return nlohmann::json{{"op", "load"}, {"mb", i.mb}, {"sequences", i.sequences},
+            return nlohmann::json{{"mb", i.mb}, {"sequences", i.sequences},
                                   {"tokens", i.tokens}};
           },
           [](const Forward& i) {
-            return nlohmann::json{{"op", "fwd"}, {"mb", i.mb}, {"begin", i.begin},
+            return nlohmann::json{{"mb", i.mb}, {"begin", i.begin},
                                   {"end", i.end}, {"flops", i.flops}, {"bytes", i.bytes},
                                   {"activation_bytes", i.activation_bytes},
                                   {"replicas", i.replicas}};
           },
           [](const Backward& i) {
-            return nlohmann::json{{"op", "bwd"}, {"mb", i.mb}, {"begin", i.begin},
+            return nlohmann::json{{"mb", i.mb}, {"begin", i.begin},
                                   {"end", i.end}, {"flops", i.flops}, {"bytes", i.bytes},
                                   {"activation_bytes", i.activation_bytes},
                                   {"recompute", i.recompute}, {"replicas", i.replicas}};
           },
           [](const Send& i) {
-            return nlohmann::json{{"op", "send"}, {"what", to_string(i.what)}, {"mb", i.mb},
+            return nlohmann::json{{"what", to_string(i.what)}, {"mb", i.mb},
                                   {"peer", i.peer}, {"bytes", i.bytes}};
           },
           [](const Recv& i) {
-            return nlohmann::json{{"op", "recv"}, {"what", to_string(i.what)}, {"mb", i.mb},
+            return nlohmann::json{{"what", to_string(i.what)}, {"mb", i.mb},
                                   {"peer", i.peer}, {"bytes", i.bytes}};
           },
           [](const Collective& i) {
-            return nlohmann::json{{"op", to_string(i.op)}, {"purpose", to_string(i.purpose)},
+            return nlohmann::json{{"purpose", to_string(i.purpose)},
                                   {"group", i.group}, {"bytes", i.bytes}, {"mb", i.mb},
                                   {"block", i.block}};
           },
           [](const OptimizerStep& i) {
-            return nlohmann::json{{"op", "opt"}, {"parameters", i.parameters}, {"bytes", i.bytes}};
+            return nlohmann::json{{"parameters", i.parameters}, {"bytes", i.bytes}};
           },
       },
       instruction);
+  j["op"] = verb(instruction);
 }
 
 void to_json(nlohmann::json& j, const Schedule& schedule) {

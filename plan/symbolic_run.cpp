@@ -9,6 +9,8 @@
 #include <map>
 #include <tuple>
 
+#include "plan/collective_pairing.hpp"
+
 namespace fabtrain {
 namespace {
 
@@ -135,6 +137,10 @@ class Player {
             s_.groups[c.group].end()) {
       error_ = fmt::format("rank {} at #{} '{}': not a member of group {}", r, st.pc,
                            to_string(Instruction(c)), c.group);
+      return false;
+    }
+    if (const auto why = pairing_error(c)) {
+      error_ = fmt::format("rank {} at #{} '{}': {}", r, st.pc, to_string(Instruction(c)), *why);
       return false;
     }
     if (st.arrived) return false;

@@ -2,7 +2,8 @@
 // time, threads or devices. Sends are eager (buffered), receives block until the matching send
 // (same peer pair and tensor, first in first out; microbatch and bytes must agree), and a
 // collective completes when every member of its group has reached it (operation, purpose,
-// bytes, microbatch and block must agree). It catches deadlocks, unmatched sends and mismatched
+// bytes, microbatch and block must agree; the operation must be its purpose's, see
+// collective_pairing.hpp). It catches deadlocks, unmatched sends and mismatched
 // collectives, and counts what each rank holds at its peak. Used by `fabtrain schedule` (which
 // fails when the step would deadlock), the plan tests and the plan fuzzer.
 // Not here: any notion of time (sim/) or real work (exec/).

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "common/error.hpp"
+#include "plan/default_batch.hpp"
 
 namespace fabtrain {
 
@@ -98,7 +99,7 @@ std::vector<Candidate> enumerate_plans(const ModelSpec& model, const Slice& slic
   std::vector<Candidate> out;
   for (const auto& subset : gpu_subsets(slice, space.all_subsets)) {
     const int n = int(subset.gpus.size());
-    const int B = space.global_batch > 0 ? space.global_batch : 8 * n;
+    const int B = space.global_batch > 0 ? space.global_batch : default_batch_for_gpus(n);
     for (int tp : divisors(n)) {
       if (model.n_head % tp != 0) continue;
       for (int pp : divisors(n / tp)) {
@@ -119,7 +120,9 @@ std::vector<Candidate> enumerate_plans(const ModelSpec& model, const Slice& slic
                 plan.recompute = recompute;
                 plan.precision = space.precision;
                 plan.devices = subset.gpus;
-                Candidate c{plan, B, subset};
+                // B is dp*mb's multiple here (mb divides B/dp), so a plan's default batch is B: `fabtrain
+                // simulate --plan` of a candidate plays the step the search played.
+                Candidate c{plan, space.global_batch > 0 ? B : default_global_batch(plan), subset};
                 out.push_back(c);
                 if (pp > 1) {
                   auto balanced = balanced_layers(model, slice, subset.gpus, plan);

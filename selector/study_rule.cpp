@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "common/error.hpp"
+#include "plan/default_batch.hpp"
 
 namespace fabtrain {
 namespace {
@@ -25,7 +26,9 @@ const Evaluated* find(const SearchResult& r, const std::string& technique) {
 std::vector<Candidate> study_techniques(const ModelSpec& model, const Slice& slice,
                                         const GpuSubset& subset, const SearchSpace& space) {
   const int n = int(subset.gpus.size());
-  const int B = space.global_batch > 0 ? space.global_batch : 8 * n;
+  // One batch for every technique of n GPUs, as the study compares them: a plan whose dp*mb does
+  // not divide it is not a candidate (its own default batch would be larger).
+  const int B = space.global_batch > 0 ? space.global_batch : default_batch_for_gpus(n);
   std::vector<Candidate> out;
   auto add = [&](Plan plan) {
     plan.devices = subset.gpus;

@@ -9,6 +9,7 @@
 
 #include "common/error.hpp"
 #include "common/human_units.hpp"
+#include "plan/chrome_trace.hpp"
 
 namespace fabtrain {
 
@@ -18,14 +19,6 @@ constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
 
 nlohmann::json breakdown_json(const Breakdown& b) {
   return {{"compute_s", b.compute_s}, {"exposed_comm_s", b.exposed_comm_s}, {"bubble_s", b.bubble_s}};
-}
-
-const char* lane_name(int lane) {
-  switch (lane) {
-    case 0: return "compute";
-    case 1: return "communication";
-    default: return "sends in flight";
-  }
 }
 
 }  // namespace
@@ -81,29 +74,10 @@ nlohmann::json result_json(const SimResult& result, const Schedule& schedule,
 }
 
 nlohmann::json chrome_trace_json(const SimResult& result, const Schedule& schedule) {
-  auto events = nlohmann::json::array();
-  for (const auto& rr : result.ranks) {
-    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", rr.rank},
-                      {"args", {{"name", fmt::format("rank {} ({} at {})", rr.rank, rr.gpu, rr.site)}}}});
-    for (int lane = 0; lane < 3; ++lane)
-      events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", rr.rank}, {"tid", lane},
-                        {"args", {{"name", lane_name(lane)}}}});
-  }
-  auto spans = result.trace;
-  std::sort(spans.begin(), spans.end(), [](const TraceEvent& a, const TraceEvent& b) {
-    return std::tie(a.rank, a.lane, a.start_s, a.instruction) <
-           std::tie(b.rank, b.lane, b.start_s, b.instruction);
-  });
-  for (const auto& e : spans) {
-    const auto& instruction = schedule.ranks[e.rank][e.instruction];
-    events.push_back({{"ph", "X"},
-                      {"name", to_string(instruction)},
-                      {"pid", e.rank},
-                      {"tid", e.lane},
-                      {"ts", e.start_s * 1e6},
-                      {"dur", (e.end_s - e.start_s) * 1e6}});
-  }
-  return {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
+  std::vector<std::string> labels(schedule.world);
+  for (const auto& rr : result.ranks)
+    if (rr.rank >= 0 && rr.rank < schedule.world) labels[rr.rank] = fmt::format("{} at {}", rr.gpu, rr.site);
+  return chrome_trace(schedule, result.trace, labels);
 }
 
 std::string human_summary(const SimResult& result, const Schedule& schedule,

@@ -1,6 +1,6 @@
 // What a simulation tells people and programs: the JSON result (deterministic: same inputs give
-// byte-identical text), the Chrome trace (one process per rank, lanes for compute, awaited
-// communication and sends in flight, each span named by to_string(Instruction)), the human
+// byte-identical text), the Chrome trace (plan/chrome_trace.hpp: the executor's processes,
+// lanes and names, so a prediction opens next to a measurement), the human
 // summary, and the time to train a number of tokens.
 #pragma once
 #include <nlohmann/json.hpp>

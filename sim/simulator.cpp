@@ -111,13 +111,20 @@ int play_compute(RankPlay& r, int k, double t0) {
   const double start = sg4::Engine::get_clock();
   double busy = 0;
   int last = k;
+  std::vector<TraceEvent> loads;  // free loads inside the run, traced once compute follows
   for (int j = k; j < int(stream.size()); ++j) {
     if (r.seconds[j] > 0) {
-      if (r.trace) r.events.push_back({r.rank, 0, j, start + busy - t0, start + busy + r.seconds[j] - t0});
+      if (r.trace) {
+        r.events.insert(r.events.end(), loads.begin(), loads.end());
+        loads.clear();
+        r.events.push_back({r.rank, kComputeLane, j, start + busy - t0, start + busy + r.seconds[j] - t0});
+      }
       busy += r.seconds[j];
       r.breakdown.compute_s += r.seconds[j];
       last = j;
-    } else if (!std::holds_alternative<LoadMicrobatch>(stream[j])) {
+    } else if (std::holds_alternative<LoadMicrobatch>(stream[j])) {
+      loads.push_back({r.rank, kComputeLane, j, start + busy - t0, start + busy - t0});
+    } else {
       break;
     }
   }
@@ -140,7 +147,7 @@ void play_recv(RankPlay& r, int k, double t0) {
   const double idle = std::max(0.0, std::min(posted, end) - start);
   r.breakdown.bubble_s += idle;
   r.breakdown.exposed_comm_s += (end - start) - idle;
-  if (r.trace) r.events.push_back({r.rank, 1, k, start - t0, end - t0});
+  if (r.trace) r.events.push_back({r.rank, kCommunicationLane, k, start - t0, end - t0});
 }
 
 // One std::visit per instruction, as the executor's interpreter does: a new instruction kind
@@ -164,7 +171,8 @@ void play_rank(RankPlay& r, double t0) {
                         std::is_same_v<T, OptimizerStep>) {
             k = play_compute(r, k, t0);
           } else if constexpr (std::is_same_v<T, LoadMicrobatch>) {
-            // free: the data loader runs ahead of the GPU
+            // free (the data loader runs ahead of the GPU); traced as the executor's are
+            if (r.trace) r.events.push_back({r.rank, kComputeLane, k, now() - t0, now() - t0});
           } else if constexpr (std::is_same_v<T, Send>) {
             Message* m = &r.sent[k];
             m->posted_s = now();
@@ -176,7 +184,7 @@ void play_rank(RankPlay& r, double t0) {
             const double start = now();
             play_collective(r.collective[k]);
             r.breakdown.exposed_comm_s += now() - start;
-            if (r.trace) r.events.push_back({r.rank, 1, k, start - t0, now() - t0});
+            if (r.trace) r.events.push_back({r.rank, kCommunicationLane, k, start - t0, now() - t0});
           }
         },
         stream[k]);
@@ -184,7 +192,7 @@ void play_rank(RankPlay& r, double t0) {
   const double drain = now();
   for (auto& [k, comm] : sends) {
     comm->wait();
-    if (r.trace) r.events.push_back({r.rank, 2, k, r.sent[k].posted_s - t0, comm->get_finish_time() - t0});
+    if (r.trace) r.events.push_back({r.rank, kSendsInFlightLane, k, r.sent[k].posted_s - t0, comm->get_finish_time() - t0});
   }
   r.breakdown.exposed_comm_s += now() - drain;
   r.finish_s = now() - t0;

@@ -43,6 +43,7 @@
 
 #include "models/model_spec.hpp"
 #include "plan/schedule.hpp"
+#include "plan/timeline.hpp"
 #include "platforms/slice.hpp"
 #include "sim/cost/calibration.hpp"
 #include "sim/cost/compute_cost.hpp"
@@ -64,14 +65,9 @@ struct Breakdown {
   double bubble_s = 0;
 };
 
-// One span of the timeline. lane: 0 compute, 1 communication the rank waits for, 2 sends in flight.
-struct TraceEvent {
-  int rank = 0;
-  int lane = 0;
-  int instruction = 0;  // index in the rank's stream
-  double start_s = 0;   // from the start of the step
-  double end_s = 0;
-};
+// One span of the timeline (plan/timeline.hpp: lanes compute, communication the rank waits for,
+// sends in flight), from the start of the step.
+using TraceEvent = TimelineEvent;
 
 struct RankResult {
   int rank = 0;

@@ -6,14 +6,20 @@
 #include "command.hpp"
 #include "common/error.hpp"
 #include "exec/mpi_communicator.hpp"
+#include "exec/precision_option.hpp"
 #include "exec/trainer.hpp"
+#include "plan/executor_support.hpp"
+#include "plan/plan.hpp"
 
 namespace fabtrain {
 namespace {
 
-void run(const TrainConfig& config) {
+void run(TrainConfig config) {
   MpiCommunicator comm(nullptr, nullptr);
   try {
+    // One precision: the plan's (--precision sets it), so the backend computes what is recorded.
+    config.plan = plan_with_precision(config.plan, config.precision);
+    config.precision = to_string(parse_plan(config.plan).precision);
     train(config, comm);
   } catch (const std::exception& e) {
     if (comm.size() > 1) comm.abort(e.what());  // takes the other ranks down
@@ -65,8 +71,9 @@ Registration reg(10, [](CLI::App& app) {
   cmd->add_option("--device", c->device, "A built backend: cpu, or cuda when built with CUDA")->capture_default_str();
   cmd->add_option("--comm", c->comm, "cuda: nccl (one GPU per rank), mpi (ranks may share a GPU) or auto")
       ->capture_default_str();
-  cmd->add_option("--precision", c->precision, "cuda: fp32 or tf32 (Ampere and newer)")
-      ->capture_default_str();
+  cmd->add_option("--precision", c->precision,
+                  "Sets the plan's precision: fp32 (cpu, cuda) or tf32 (cuda, Ampere and newer); "
+                  "fp16 and bf16 are simulate-only (default: the plan's)");
   cmd->add_option("--timeout-s", c->timeout_s,
                   "End the job when one instruction blocks longer than this (0: never)")
       ->capture_default_str();

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <memory>
 
-#include "calibrate/calibration_file.hpp"
+#include "sim/cost/calibration_file.hpp"
 #include "calibrate/pipeline.hpp"
 #include "command.hpp"
 
@@ -21,7 +21,7 @@ struct CalibrateOptions {
 
 void run(const CalibrateOptions& o) {
   const calib::CalibrationOutcome outcome = calib::run_calibration(o.request, stdout);
-  calib::write_calibration(outcome.calibration, outcome.comments, o.output);
+  write_calibration(outcome.calibration, outcome.comments, o.output);
   fmt::print("\nwrote {}\n", o.output);
 }
 

@@ -13,6 +13,7 @@
 #include "command.hpp"
 #include "common/error.hpp"
 #include "platforms/slice.hpp"
+#include "plan/default_batch.hpp"
 #include "plan/schedule.hpp"
 #include "plan/symbolic_run.hpp"
 
@@ -28,12 +29,6 @@ struct Options {
   std::string slice;
   bool json = false;
 };
-
-// 8 sequences per GPU of the plan, rounded up so that every replica's microbatches are whole.
-int default_batch(const Plan& plan) {
-  const int per_step = 8 * plan.ranks(), unit = plan.dp * plan.mb;
-  return (per_step + unit - 1) / unit * unit;
-}
 
 // "1.50 GiB", "12.0 MiB", "640 B": memory as people read it.
 std::string human_bytes(double bytes) {
@@ -66,7 +61,7 @@ void run(const Options& o) {
   if (o.seq < 0) fail("--seq {} must be positive", o.seq);
   const ModelSpec model = load_model(o.model);
   const Plan plan = parse_plan(o.plan);
-  const int batch = o.batch > 0 ? o.batch : default_batch(plan);
+  const int batch = o.batch > 0 ? o.batch : default_global_batch(plan);
   const int seq = o.seq > 0 ? o.seq : model.n_ctx;
   std::optional<Slice> slice;
   if (!o.slice.empty()) {

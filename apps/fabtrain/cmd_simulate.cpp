@@ -10,6 +10,7 @@
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "models/model_spec.hpp"
+#include "plan/default_batch.hpp"
 #include "plan/schedule.hpp"
 #include "platforms/slice.hpp"
 #include "sim/cost/calibration.hpp"
@@ -43,7 +44,7 @@ void run(const SimulateOptions& o) {
   if (plan.ranks() > slice.gpu_count())
     fail("plan {} needs {} GPUs but slice '{}' has {}", to_string(plan), plan.ranks(), slice.name,
          slice.gpu_count());
-  const int batch = o.batch > 0 ? o.batch : 8 * plan.ranks();
+  const int batch = o.batch > 0 ? o.batch : default_global_batch(plan);
   const int seq = o.seq > 0 ? o.seq : model.n_ctx;
   if (seq > model.n_ctx) fail("--seq {} exceeds {}'s context of {}", seq, model.name, model.n_ctx);
   std::optional<double> train_tokens;
@@ -71,7 +72,7 @@ void run(const SimulateOptions& o) {
                  : "");
   fmt::print(info, "plan         {} ({})\n", to_string(plan), technique_name(plan));
   fmt::print(info, "batch        {} sequences of {} tokens{}\n", batch, seq,
-             o.batch > 0 ? "" : " (default: 8 per GPU of the plan)");
+             o.batch > 0 ? "" : " (default: 8 per GPU of the plan, rounded up to a multiple of dp*mb)");
   if (o.wan_latency_ms >= 0) fmt::print(info, "wan latency  {} ms round trip (override)\n", o.wan_latency_ms);
   fmt::print(info, "calibration  {}\n\n", o.calibration.empty() ? "none (catalog defaults)" : o.calibration);
 
@@ -96,7 +97,7 @@ Registration reg(40, [](CLI::App& app) {
   cmd->add_option("--plan", o->plan, "Plan, e.g. dp=2,pp=2,mb=8")->required();
   cmd->add_option("--batch", o->batch,
                   "Global batch in sequences (default: 8 per GPU of the plan, as in Alpa's GPT-2 "
-                  "example that the study appears to follow)");
+                  "example that the study appears to follow, rounded up to a multiple of dp*mb)");
   cmd->add_option("--seq", o->seq, "Sequence length (default: the model's context)");
   cmd->add_option("--wan-latency-ms", o->wan_latency_ms,
                   "Override every inter-site round-trip latency, in ms");

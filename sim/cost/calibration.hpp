@@ -2,7 +2,8 @@
 // executor run records) and only read and applied here. Per GPU type and instruction kind it may
 // override the matmul and memory efficiencies and the per-kernel overhead; per link class
 // (pcie, nvlink, l2bridge, l2sts, switched) the per-hop latency, the bandwidth and the TCP window.
-// Not here: the fitting itself, or anything that changes the schedule.
+// Not here: the fitting itself, or anything that changes the schedule. Its writer is
+// calibration_file.hpp, next to this reader.
 //
 // YAML form (unknown keys are rejected, every key is optional):
 //   compute:

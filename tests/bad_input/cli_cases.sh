@@ -85,4 +85,15 @@ fi
 expect "is a directory (give the file inside it" "$bin/fabtrain-exec" train --model gpt2-nano --plan dp=1 \
   --data "$(dirname "$0")/../../data/tiny_prose_train.txt" --init-from "$tmp" --steps 1
 
+# 13. a precision the executor cannot train in is refused by name, never trained in fp32 (issue 12)
+data="$(dirname "$0")/../../data/tiny_prose_train.txt"
+expect "precision=bf16: fabtrain-exec trains in fp32 on cpu" "$bin/fabtrain-exec" train \
+  --model gpt2-nano --plan dp=1,precision=bf16 --data "$data" --steps 1
+expect "precision=fp16: fabtrain-exec trains in fp32 on cpu" "$bin/fabtrain-exec" train \
+  --model gpt2-nano --plan dp=1 --precision fp16 --data "$data" --steps 1
+expect "--precision tf32 disagrees with --plan dp=1,precision=bf16" "$bin/fabtrain-exec" train \
+  --model gpt2-nano --plan dp=1,precision=bf16 --precision tf32 --data "$data" --steps 1
+expect "--precision fp8: unknown precision 'fp8' (expected fp32, fp16, bf16 or tf32)" \
+  "$bin/fabtrain-exec" train --model gpt2-nano --plan dp=1 --precision fp8 --data "$data" --steps 1
+
 [ "$failures" -eq 0 ] && echo "all bad inputs refused" || { echo "$failures case(s) failed"; exit 1; }

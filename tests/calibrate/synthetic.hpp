@@ -62,7 +62,7 @@ inline calib::RunData synthetic_run(const std::string& name, unsigned seed, cons
       }
       const double opt_bytes = (1 + unit(rng)) * 64e6;
       const double o = noisy(opt_bytes / (device.memory_bandwidth * truth.optimizer_memory_efficiency));
-      step.compute.push_back({"optimizer", r, opt_bytes / 4, opt_bytes, 1, o});
+      step.compute.push_back({"opt", r, opt_bytes / 4, opt_bytes, 1, o});
       busy[r] += o;
     }
     step.wall_s = *std::max_element(busy.begin(), busy.end());

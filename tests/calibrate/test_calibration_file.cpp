@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "calibrate/calibration_file.hpp"
+#include "sim/cost/calibration_file.hpp"
 #include "common/error.hpp"
 
 using namespace fabtrain;
@@ -28,7 +28,7 @@ TEST_CASE("calibration YAML round trip through load_calibration") {
   cal.collectives[CollectiveOp::all_reduce] = {2.4, 0.75, 8.9e-4};
   cal.p2p = P2pCalibration{1.33, 2e-5};
   const std::string path = temp_path("roundtrip.yaml");
-  calib::write_calibration(cal, {"test file", "second comment"}, path);
+  write_calibration(cal, {"test file", "second comment"}, path);
   const Calibration back = load_calibration(path);
   REQUIRE(back.compute.size() == 2);
   for (const auto& [device, kinds] : cal.compute) {
@@ -60,17 +60,17 @@ TEST_CASE("calibration YAML round trip through load_calibration") {
 
 TEST_CASE("an empty calibration writes a file that loads as empty, unwritable path is an error") {
   const std::string path = temp_path("empty.yaml");
-  calib::write_calibration(Calibration{}, {"nothing fitted"}, path);
+  write_calibration(Calibration{}, {"nothing fitted"}, path);
   CHECK(load_calibration(path).empty());
   std::filesystem::remove(path);
-  CHECK_THROWS_AS(calib::write_calibration(Calibration{}, {}, "/nonexistent-dir/x/cal.yaml"), Error);
+  CHECK_THROWS_AS(write_calibration(Calibration{}, {}, "/nonexistent-dir/x/cal.yaml"), Error);
 }
 
 TEST_CASE("the held-out step error calibrate measured is written and read back; out of range refused") {
   Calibration cal;
   cal.held_out_step_error = 0.083;
   const std::string path = temp_path("held-out.yaml");
-  calib::write_calibration(cal, {"held out"}, path);
+  write_calibration(cal, {"held out"}, path);
   const Calibration back = load_calibration(path);
   REQUIRE(back.held_out_step_error);
   CHECK(*back.held_out_step_error == 0.083);

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "calibrate/calibration_file.hpp"
+#include "sim/cost/calibration_file.hpp"
 #include "calibrate/fit_collectives.hpp"
 #include "common/error.hpp"
 

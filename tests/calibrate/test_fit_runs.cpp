@@ -48,7 +48,7 @@ TEST_CASE("the fitted memory term never overtakes a compute-bound fit in the roo
   const auto cal = fit(runs, cpu);
   for (const auto& step : runs[0].steps)
     for (const auto& c : step.compute) {
-      if (c.kind == "optimizer") continue;
+      if (c.kind == "opt") continue;
       const double predicted = calib::predict_seconds(c, cpu, cal);
       CHECK(predicted == doctest::Approx(c.duration_s).epsilon(0.05));
     }

@@ -9,6 +9,7 @@
 #include "bench_doc.hpp"
 #include "calibrate/inputs.hpp"
 #include "common/error.hpp"
+#include "plan/plan.hpp"
 
 using namespace fabtrain;
 using fabtrain::test::error_of;
@@ -42,7 +43,8 @@ TEST_CASE("a well-formed bench file and run record are read") {
   CHECK(b.hosts == std::vector<std::string>{"siteA", "siteB"});
   const auto run = calib::read_run_record(write_temp("ok.jsonl", std::string(kHeader) + "\n" + kStep + "\n"));
   CHECK(run.world == 2);
-  CHECK(run.plan == "dp=2");
+  CHECK(run.plan == to_string(parse_plan("dp=2")));  // the canonical form
+  CHECK(run.steps[0].compute[1].kind == "opt");  // an older record's "optimizer"
   REQUIRE(run.steps.size() == 1);
   REQUIRE(run.steps[0].compute.size() == 2);
   CHECK(run.steps[0].compute[0].blocks == 4);

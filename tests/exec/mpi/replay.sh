@@ -19,7 +19,7 @@ header, steps = lines[0], lines[1:]
 assert header["mode"] == "replay" and header["device_type"] == "CPU_HOST", header
 assert len(header["memory_per_rank_bytes"]) == 2 and all(m > 0 for m in header["memory_per_rank_bytes"])
 modelled = header["modelled_s"]
-COMPUTE = {"fwd", "bwd", "optimizer"}
+COMPUTE = {"fwd", "bwd", "opt", "optimizer"}  # "optimizer": records before the verbs were one
 # Seconds a step may take beyond its waits and communication: barriers, loads, and the sleeps'
 # wake-ups, which on 2 shared cores (the other rank spins in MPI) can be late by milliseconds.
 def bound(waits): return 0.1 + 0.2 * waits

@@ -1,12 +1,12 @@
 // YAML text of a calibration (see calibration_file.hpp).
-#include "calibrate/calibration_file.hpp"
+#include "sim/cost/calibration_file.hpp"
 
 #include <fstream>
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 
-namespace fabtrain::calib {
+namespace fabtrain {
 namespace {
 
 // 17 significant digits: the file reads back to the same doubles.
@@ -67,4 +67,4 @@ void write_calibration(const Calibration& cal, const std::vector<std::string>& c
   write_text_atomically(path, calibration_yaml(cal, comments), "-o");
 }
 
-}  // namespace fabtrain::calib
+}  // namespace fabtrain

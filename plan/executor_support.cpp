@@ -1,0 +1,39 @@
+// What the executor runs (see executor_support.hpp).
+#include "plan/executor_support.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "common/error.hpp"
+
+namespace fabtrain {
+
+const char* to_string(ExecutorDevice device) {
+  return device == ExecutorDevice::cuda ? "cuda" : "cpu";
+}
+
+std::vector<Precision> executor_precisions(ExecutorDevice device) {
+  if (device == ExecutorDevice::cuda) return {Precision::fp32, Precision::tf32};
+  return {Precision::fp32};
+}
+
+std::optional<std::string> why_not_runnable(const Plan& plan, ExecutorDevice device) {
+  const auto supported = executor_precisions(device);
+  if (std::find(supported.begin(), supported.end(), plan.precision) != supported.end())
+    return std::nullopt;
+  std::string list;
+  for (std::size_t i = 0; i < supported.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == supported.size() ? " or " : ", ") +
+            std::string(to_string(supported[i]));
+  return fmt::format(
+      "precision={}: fabtrain-exec trains in {} on {} (fp16 and bf16 mixed precision is "
+      "simulate-only: the executor has no half-precision kernels)",
+      to_string(plan.precision), list, to_string(device));
+}
+
+void require_runnable(const Plan& plan, ExecutorDevice device) {
+  if (const auto why = why_not_runnable(plan, device)) fail("--plan {}: {}", to_string(plan), *why);
+}
+
+}  // namespace fabtrain

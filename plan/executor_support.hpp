@@ -1,0 +1,26 @@
+// What `fabtrain-exec train` can run, in one place, so a plan the search prints as runnable is
+// one the executor accepts: today it trains in fp32 on CPU and in fp32 or tf32 (fp32 with its
+// matrix products on TF32 tensor cores) on CUDA; fp16 and bf16 (mixed precision with fp32 master
+// weights) are modelled by the simulator only. Every other plan key is executed as written
+// (attention=flash computes the same attention; only its memory is modelled differently).
+// Not here: whether a particular GPU has TF32 tensor cores (exec/cuda/, at start-up).
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plan/plan.hpp"
+
+namespace fabtrain {
+
+enum class ExecutorDevice { cpu, cuda };
+const char* to_string(ExecutorDevice device);
+
+std::vector<Precision> executor_precisions(ExecutorDevice device);
+// Empty when the executor trains the plan on that device; else why not, naming the key, the
+// value and what it supports ("precision=bf16: fabtrain-exec trains in fp32 on cpu ...").
+std::optional<std::string> why_not_runnable(const Plan& plan, ExecutorDevice device);
+// Throws fabtrain::Error "--plan TEXT: <why not>" when the executor cannot train the plan.
+void require_runnable(const Plan& plan, ExecutorDevice device);
+
+}  // namespace fabtrain

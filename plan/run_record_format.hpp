@@ -1,0 +1,83 @@
+// The run record's lines, one format for its writer (the executor: train and replay) and its
+// reader (calibration): JSON lines, one header, then one line per step.
+//   {"type":"header","model":{...},"plan":"dp=2,...","world":2,"host":{...},"device":...,
+//    "batch":16,"seq":64,"microbatch":8,"steps":10,"start_step":0,"versions":{...}, <mode's own>}
+//   {"type":"step","step":0,"wall_s":0.5,"loss":5.1,"lr":1e-3,"grad_norm":1.2,"tokens_per_s":..,
+//    ["val_loss":..,] ["instructions":[{"rank","index","kind","name","start_s","duration_s",
+//    "bytes","peers"[,"flops"]}, ...]]}
+// kind is verb() (older records' "optimizer" reads as "opt"); name is the schedule's line;
+// start_s is from the earliest rank's start of the step, on clocks aligned at the start of the run
+// (so ranks compare; exec/clock_alignment.hpp).
+// Not here: taking the timings (exec/) or fitting them (calibrate/).
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "models/model_spec.hpp"
+#include "plan/schedule.hpp"
+
+namespace fabtrain {
+
+struct InstructionTiming {
+  double start_s = 0;  // from the start of the step (the earliest rank's, once gathered)
+  double duration_s = 0;
+};
+using StepTimings = std::vector<std::vector<InstructionTiming>>;  // [rank][instruction]
+
+struct StepSummary {
+  int step = 0;
+  double wall_s = 0;
+  float loss = 0;
+  float lr = 0;
+  float grad_norm = 0;
+  double tokens_per_s = 0;
+  float val_loss = -1;  // < 0: not evaluated this step
+};
+
+// The header fields train and replay share; each mode adds its own in `extra` (train: lr, seed;
+// replay: mode, device_type, precision, calibration, memory).
+struct RunHeader {
+  ModelSpec model;  // recorded: name, layers, hidden, heads, context, vocab
+  Plan plan;
+  int world = 1;
+  std::string host, cpu, mpi_version;
+  int ranks_on_host = 1;
+  std::string device;
+  int threads = 1;
+  int batch = 0, seq = 0, microbatch = 0, steps = 0, start_step = 0;
+  int cores = int(std::thread::hardware_concurrency());
+  std::string fabtrain_version = FABTRAIN_VERSION, compiler = __VERSION__;  // CMake's project(VERSION)
+  nlohmann::json extra = nlohmann::json::object();
+};
+nlohmann::json to_json(const RunHeader& header);
+// Strict where calibration depends on it: the plan parses and needs `world` ranks, world, batch
+// and seq are whole counts within fabtrain's limits. Older records may lack the model's sizes,
+// batch, seq and the host (left at their defaults). Errors name file, where and field.
+RunHeader run_header_from_json(const nlohmann::json& line, const std::string& where,
+                               const std::string& file);
+
+struct InstructionRecord {
+  int rank = 0;
+  int index = 0;
+  std::string kind;  // verb()
+  std::string name;  // the schedule's line, to_string(instruction)
+  double start_s = -1;  // < 0: not recorded
+  double duration_s = 0;
+  double bytes = 0;
+  double flops = 0;  // written when > 0
+  std::vector<int> peers;
+};
+struct StepLine {
+  StepSummary summary;
+  std::vector<InstructionRecord> instructions;  // empty: the step was not timed
+};
+// The line of one step: its summary and, when timings are given, every rank's instructions.
+StepLine step_line(const StepSummary& summary, const Schedule& schedule, const StepTimings& timings);
+nlohmann::json to_json(const StepLine& line);
+// Unknown keys are refused; ranks must be within world.
+StepLine step_line_from_json(const nlohmann::json& line, int world, const std::string& where,
+                             const std::string& file);
+
+}  // namespace fabtrain

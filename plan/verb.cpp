@@ -1,0 +1,42 @@
+// Instruction verbs (see verb.hpp).
+#include "plan/verb.hpp"
+
+#include <type_traits>
+
+namespace fabtrain {
+
+const char* verb(const Instruction& instruction) {
+  return std::visit(
+      [](const auto& in) -> const char* {
+        using T = std::decay_t<decltype(in)>;
+        if constexpr (std::is_same_v<T, LoadMicrobatch>) {
+          return "load";
+        } else if constexpr (std::is_same_v<T, Forward>) {
+          return "fwd";
+        } else if constexpr (std::is_same_v<T, Backward>) {
+          return "bwd";
+        } else if constexpr (std::is_same_v<T, Send>) {
+          return "send";
+        } else if constexpr (std::is_same_v<T, Recv>) {
+          return "recv";
+        } else if constexpr (std::is_same_v<T, Collective>) {
+          return to_string(in.op);
+        } else {
+          static_assert(std::is_same_v<T, OptimizerStep>, "a new instruction needs its verb");
+          return "opt";
+        }
+      },
+      instruction);
+}
+
+std::string canonical_verb(const std::string& kind) {
+  if (kind == "optimizer") return "opt";  // run records before the verbs were unified
+  return kind;
+}
+
+bool is_communication(const Instruction& instruction) {
+  return std::holds_alternative<Send>(instruction) || std::holds_alternative<Recv>(instruction) ||
+         std::holds_alternative<Collective>(instruction);
+}
+
+}  // namespace fabtrain

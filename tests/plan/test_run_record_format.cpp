@@ -1,0 +1,96 @@
+// Run record lines round-trip through to_json and the strict reader, and the reader refuses what
+// the writer never writes.
+#include <doctest/doctest.h>
+
+#include "plan/run_record_format.hpp"
+#include "tests/test_support.hpp"
+
+using namespace fabtrain;
+using fabtrain::test::error_of;
+
+TEST_CASE("a run header round-trips, the mode's own fields included") {
+  RunHeader h;
+  h.model = load_model("gpt2-nano");
+  h.plan = parse_plan("dp=2,pp=2,mb=2");
+  h.world = 4;
+  h.host = "vm1";
+  h.cpu = "Xeon";
+  h.mpi_version = "Open MPI v4";
+  h.ranks_on_host = 2;
+  h.device = "cpu";
+  h.threads = 3;
+  h.batch = 8, h.seq = 32, h.microbatch = 2, h.steps = 10, h.start_step = 4;
+  h.extra = {{"lr", 0.001}, {"seed", 7}};
+  const nlohmann::json j = to_json(h);
+  CHECK(j["type"] == "header");
+  CHECK(j["lr"] == 0.001);
+  const RunHeader back = run_header_from_json(nlohmann::json::parse(j.dump()), "line 1", "r.jsonl");
+  CHECK(back.plan == h.plan);
+  CHECK(back.world == 4);
+  CHECK(back.model.name == "gpt2-nano");
+  CHECK(back.model.n_layer == h.model.n_layer);
+  CHECK(back.model.vocab_size == h.model.vocab_size);
+  CHECK(back.host == "vm1");
+  CHECK(back.cpu == "Xeon");
+  CHECK(back.mpi_version == "Open MPI v4");
+  CHECK(back.ranks_on_host == 2);
+  CHECK(back.device == "cpu");
+  CHECK(back.threads == 3);
+  CHECK(back.batch == 8);
+  CHECK(back.seq == 32);
+  CHECK(back.microbatch == 2);
+  CHECK(back.steps == 10);
+  CHECK(back.start_step == 4);
+  CHECK(back.extra == nlohmann::json{{"lr", 0.001}, {"seed", 7}});
+  CHECK(to_json(back) == j);
+}
+
+TEST_CASE("a run header is refused by name when its plan and world disagree") {
+  auto read = [](const char* text) {
+    return error_of([&] { run_header_from_json(nlohmann::json::parse(text), "line 1", "r.jsonl"); });
+  };
+  CHECK(read(R"({"plan":"dp=4","world":2})") ==
+        "r.jsonl: line 1: plan dp=4 has dp*tp*pp = 4 ranks but world=2");
+  CHECK(read(R"({"plan":"dp=2"})").find("line 1 has no field 'world'") != std::string::npos);
+  CHECK(read(R"({"plan":"dp=2","world":2,"batch":0})").find("batch") != std::string::npos);
+}
+
+TEST_CASE("a step line of a compiled schedule round-trips with every instruction") {
+  const ModelSpec m = load_model("gpt2-nano");
+  const Schedule s = compile(m, parse_plan("dp=2,pp=2,mb=2"), 8, 16);
+  StepTimings timings(s.world);
+  for (int r = 0; r < s.world; ++r)
+    for (std::size_t i = 0; i < s.ranks[r].size(); ++i)
+      timings[r].push_back({r * 1e-4 + i * 1e-3, 5e-4});
+  const StepLine line = step_line({3, 0.25, 4.5f, 1e-3f, 0.75f, 1024.0, 4.25f}, s, timings);
+  std::size_t total = 0;
+  for (const auto& stream : s.ranks) total += stream.size();
+  REQUIRE(line.instructions.size() == total);
+  const StepLine back = step_line_from_json(nlohmann::json::parse(to_json(line).dump()), s.world,
+                                            "line 2", "r.jsonl");
+  CHECK(back.summary.step == 3);
+  CHECK(back.summary.wall_s == 0.25);
+  CHECK(back.summary.loss == 4.5f);
+  CHECK(back.summary.val_loss == 4.25f);
+  REQUIRE(back.instructions.size() == total);
+  for (std::size_t i = 0; i < total; ++i) {
+    const InstructionRecord &a = line.instructions[i], &b = back.instructions[i];
+    CHECK(a.rank == b.rank);
+    CHECK(a.index == b.index);
+    CHECK(a.kind == b.kind);
+    CHECK(a.name == b.name);
+    CHECK(a.start_s == b.start_s);
+    CHECK(a.duration_s == b.duration_s);
+    CHECK(a.bytes == b.bytes);
+    CHECK(a.flops == b.flops);
+    CHECK(a.peers == b.peers);
+  }
+  CHECK(to_json(back) == to_json(line));
+  // Ranks and peers beyond the header's world are refused by name (rank 0's peer 2 first).
+  CHECK(error_of([&] { step_line_from_json(to_json(line), 2, "line 2", "r.jsonl"); })
+            .find("r.jsonl: line 2 instructions[") == 0);
+  nlohmann::json one = to_json(line);
+  one["instructions"] = nlohmann::json::array({one["instructions"].back()});  // rank 3's
+  CHECK(error_of([&] { step_line_from_json(one, 2, "line 2", "r.jsonl"); })
+            .find("instructions[0].rank=3 but the header says world=2") != std::string::npos);
+}
