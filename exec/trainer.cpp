@@ -32,6 +32,7 @@
 #include "exec/run_record.hpp"
 #include "exec/step_timings.hpp"
 #include "exec/host_info.hpp"
+#include "exec/trainable_model.hpp"
 #include "models/model_spec.hpp"
 #include "plan/schedule.hpp"
 
@@ -213,7 +214,7 @@ TrainResult train(const TrainConfig& config, MpiCommunicator& comm, const Device
   if (launched_by_mpirun()) ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // orphans end with their launcher
   if (config.keep_checkpoints < 0) fail("--keep-checkpoints {} must not be negative", config.keep_checkpoints);
   Run run{config, comm};
-  run.model = load_model(config.model);
+  run.model = load_trainable_model(config.model, "train");
   run.plan = parse_plan(config.plan);
   if (run.plan.ranks() != comm.size())
     fail("plan {} needs dp*tp*pp = {}*{}*{} = {} ranks, but the job has {} (start it with "

@@ -8,6 +8,7 @@
 #include "command.hpp"
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "json_output.hpp"
 #include "search_cli.hpp"
 #include "selector/study_rule.hpp"
 
@@ -50,43 +51,50 @@ void print_row(int index, const Evaluated& e, const Slice& slice) {
              format_gib(e.memory_capacity_bytes));
 }
 
-void write_json(const std::string& path, const nlohmann::json& j) {
-  if (path.empty()) return;
-  if (path == "-") {
-    fmt::print("{}\n", j.dump(2));
-    return;
-  }
-  write_text_atomically(path, j.dump(2) + "\n", "--json");
-}
+void write_json(const std::string& path, const nlohmann::json& j) { JsonOutput{path}.write(j); }
 
 void run_study_rule(Options& o) {
   auto [model, slice, options] = o.search.resolve();
-  fmt::print("fabtrain plan --rule study: {}\n", o.search.describe());
+  std::FILE* text = o.json == "-" ? stderr : stdout;  // standard output carries the JSON alone
+  fmt::print(text, "fabtrain plan --rule study: {}\n", o.search.describe());
   const RuleDecision d = study_rule(model, slice, options);
-  for (const auto& s : d.steps) fmt::print("  rule: {}\n", s);
+  for (const auto& s : d.steps) fmt::print(text, "  rule: {}\n", s);
   if (!d.found) fail("the study's rule finds no technique that fits {} on {}", model.name, slice.name);
-  fmt::print("study's choice: {} ({}) on {}: step {:.3f} s, {:.2f} TFLOP/s per GPU\n",
+  fmt::print(text, "study's choice: {} ({}) on {}: step {:.3f} s, {:.2f} TFLOP/s per GPU\n",
              to_string(d.chosen.candidate.plan), d.technique,
              describe_gpus(slice, d.chosen.candidate.subset.gpus), d.chosen.step_time_s,
              d.chosen.tflops_per_gpu);
   write_json(o.json, {{"rule", "study"}, {"steps", d.steps}, {"chosen", to_json(d.chosen, slice)}});
-  fmt::print("recommended: {}\n", exec_command(model, d.chosen, options.space.seq));
+  fmt::print(text, "recommended: {}\n", exec_command(model, d.chosen, options.space.seq));
 }
 
 void run(Options& o) {
   if (o.rule == "study") return run_study_rule(o);
   if (o.rule != "search") fail("--rule={} is not known (search or study)", o.rule);
   auto [model, slice, options] = o.search.resolve();
-  fmt::print("fabtrain plan: {}\n", o.search.describe());
   if (o.top < 1) fail("--top={} must be at least 1", o.top);
+  const bool quiet = o.json == "-";  // standard output carries the JSON alone
+  fmt::print(quiet ? stderr : stdout, "fabtrain plan: {}\n", o.search.describe());
   options.keep_top = o.top;  // the table's rows stay exact; the rest may be pruned
   const SearchResult r = search(model, slice, options);
-  const bool quiet = o.json == "-";
+  // Refused before any of the table is printed.
+  if (r.ranked.empty()) {
+    const auto& worst = r.out_of_memory;
+    double least = 0;
+    std::string reason;
+    for (const auto& e : worst)
+      if (least == 0 || e.peak_memory_bytes - e.memory_capacity_bytes < least)
+        least = e.peak_memory_bytes - e.memory_capacity_bytes, reason = e.reason;
+    fail("no plan of {} fits on {}: even the leanest plan is {} GiB short ({})", model.name,
+         slice.name, format_gib(least), reason);
+  }
   if (!quiet) {
-    fmt::print("{} plans in {:.2f} s ({:.0f} plans/s): {} compiled, {} out of memory, {} recompute "
-               "twins and {} bounded plans skipped, {} simulated (the top {} are exact)\n\n",
+    fmt::print("{} plans in {:.2f} s ({:.0f} plans/s): {} compiled, {} out of memory, {} simulated "
+               "(the top {} are exact); skipped: {} with recomputation that memory does not need "
+               "(the same plan without it fits and is faster), {} whose lower bound on the step "
+               "time cannot reach the top {}\n\n",
                r.enumerated, r.seconds, r.enumerated / std::max(r.seconds, 1e-9), r.compiled,
-               r.out_of_memory.size(), r.skipped_recompute, r.bounded, r.ranked.size(), o.top);
+               r.out_of_memory.size(), r.ranked.size(), o.top, r.skipped_recompute, r.bounded, o.top);
     fmt::print("{:>3}  {:<44} {:<14} {:<42} {:>8} {:>7} {:>9} {:>11}\n", "#", "plan", "technique",
                "GPUs", "step s", "TFLOP/s", "to train", "mem GiB");
     for (int i = 0; i < std::min<int>(o.top, int(r.ranked.size())); ++i)
@@ -107,16 +115,6 @@ void run(Options& o) {
   j["out_of_memory"] = nlohmann::json::array();
   for (const auto& e : r.out_of_memory) j["out_of_memory"].push_back(to_json(e, slice));
   write_json(o.json, j);
-  if (r.ranked.empty()) {
-    const auto& worst = r.out_of_memory;
-    double least = 0;
-    std::string reason;
-    for (const auto& e : worst)
-      if (least == 0 || e.peak_memory_bytes - e.memory_capacity_bytes < least)
-        least = e.peak_memory_bytes - e.memory_capacity_bytes, reason = e.reason;
-    fail("no plan of {} fits on {}: even the leanest plan is {} GiB short ({})", model.name,
-         slice.name, format_gib(least), reason);
-  }
   const Evaluated& best = r.ranked.front();
   if (!quiet)
     fmt::print("\nbest: {} ({}) on {}: step {:.3f} s, {:.2f} TFLOP/s per GPU, {:.0f} tokens/s\n",

@@ -40,8 +40,10 @@ Registration reg(70, [](CLI::App& app) {
   auto* cmd = app.add_subcommand("study", "The FABRIC study's figures as predictions: each "
                                           "technique's TFLOP/s per GPU on each cluster");
   o->search.add_to(cmd, false);
-  cmd->add_option("--clusters", o->clusters, "Slices to evaluate")->capture_default_str();
-  cmd->add_option("--models", o->models, "Models to evaluate")->capture_default_str();
+  cmd->add_option("--clusters", o->clusters, "Slices to evaluate (comma- or space-separated)")
+      ->capture_default_str();
+  cmd->add_option("--models", o->models, "Models to evaluate (comma- or space-separated)")
+      ->capture_default_str();
   cmd->add_option("--html", o->html, "Where to write the HTML report")->capture_default_str();
   cmd->callback([o] { run(*o); });
 });
