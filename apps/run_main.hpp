@@ -29,6 +29,12 @@ inline std::string unknown_subcommand_message(CLI::App& app, int argc, char** ar
 inline int run_main(CLI::App& app, int argc, char** argv) {
   // Usage lines name the program as it is typed, not the absolute path it was started from.
   app.name(std::filesystem::path(argv[0]).filename().string());
+  invoked_command() = app.get_name();
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    const bool plain = word.find_first_of(" \t'\"$;&|<>*?") == std::string::npos && !word.empty();
+    invoked_command() += " " + (plain ? word : "'" + word + "'");
+  }
   app.require_subcommand(1);
   auto& all = commands();
   std::sort(all.begin(), all.end(), [](auto& a, auto& b) { return a.order < b.order; });
