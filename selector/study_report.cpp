@@ -140,9 +140,9 @@ std::string chart(const std::string& cluster, const std::vector<StudyCell>& cell
         continue;
       }
       const double h = std::max(1.0, height * it->tflops_per_gpu / axis.top);
-      svg += fmt::format("<rect x='{}' y='{:.1f}' width='{}' height='{:.1f}' fill='{}'><title>{}: {:.2f} "
+      svg += fmt::format("<rect x='{}' y='{:.1f}' width='{}' height='{:.1f}' fill='{}'><title>{}: {:.3g} "
                          "TFLOP/s per GPU ({})</title></rect>"
-                         "<text x='{}' y='{:.1f}' text-anchor='middle' font-size='10'>{:.2f}</text>\n",
+                         "<text x='{}' y='{:.1f}' text-anchor='middle' font-size='10'>{:.3g}</text>\n",
                          x + 3, base - h, bar - 6, h, kColors[t], escape(kTechniques[t]),
                          it->tflops_per_gpu, escape(it->plan), x + bar / 2, base - h - 3,
                          it->tflops_per_gpu);

@@ -60,11 +60,11 @@ void run(Options& o) {
              fmt::join(o.models, ","));
   const auto cells = study_cells(o.clusters, o.models, options);
   const StudyReportContext context = context_of(o, options);
-  fmt::print(text, "{:<10} {:<12} {:<14} {:>11}  {}\n", "cluster", "model", "technique",
+  fmt::print(text, "{:<14} {:<12} {:<14} {:>11}  {}\n", "cluster", "model", "technique",
              "TFLOP/s/GPU", "plan");
   nlohmann::json j = nlohmann::json::array();
   for (const auto& c : cells) {
-    fmt::print(text, "{:<10} {:<12} {:<14} {:>11}  {}\n", c.cluster, c.model, c.technique,
+    fmt::print(text, "{:<14} {:<12} {:<14} {:>11}  {}\n", c.cluster, c.model, c.technique,
                c.oom ? "x OOM" : c.unavailable ? "n/a" : fmt::format("{:.2f}", c.tflops_per_gpu),
                c.oom ? c.plan + ": " + c.note : c.plan);
     j.push_back({{"cluster", c.cluster}, {"model", c.model}, {"technique", c.technique},
