@@ -19,6 +19,12 @@ inline std::vector<CommandSpec>& commands() {
   return all;
 }
 
+// The command line as typed (program name and arguments), for reports that say how they were made.
+inline std::string& invoked_command() {
+  static std::string line;
+  return line;
+}
+
 struct Registration {
   Registration(int order, std::function<void(CLI::App&)> setup) {
     commands().push_back({order, std::move(setup)});

@@ -8,19 +8,45 @@
 
 #include "command.hpp"
 #include "common/error.hpp"
+#include "list_options.hpp"
 #include "strict_options.hpp"
 
 namespace fabtrain {
 
+// "fabtrain foo": the word is named and the subcommands listed (CLI11 alone says "A subcommand
+// is required"); empty when argv[1] is an option or a subcommand.
+inline std::string unknown_subcommand_message(CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return "";
+  std::string names;
+  for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    if (sub->check_name(argv[1])) return "";
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  }
+  return fmt::format("unknown subcommand '{}'; {}'s subcommands are: {} (see {} --help)", argv[1],
+                     app.get_name(), names, app.get_name());
+}
+
 inline int run_main(CLI::App& app, int argc, char** argv) {
+  // Usage lines name the program as it is typed, not the absolute path it was started from.
+  app.name(std::filesystem::path(argv[0]).filename().string());
+  invoked_command() = app.get_name();
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    const bool plain = word.find_first_of(" \t'\"$;&|<>*?") == std::string::npos && !word.empty();
+    invoked_command() += " " + (plain ? word : "'" + word + "'");
+  }
   // "fabtrain 0.1.0": the program's name and CMake's project(VERSION).
-  const std::string program = argc > 0 ? std::filesystem::path(argv[0]).filename().string() : "fabtrain";
-  app.set_version_flag("--version", program + " " + FABTRAIN_VERSION, "Print the version and exit");
+  app.set_version_flag("--version", app.get_name() + " " + FABTRAIN_VERSION, "Print the version and exit");
   app.require_subcommand(1);
   auto& all = commands();
   std::sort(all.begin(), all.end(), [](auto& a, auto& b) { return a.order < b.order; });
   for (auto& c : all) c.setup(app);
   make_numbers_strict(app);
+  make_lists_comma_separated(app);
+  if (const std::string unknown = unknown_subcommand_message(app, argc, argv); !unknown.empty()) {
+    std::fprintf(stderr, "error: %s\n", unknown.c_str());
+    return 1;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -24,6 +24,8 @@ inline constexpr Limit layers{1024, "the schedule lists every layer; GPT-2 xl ha
 inline constexpr Limit microbatches{1024, "the schedule lists every microbatch of every stage"};
 // 12 x hidden^2 parameters per layer must stay far inside 64-bit counts and byte sizes.
 inline constexpr Limit hidden{65536, "parameter and byte counts stay within 64 bits; GPT-2 xl has 1600"};
+// n_inner: GPT-2's MLP is 4 x hidden wide; the same 64-bit margin at the largest hidden size.
+inline constexpr Limit mlp_width{4 * 65536, "parameter and byte counts stay within 64 bits; GPT-2 xl has 6400"};
 inline constexpr Limit heads{65536, "at most one head per hidden unit"};
 // Token ids of llm.c shards are 16-bit; a model may be simulated with more, but not without end.
 inline constexpr Limit vocabulary{1 << 20, "the embedding table stays within host memory; GPT-2 has 50257"};

@@ -8,6 +8,7 @@
 
 #include "common/error.hpp"
 #include "exec/checkpoint.hpp"
+#include "exec/trainable_model.hpp"
 #include "text/vocab_files.hpp"
 
 namespace fabtrain::embed {
@@ -31,7 +32,7 @@ EmbedSummary embed_documents(const EmbedConfig& c) {
   const auto start = std::chrono::steady_clock::now();
   const Pooling pooling = parse_pooling(c.pooling);
   if (c.checkpoint.empty()) fail("--checkpoint: required (an llm.c model file, e.g. from train --checkpoint-dir)");
-  const ModelSpec model = load_model(c.model);
+  const ModelSpec model = load_trainable_model(c.model, "embed");
   const text::Gpt2Bpe bpe = text::load_gpt2_bpe(c.vocab);
   require_gpt2_vocabulary(model, bpe, "embed");
   Embedder embedder(model, c.checkpoint, bpe);

@@ -14,6 +14,7 @@
 #include "exec/bench_network.hpp"
 #include "exec/mpi_check.hpp"
 #include "exec/host_info.hpp"
+#include "exec/trainable_model.hpp"
 #include "models/model_spec.hpp"
 #include "plan/plan.hpp"
 #include "plan/schedule.hpp"
@@ -71,7 +72,7 @@ void validate(const BenchConfig& c) {
 
 nlohmann::json run_bench(const BenchConfig& config, MpiCommunicator& comm) {
   validate(config);
-  const ModelSpec model = load_model(config.model);
+  const ModelSpec model = load_trainable_model(config.model, "bench");
   validate(model);
   const int threads = threads_for(config, comm);
   omp_set_num_threads(threads);
@@ -92,7 +93,7 @@ nlohmann::json run_bench(const BenchConfig& config, MpiCommunicator& comm) {
   }
   comm.set_groups(groups);
   if (root)
-    fmt::print("fabtrain-exec bench: {} (L={} C={} V={}), B={} T={}, {} ranks, {} threads each\n",
+    fmt::print(config.text, "fabtrain-exec bench: {} (L={} C={} V={}), B={} T={}, {} ranks, {} threads each\n",
                model.name, model.n_layer, model.n_embd, model.vocab_size, config.batch, config.seq,
                n, threads);
 
@@ -108,7 +109,7 @@ nlohmann::json run_bench(const BenchConfig& config, MpiCommunicator& comm) {
   const auto all_gemm = gather(gemm_seconds, n);
   const auto all_memory = gather(memory_seconds, n);
   const auto hosts = gather_hosts(comm.host(), n);
-  if (root) fmt::print("  compute measured; network next\n");
+  if (root) fmt::print(config.text, "  compute measured; network next\n");
 
   bench::NetworkOptions net;
   net.latency_bytes = config.latency_bytes;

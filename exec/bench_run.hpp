@@ -4,6 +4,7 @@
 // all into one JSON document on rank 0 (the bench file `fabtrain calibrate --bench` reads).
 // Not here: the command line (apps/fabtrain-exec/cmd_bench.cpp) or any fitting (calibrate/).
 #pragma once
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -32,7 +33,8 @@ struct BenchConfig {
   // A plan over the ranks: collectives are measured over each kind of its groups (tp, dp, tied
   // embedding) as well as the world; empty: the world only.
   std::string plan;
-  std::string output = "bench.json";
+  std::string output = "bench.json";  // "-": standard output (the JSON alone)
+  std::FILE* text = stdout;           // the progress lines and the table; stderr under "-"
 };
 
 inline constexpr int kBenchFormatVersion = 1;

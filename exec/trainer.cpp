@@ -35,6 +35,7 @@
 #include "exec/step_timings.hpp"
 #include "exec/watchdog.hpp"
 #include "exec/host_info.hpp"
+#include "exec/trainable_model.hpp"
 #include "models/model_spec.hpp"
 #include "plan/executor_support.hpp"
 #include "plan/schedule.hpp"
@@ -231,7 +232,7 @@ void check_settings(const TrainConfig& config) {
 // Phase 2: the model, the plan and its schedule, this rank's place in it, and the thread count.
 int resolve_plan(Run& run) {
   const TrainConfig& config = run.config;
-  run.model = load_model(config.model);
+  run.model = load_trainable_model(config.model, "train");
   run.plan = parse_plan(config.plan);
   require_runnable(run.plan, config.device == "cuda" ? ExecutorDevice::cuda : ExecutorDevice::cpu);
   if (run.plan.ranks() != run.comm.size())

@@ -119,13 +119,17 @@ WorkCost forward_cost(const ModelSpec& m, Block block, int b, int s, int tp, Pre
       elementwise(3 * A);
       break;
     }
-    case BlockKind::mlp:
+    case BlockKind::mlp: {
+      // fc and fcproj, 2*t*C*F each (8*t*C^2 at GPT-2's F = 4C); the activation (GELU or ReLU
+      // alike: element-wise, bytes only) reads and writes the F-wide hidden
+      const double F = m.mlp_width(), H = t * F * e;  // bytes of the hidden (b x s x F)
       elementwise(2 * A);
-      product(8 * t * C * C / tp, 4 * C * C * e / tp + A + 4 * A / tp);
-      elementwise(8 * A / tp);
-      product(8 * t * C * C / tp, 4 * C * C * e / tp + 4 * A / tp + A);
+      product(2 * t * C * F / tp, C * F * e / tp + A + H / tp);
+      elementwise(2 * H / tp);
+      product(2 * t * C * F / tp, C * F * e / tp + H / tp + A);
       elementwise(3 * A);
       break;
+    }
     case BlockKind::head:
       elementwise(2 * A);
       product(2 * t * C * V, V * C * e + A + t * V * e);
@@ -154,9 +158,12 @@ std::int64_t block_parameters(const ModelSpec& m, Block block, int tp) {
     case BlockKind::embed: return std::int64_t(m.vocab_size) * C + std::int64_t(m.n_ctx) * C;
     case BlockKind::attn:  // ln1 (2C) + qkv (3C^2+3C)/tp + proj C^2/tp + proj bias C
       return 2 * C + (3 * C * C + 3 * C) / tp + C * C / tp + C;
-    case BlockKind::mlp:  // ln2 (2C) + fc (4C^2+4C)/tp + fcproj 4C^2/tp + bias C
-      return 2 * C + (4 * C * C + 4 * C) / tp + 4 * C * C / tp + C;
-    case BlockKind::head: return 2 * C;  // final LayerNorm; the output matrix is the tied wte
+    case BlockKind::mlp: {  // ln2 (2C) + fc (C*F+F)/tp + fcproj C*F/tp + bias C
+      const std::int64_t F = m.mlp_width();
+      return 2 * C + (C * F + F) / tp + C * F / tp + C;
+    }
+    case BlockKind::head:  // final LayerNorm; the output matrix is the tied wte, or its own
+      return 2 * C + (m.tie_word_embeddings ? 0 : std::int64_t(m.vocab_size) * C);
   }
   return 0;
 }
@@ -176,8 +183,8 @@ double activation_bytes(const ModelSpec& m, Block block, int b, int s, int tp, P
              2.0 * b * m.n_head * s * s * e / tp;
     case BlockKind::mlp:
       if (recompute) return input;
-      // ln2 out, mean/rstd, fc out, gelu out, residual
-      return tokens * C * e * (2 + 8.0 / tp) + 2 * tokens * 4;
+      // ln2 out, mean/rstd, fc out, activation out (F wide each), residual
+      return tokens * e * (2 * C + 2.0 * m.mlp_width() / tp) + 2 * tokens * 4;
     case BlockKind::head:
       // final LayerNorm out, mean/rstd, probabilities over the vocabulary
       return tokens * C * e + 2 * tokens * 4 + tokens * m.padded_vocab() * e;
@@ -189,10 +196,19 @@ double boundary_bytes(const ModelSpec& m, int b, int s, Precision p) {
   return double(b) * s * m.n_embd * element_bytes(p);
 }
 
+// Both formulas assume GPT-2's MLP width F = 4h: 72*h^2 is 3 passes x 2 FLOPs x (4h^2 attention
+// matrices + 2*h*F MLP matrices). For another n_inner the same count with F is used, which is the
+// published formula exactly when F = 4h.
+static double layer_matrix_flops_per_token(const ModelSpec& m) {
+  const double h = m.n_embd, F = m.mlp_width();
+  return 2 * (4 * h * h + 2 * h * F);  // 24*h^2 at F = 4h
+}
+
 double alpa_step_flops(const ModelSpec& m, int B, int s, bool recompute) {
   const double h = m.n_embd, L = m.n_layer, V = m.vocab_size;
-  const double factor = recompute ? 96 : 72;
-  return factor * B * s * h * h * L * (1 + s / (6 * h)) + 6 * double(B) * s * h * V;
+  const double passes = recompute ? 4 : 3;
+  return passes * B * s * L * (layer_matrix_flops_per_token(m) + 4 * h * s) +
+         6 * double(B) * s * h * V;
 }
 
 double alpa_tflops_per_gpu(const ModelSpec& m, int B, int s, bool recompute, double step_time_s,
@@ -203,11 +219,14 @@ double alpa_tflops_per_gpu(const ModelSpec& m, int B, int s, bool recompute, dou
 double megatron_step_flops(const ModelSpec& m, int B, int s, bool recompute) {
   const double h = m.n_embd, L = m.n_layer, V = m.vocab_size;
   const double factor = recompute ? 96 : 72;
-  return factor * B * s * L * h * h * (1 + s / (6 * h) + V / (16 * L * h));
+  const double matrices = layer_matrix_flops_per_token(m) / (24 * h * h);  // 1 at F = 4h
+  return factor * B * s * L * h * h * (matrices + s / (6 * h) + V / (16 * L * h));
 }
 
 double training_flops_per_token(const ModelSpec& m, int s) {
-  return 6.0 * double(m.parameters()) + 6.0 * m.n_layer * m.n_embd * double(s);
+  // 6P counts the output matrix once: an untied model's wte is a lookup, not a product.
+  const double untied = m.tie_word_embeddings ? 0 : double(m.vocab_size) * m.n_embd;
+  return 6.0 * (double(m.parameters()) - untied) + 6.0 * m.n_layer * m.n_embd * double(s);
 }
 
 ModelStateBytes model_state_bytes(double P, Precision p, int zero, int dp) {

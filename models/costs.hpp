@@ -5,8 +5,9 @@
 // The model is a line of blocks, the unit every plan splits and every schedule names:
 //   block 0            embedding (wte + wpe lookup)
 //   block 1 + 2l       attention of layer l (ln1, qkv, attention, projection, residual)
-//   block 2 + 2l       MLP of layer l (ln2, fc, gelu, fcproj, residual)
-//   block 2L + 1       head (final LayerNorm, logits through the tied wte, cross-entropy)
+//   block 2 + 2l       MLP of layer l (ln2, fc to n_inner, activation, fcproj, residual)
+//   block 2L + 1       head (final LayerNorm, logits through the tied wte or an untied
+//                      output matrix, cross-entropy)
 #pragma once
 #include <cstdint>
 #include <string>

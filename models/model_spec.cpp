@@ -1,26 +1,46 @@
 #include "models/model_spec.hpp"
 
-#include <climits>
 #include <filesystem>
-#include <fstream>
-#include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
 #include "common/limits.hpp"
-#include "common/strict_json.hpp"
 
 namespace fabtrain {
 
 std::int64_t ModelSpec::parameters_per_layer() const {
   const std::int64_t C = n_embd;
-  // ln1 (2C) + qkv (3C*C + 3C) + proj (C*C + C) + ln2 (2C) + fc (4C*C + 4C) + fcproj (4C*C + C)
-  return 12 * C * C + 13 * C;
+  const std::int64_t F = mlp_width();
+  // ln1 (2C) + qkv (3C*C + 3C) + proj (C*C + C) + ln2 (2C) + fc (C*F + F) + fcproj (F*C + C);
+  // with F = 4C: 12C^2 + 13C
+  return 4 * C * C + 2 * C * F + 9 * C + F;
 }
 
 std::int64_t ModelSpec::parameters() const {
   const std::int64_t C = n_embd;
+  const std::int64_t output_layer = tie_word_embeddings ? 0 : std::int64_t(vocab_size) * C;
   return std::int64_t(vocab_size) * C + std::int64_t(n_ctx) * C + n_layer * parameters_per_layer() +
-         2 * C;
+         2 * C + output_layer;
+}
+
+const char* to_string(Activation a) {
+  switch (a) {
+    case Activation::gelu_new: return "gelu_new";
+    case Activation::gelu: return "gelu";
+    case Activation::relu: return "relu";
+  }
+  return "?";
+}
+
+bool ModelSpec::is_stock_gpt2() const { return non_stock_settings().empty(); }
+
+std::string ModelSpec::non_stock_settings() const {
+  std::string out;
+  auto add = [&](const std::string& s) { out += (out.empty() ? "" : ", ") + s; };
+  if (mlp_width() != 4 * n_embd) add(fmt::format("n_inner={} (stock: 4*n_embd={})", n_inner, 4 * n_embd));
+  if (!tie_word_embeddings) add("tie_word_embeddings=false (stock: true)");
+  if (activation != Activation::gelu_new)
+    add(fmt::format("activation_function={} (stock: gelu_new)", to_string(activation)));
+  return out;
 }
 
 const std::vector<ModelSpec>& builtin_models() {
@@ -43,6 +63,7 @@ void validate(const ModelSpec& m) {
   positive("n_head", m.n_head);
   positive("n_positions", m.n_ctx);
   positive("vocab_size", m.vocab_size);
+  if (m.n_inner < 0) fail("model {}: n_inner={} must be positive (or null: 4*n_embd)", m.name, m.n_inner);
   auto at_most = [&](const char* field, int value, const Limit& limit) {
     check_limit(fmt::format("model {}: {}", m.name, field), value, limit);
   };
@@ -51,31 +72,12 @@ void validate(const ModelSpec& m) {
   at_most("n_head", m.n_head, limits::heads);
   at_most("n_positions", m.n_ctx, limits::sequence);
   at_most("vocab_size", m.vocab_size, limits::vocabulary);
+  at_most("n_inner", m.n_inner, limits::mlp_width);
   if (m.n_embd % m.n_head != 0)
     fail("model {}: n_head={} does not divide n_embd={}", m.name, m.n_head, m.n_embd);
 }
 
-static ModelSpec load_hf_config(const std::string& path) {
-  std::ifstream in(path);
-  if (!in || std::filesystem::is_directory(path)) fail("model file {}: cannot be opened", path);
-  const nlohmann::json j = parse_json_strict(in, fmt::format("model file {}", path));
-  if (!j.is_object()) fail("model file {}: expected a JSON object (a Hugging Face config.json)", path);
-  auto field = [&](const char* key) -> int {
-    if (!j.contains(key)) fail("model file {}: missing field '{}'", path, key);
-    if (!j[key].is_number_integer()) fail("model file {}: field '{}' must be an integer", path, key);
-    return int(json_integer(j[key], fmt::format("model file {}: {}", path, key), INT_MIN, INT_MAX));
-  };
-  ModelSpec m;
-  m.name = std::filesystem::path(path).parent_path().filename().string();
-  if (m.name.empty()) m.name = std::filesystem::path(path).stem().string();
-  m.n_layer = field("n_layer");
-  m.n_embd = field("n_embd");
-  m.n_head = field("n_head");
-  m.n_ctx = field("n_positions");
-  m.vocab_size = field("vocab_size");
-  validate(m);
-  return m;
-}
+ModelSpec load_hf_config(const std::string& path);  // models/hf_config.cpp
 
 ModelSpec load_model(const std::string& name_or_path) {
   for (const auto& m : builtin_models())

@@ -76,7 +76,7 @@ class StepBuilder {
           for (int r : g) dp_group_[r] = int(schedule_.groups.size());
           add_group(GroupKind::dp, g);
         }
-    if (plan_.pp > 1)
+    if (plan_.pp > 1 && m_.tie_word_embeddings)  // untied: the head's matrix is its own
       for (int d = 0; d < plan_.dp; ++d)
         for (int t = 0; t < plan_.tp; ++t) {
           const std::vector<int> g = {rank_of(plan_, {d, t, 0}), rank_of(plan_, {d, t, plan_.pp - 1})};
@@ -277,7 +277,7 @@ double stage_parameters(const ModelSpec& model, const Plan& plan, int stage) {
   double parameters = 0;
   for (int i = stages[stage].begin; i < stages[stage].end; ++i)
     parameters += double(block_parameters(model, block_at(model, i), plan.tp));
-  if (plan.pp > 1 && stage == plan.pp - 1)
+  if (plan.pp > 1 && stage == plan.pp - 1 && model.tie_word_embeddings)
     parameters += double(model.vocab_size) * model.n_embd;  // the head's copy of the tied wte
   return parameters;
 }

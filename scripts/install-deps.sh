@@ -8,6 +8,7 @@ packages=(
   python3 iproute2 ethtool iputils-ping
   libfaiss-dev
   clang-14 libclang-rt-14-dev libomp-14-dev
+  chromium  # headless, for the study report's screenshot test (which skips without it)
 )
 missing=()
 for p in "${packages[@]}"; do

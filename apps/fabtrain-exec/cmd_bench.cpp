@@ -11,17 +11,22 @@
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "exec/bench_run.hpp"
+#include "exec/bench_table.hpp"
+#include "json_output.hpp"
 
 namespace fabtrain {
 namespace {
 
-void run(const BenchConfig& config) {
+void run(BenchConfig& config) {
   MpiCommunicator comm(nullptr, nullptr);
+  const JsonOutput json{config.output};
+  config.text = json.text();
   try {
     const nlohmann::json doc = run_bench(config, comm);
     if (comm.rank() == 0) {
-      write_text_atomically(config.output, doc.dump(2) + "\n", "-o");
-      fmt::print("  wrote {}\n", config.output);
+      fmt::print(config.text, "{}", bench_table(doc));
+      json.write(doc);
+      if (!json.to_stdout()) fmt::print("  wrote {}\n", config.output);
     }
   } catch (const std::exception& e) {
     if (comm.size() > 1) comm.abort(e.what());
@@ -59,7 +64,11 @@ Registration reg(20, [](CLI::App& app) {
   cmd->add_option("--plan", c->plan,
                   "Also measure the collectives over each kind of this plan's groups (tp, dp, tied "
                   "embedding), all groups of a kind at once; its ranks must be the bench's");
-  cmd->add_option("-o,--output", c->output, "The bench file to write (JSON)")->capture_default_str();
+  cmd->add_option("-o,--output,--json", c->output,
+                  "The bench file to write (JSON), or - for standard output alone (the table goes "
+                  "to standard error)")
+      ->type_name("FILE|-")
+      ->capture_default_str();
   cmd->callback([c] { run(*c); });
 });
 

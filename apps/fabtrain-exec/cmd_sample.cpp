@@ -10,6 +10,7 @@
 #include "common/error.hpp"
 #include "exec/checkpoint.hpp"
 #include "exec/sampling.hpp"
+#include "exec/trainable_model.hpp"
 #include "text/vocab_files.hpp"
 
 namespace fabtrain {
@@ -21,7 +22,7 @@ struct SampleConfig {
 };
 
 void run(const SampleConfig& c) {
-  const ModelSpec model = load_model(c.model);
+  const ModelSpec model = load_trainable_model(c.model, "sample");
   const text::Gpt2Bpe bpe = text::load_gpt2_bpe(c.vocab);
   if (model.vocab_size != bpe.vocab_size())
     fail("sample: model {} has a vocabulary of {} tokens, GPT-2's tokenizer {}", model.name, model.vocab_size,

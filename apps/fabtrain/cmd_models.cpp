@@ -1,24 +1,25 @@
-// fabtrain models [--json]: the built-in models with their sizes.
+// fabtrain models [--json FILE|-]: the built-in models with their sizes.
 #include <fmt/format.h>
 
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "json_output.hpp"
 #include "models/model_spec.hpp"
 
 namespace fabtrain {
 namespace {
 
-void run(bool json) {
-  if (json) {
+void run(const JsonOutput& json) {
+  if (json.wanted()) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& m : builtin_models())
       out.push_back({{"name", m.name}, {"layers", m.n_layer}, {"hidden", m.n_embd},
                      {"heads", m.n_head}, {"context", m.n_ctx}, {"vocab", m.vocab_size},
                      {"parameters", m.parameters()}});
-    fmt::print("{}\n", out.dump(2));
-    return;
+    json.write(out);
+    if (json.to_stdout()) return;
   }
   fmt::print("{:<12} {:>6} {:>6} {:>5} {:>7} {:>6} {:>14}\n", "model", "layers", "hidden",
              "heads", "context", "vocab", "parameters");
@@ -29,8 +30,8 @@ void run(bool json) {
 
 Registration reg(10, [](CLI::App& app) {
   auto* cmd = app.add_subcommand("models", "List the built-in models and their sizes");
-  auto json = std::make_shared<bool>(false);
-  cmd->add_flag("--json", *json, "Print JSON instead of a table");
+  auto json = std::make_shared<JsonOutput>();
+  json->add_to(cmd, "the list");
   cmd->callback([json] { run(*json); });
 });
 

@@ -11,6 +11,7 @@
 #include "common/error.hpp"
 #include "common/human_units.hpp"
 #include "common/text_table.hpp"
+#include "json_output.hpp"
 #include "search_cli.hpp"
 #include "selector/break_even.hpp"
 #include "selector/launch_line.hpp"
@@ -67,14 +68,7 @@ nlohmann::json launch_json(const LaunchLine& l) {
   return j;
 }
 
-void write_json(const std::string& path, const nlohmann::json& j) {
-  if (path.empty()) return;
-  if (path == "-") {
-    fmt::print("{}\n", j.dump(2));
-    return;
-  }
-  write_text_atomically(path, j.dump(2) + "\n", "--json");
-}
+void write_json(const std::string& path, const nlohmann::json& j) { JsonOutput{path}.write(j); }
 
 // The three measures of a plan, the objective's first: time to train, GPU-hours, tokens/s.
 template <typename T>
@@ -129,13 +123,14 @@ void print_table(const SearchResult& r, const Slice& slice, const Options& o, Ob
 
 void run_study_rule(Options& o) {
   auto [model, slice, options] = o.search.resolve();
-  fmt::print("fabtrain plan --rule study: {}\n", o.search.describe());
+  std::FILE* text = o.json == "-" ? stderr : stdout;  // standard output carries the JSON alone
+  fmt::print(text, "fabtrain plan --rule study: {}\n", o.search.describe());
   const int seq = options.space.seq > 0 ? options.space.seq : model.n_ctx;
   const RuleDecision d = study_rule(model, slice, options);
-  fmt::print("\nthe study's procedure:\n");
-  for (const auto& s : d.steps) fmt::print("  rule: {}\n", s);
+  fmt::print(text, "\nthe study's procedure:\n");
+  for (const auto& s : d.steps) fmt::print(text, "  rule: {}\n", s);
   if (!d.found) fail("the study's rule finds no technique that fits {} on {}", model.name, slice.name);
-  fmt::print("study's choice: {} ({}) on {}: step {:.3f} s, {:.2f} TFLOP/s per GPU, {:.0f} tokens/s, "
+  fmt::print(text, "study's choice: {} ({}) on {}: step {:.3f} s, {:.2f} TFLOP/s per GPU, {:.0f} tokens/s, "
              "{} to train\n",
              to_short_string(d.chosen.candidate.plan), d.technique,
              describe_gpus(slice, d.chosen.candidate.subset.gpus), d.chosen.step_time_s,
@@ -145,21 +140,21 @@ void run_study_rule(Options& o) {
   const SearchResult r = search(model, slice, one);
   if (r.ranked.empty()) fail("the search finds no plan of {} that fits on {}", model.name, slice.name);
   const Evaluated& best = r.ranked.front();
-  fmt::print("fabtrain's search ({}): {} ({}) on {}: step {:.3f} s, {:.0f} tokens/s, {} to train, "
+  fmt::print(text, "fabtrain's search ({}): {} ({}) on {}: step {:.3f} s, {:.0f} tokens/s, {} to train, "
              "{} GPU-hours\n",
              to_string(options.objective), to_short_string(best.candidate.plan),
              technique_name(best.candidate.plan), describe_gpus(slice, best.candidate.subset.gpus),
              best.step_time_s, best.tokens_per_s, format_train_time(best.time_to_train_s),
              format_gpu_hours(gpu_hours(best)));
   const std::string difference = rule_vs_search(slice, d, best, r.enumerated, options.objective);
-  fmt::print("{}\n", difference);
+  fmt::print(text, "{}\n", difference);
   write_json(o.json, {{"rule", "study"},
                       {"steps", d.steps},
                       {"chosen", to_json(d.chosen, slice)},
                       {"search_best", to_json(best, slice)},
                       {"difference", difference},
                       {"launch", launch_json(launch_line(o.search.model, slice, d.chosen, seq))}});
-  print_launch(stdout, o.search.model, slice, d.chosen, seq);
+  print_launch(text, o.search.model, slice, d.chosen, seq);
 }
 
 void run(Options& o) {

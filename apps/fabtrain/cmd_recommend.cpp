@@ -7,6 +7,7 @@
 #include "common/error.hpp"
 #include "common/human_units.hpp"
 #include "common/text_table.hpp"
+#include "json_output.hpp"
 #include "search_cli.hpp"
 #include "selector/recommend.hpp"
 
@@ -17,21 +18,39 @@ struct Options {
   SearchCli search;
   double tolerance = 0.10;
   bool wide = false;
+  JsonOutput json;
 };
+
+nlohmann::json to_json(const Recommendation& rec, const Slice& slice, double tokens) {
+  nlohmann::json j = {{"train_tokens", tokens}, {"why", rec.why}, {"choices", nlohmann::json::array()}};
+  for (size_t i = 0; i < rec.choices.size(); ++i) {
+    const auto& c = rec.choices[i];
+    j["choices"].push_back({{"gpus", c.gpus},
+                            {"sites", c.sites},
+                            {"where", describe_gpus(slice, c.best.candidate.subset.gpus)},
+                            {"plan", to_string(c.best.candidate.plan)},
+                            {"tokens_per_s", c.best.tokens_per_s},
+                            {"time_to_train_s", c.time_to_train_s},
+                            {"gpu_hours", c.gpu_hours},
+                            {"recommended", int(i) == rec.chosen}});
+  }
+  return j;
+}
 
 void run(Options& o) {
   auto [model, slice, options] = o.search.resolve();
   const double tokens = *options.train_tokens;
   const Objective objective = options.objective;
-  fmt::print("fabtrain recommend: {}\n", o.search.describe());
-  fmt::print("  the search of `fabtrain plan` (every GPU set's best kept exact), then the fewest GPUs "
+  std::FILE* text = o.json.text();
+  fmt::print(text, "fabtrain recommend: {}\n", o.search.describe());
+  fmt::print(text, "  the search of `fabtrain plan` (every GPU set's best kept exact), then the fewest GPUs "
              "whose {} is within --tolerance {:.0f}% of the best\n",
              objective == Objective::gpu_hours ? "GPU-hours" : "time to train", 100 * o.tolerance);
   const SearchResult r = search(model, slice, options);
   const Recommendation rec = recommend(r, slice, tokens, o.tolerance, objective);
   if (rec.choices.empty()) fail("no plan of {} fits on any GPUs of {}", model.name, slice.name);
   const std::string types = gpu_types_line(slice);
-  if (!types.empty()) fmt::print("\n{}\n", types);
+  if (!types.empty()) fmt::print(text, "\n{}\n", types);
   TextTable table({{"GPUs", true},
                    {"where", false},
                    {"best plan", false, 0, true},
@@ -46,9 +65,10 @@ void run(Options& o) {
                    format_gpu_hours(c.gpu_hours), fmt::format("{:.0f}", c.best.tokens_per_s),
                    int(i) == rec.chosen ? "<- chosen" : ""});
   }
-  fmt::print("{}", table.render(table_width(o.wide)).text);
-  fmt::print("\n{}\n", rec.why);
-  print_launch(stdout, o.search.model, slice, rec.choices[rec.chosen].best,
+  fmt::print(text, "{}", table.render(table_width(o.wide)).text);
+  fmt::print(text, "\n{}\n", rec.why);
+  o.json.write(to_json(rec, slice, tokens));
+  print_launch(text, o.search.model, slice, rec.choices[rec.chosen].best,
                options.space.seq > 0 ? options.space.seq : model.n_ctx);
 }
 
@@ -64,6 +84,7 @@ Registration reg(60, [](CLI::App& app) {
                   "lose")
       ->capture_default_str();
   cmd->add_flag("--wide", o->wide, "Show every column uncut (default: fit $COLUMNS, else 100)");
+  o->json.add_to(cmd, "every GPU count's best plan and the recommendation");
   cmd->callback([o] { run(*o); });
 });
 

@@ -1,4 +1,4 @@
-// fabtrain schedule --model M --plan P [--batch B] [--seq S] [--rank R] [--slice S] [--json]:
+// fabtrain schedule --model M --plan P [--batch B] [--seq S] [--rank R] [--slice S] [--json FILE|-]:
 // compiles one training step of a plan and prints every rank's instruction stream (the same
 // schedule the simulator and the executor play), after the resolved configuration. With --slice
 // it also checks that the plan fits the slice's GPUs and shows where each rank runs. It plays
@@ -12,6 +12,7 @@
 
 #include "command.hpp"
 #include "common/error.hpp"
+#include "json_output.hpp"
 #include "platforms/slice.hpp"
 #include "plan/default_batch.hpp"
 #include "plan/schedule.hpp"
@@ -27,7 +28,7 @@ struct Options {
   int seq = 0;    // 0: the model's context
   int rank = -1;
   std::string slice;
-  bool json = false;
+  JsonOutput json;
 };
 
 // "1.50 GiB", "12.0 MiB", "640 B": memory as people read it.
@@ -75,7 +76,7 @@ void run(const Options& o) {
   if (!check.ok) fail("the compiled schedule does not play through: {}", check.message);
 
   const std::vector<BlockRange> stages = stage_blocks(model, plan);
-  if (o.json) {
+  if (o.json.wanted()) {
     nlohmann::json config = {{"model", model.name},
                              {"plan", to_string(plan)},
                              {"technique", technique_name(plan)},
@@ -102,8 +103,8 @@ void run(const Options& o) {
       to_json(full, schedule);
       out["schedule"] = std::move(full);
     }
-    fmt::print("{}\n", out.dump(2));
-    return;
+    o.json.write(out);
+    if (o.json.to_stdout()) return;
   }
 
   fmt::print("model:      {} ({} layers, {} hidden, {} heads, vocab {}, {} parameters)\n",
@@ -148,7 +149,7 @@ Registration reg(30, [](CLI::App& app) {
   cmd->add_option("--rank", o->rank, "Print only this rank's instructions");
   cmd->add_option("--slice", o->slice,
                   "Check the plan against this slice's GPUs (built-in name or YAML path)");
-  cmd->add_flag("--json", o->json, "Print JSON instead of text");
+  o->json.add_to(cmd, "the schedule");
   cmd->callback([o] { run(*o); });
 });
 

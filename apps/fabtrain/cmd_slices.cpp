@@ -1,5 +1,5 @@
-// fabtrain slices [--json]: the built-in slices (sites, GPU count and types).
-// fabtrain slice show NAME|PATH [--json]: one slice in full: VMs, sites, GPUs, NICs, networks,
+// fabtrain slices [--json FILE|-]: the built-in slices (sites, GPU count and types).
+// fabtrain slice show NAME|PATH [--json FILE|-]: one slice in full: VMs, sites, GPUs, NICs, networks,
 // every site pair's round trip and bandwidth and whether each was measured, estimated or given,
 // and the stated assumptions.
 // fabtrain slice import SAVED [-o slice.yaml]: a slice saved by fablib as a slice file.
@@ -16,6 +16,7 @@
 
 #include "command.hpp"
 #include "common/error.hpp"
+#include "json_output.hpp"
 #include "platforms/fablib_import.hpp"
 #include "platforms/slice.hpp"
 
@@ -73,14 +74,14 @@ nlohmann::json slice_summary_json(const Slice& s) {
   return {{"name", s.name}, {"sites", s.site_names()}, {"gpu_count", s.gpu_count()}, {"gpus", gpus}};
 }
 
-void list_slices(bool json) {
+void list_slices(const JsonOutput& json) {
   std::vector<Slice> slices;
   for (const auto& name : builtin_slice_names()) slices.push_back(load_slice(name));
-  if (json) {
+  if (json.wanted()) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& s : slices) out.push_back(slice_summary_json(s));
-    fmt::print("{}\n", out.dump(2));
-    return;
+    json.write(out);
+    if (json.to_stdout()) return;
   }
   fmt::print("{:<16} {:<14} {:>4}  {}\n", "slice", "sites", "gpus", "gpu types");
   for (const auto& s : slices)
@@ -88,10 +89,10 @@ void list_slices(bool json) {
                gpu_mix_text(s));
 }
 
-void show_slice(const std::string& name_or_path, bool json, const std::string& extra_catalog) {
+void show_slice(const std::string& name_or_path, const JsonOutput& json, const std::string& extra_catalog) {
   const Slice s = load_slice(name_or_path, catalog_with(extra_catalog));
   const Catalog& cat = *s.catalog;
-  if (json) {
+  if (json.wanted()) {
     nlohmann::json out = slice_summary_json(s);
     out["path"] = s.path;
     out["description"] = s.description;
@@ -118,8 +119,8 @@ void show_slice(const std::string& name_or_path, bool json, const std::string& e
                                    {"bandwidth_origin", r.bandwidth.origin},
                                    {"bandwidth_measured", r.bandwidth.origin == "measured"},
                                    {"bandwidth_source", r.bandwidth.source}});
-    fmt::print("{}\n", out.dump(2));
-    return;
+    json.write(out);
+    if (json.to_stdout()) return;
   }
   fmt::print("slice {} ({})\n", s.name, s.path);
   if (!s.description.empty()) fmt::print("  {}\n", s.description);
@@ -153,8 +154,8 @@ void show_slice(const std::string& name_or_path, bool json, const std::string& e
 
 Registration list_reg(20, [](CLI::App& app) {
   auto* cmd = app.add_subcommand("slices", "List the built-in slices: sites, GPU count and types");
-  auto json = std::make_shared<bool>(false);
-  cmd->add_flag("--json", *json, "Print JSON instead of a table");
+  auto json = std::make_shared<JsonOutput>();
+  json->add_to(cmd, "the list");
   cmd->callback([json] { list_slices(*json); });
 });
 
@@ -193,7 +194,7 @@ void import_slice(const std::string& saved, const std::string& output, const std
 struct ShowOptions {
   std::string slice;
   std::string catalog;
-  bool json = false;
+  JsonOutput json;
 };
 
 struct ImportOptions {
@@ -207,7 +208,7 @@ Registration show_reg(21, [](CLI::App& app) {
   auto opts = std::make_shared<ShowOptions>();
   show->add_option("slice", opts->slice, "Built-in slice name or path to a slice YAML file")->required();
   show->add_option("--catalog", opts->catalog, "Catalog YAML adding or replacing GPU types, NICs, sites");
-  show->add_flag("--json", opts->json, "Print JSON instead of tables");
+  opts->json.add_to(show, "the slice");
   show->callback([opts] { show_slice(opts->slice, opts->json, opts->catalog); });
 
   auto* imp = cmd->add_subcommand("import", "Turn a slice saved by fablib (GraphML or node-link JSON) into a slice YAML");

@@ -49,6 +49,19 @@ assert groups == {("world", 4), ("tp", 2), ("dp", 2)}, groups
 assert all(c["seconds"] > 0 for c in d["collectives"])
 print("plan groups measured")
 PY
+# --json -: the bench file alone on standard output, nccl-tests' table on standard error.
+timeout 120 mpirun $root_flag --oversubscribe -np 2 "$exec_bin" bench --budget-s 0.05 --memory-mib 2 \
+  --p2p-mib 0.25 --p2p-messages 2 --collective-mib 0.25 --json - >"$work/stdout.json" 2>"$work/table.txt"
+python3 - "$work/stdout.json" "$work/table.txt" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+table = open(sys.argv[2]).read()
+assert "busbw" in table and "algbw" in table and "(elements)" in table, table
+for c in d["collectives"]:
+    row = next(l.split() for l in table.splitlines() if l.startswith(c["op"] + " ") and f' {int(c["bytes"])} ' in l)
+    assert abs(float(row[-1]) - c["busbw"] / 1e9) <= 0.0005 + 1e-3 * c["busbw"] / 1e9, (row, c)
+print("bench table on stderr, JSON alone on stdout")
+PY
 # A plan of another size is refused by name, before anything is measured.
 if timeout 60 mpirun $root_flag --oversubscribe -np 2 "$exec_bin" bench --plan dp=4 -o "$work/bad.json" \
     >"$work/bad.log" 2>&1; then
