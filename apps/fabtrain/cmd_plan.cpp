@@ -192,8 +192,8 @@ void run(Options& o) {
       ++ties;
   if (!quiet) {
     fmt::print("{} plans in {:.2f} s ({:.0f} plans/s): {} compiled, {} out of memory, {} simulated;\n"
-               "  skipped: {} recompute=on plans whose recompute=off twin fits, {} whose lower bound "
-               "cannot reach the top {}\n\n",
+               "  skipped: {} with recomputation that memory does not need (the same plan without it "
+               "fits and is faster), {} whose lower bound on the step time cannot reach the top {}\n\n",
                r.enumerated, r.seconds, r.enumerated / std::max(r.seconds, 1e-9), r.compiled,
                r.out_of_memory.size(), r.ranked.size(), r.skipped_recompute, r.bounded, o.top);
     print_table(r, slice, o, objective, ties);

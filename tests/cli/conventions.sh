@@ -25,12 +25,14 @@ json_only() {
     fail "$name: standard output is not JSON alone: $(head -c 200 "$tmp/$name.out")"
 }
 # refused WANT command...: a non-zero exit, WANT on standard error, and on standard output nothing
-# but the resolved configuration line ("fabtrain plan: model=..."): no partial table.
+# but the resolved configuration ("fabtrain plan: model=..." and its indented batch= and to train:
+# lines): no partial table.
 refused() {
   local want="$1"; shift
   local out err rc
   out="$(timeout 60 "$@" 2>"$tmp/err")"; rc=$?; err="$(cat "$tmp/err")"
-  out="$(printf '%s\n' "$out" | grep -v '^fabtrain [a-z-]*\( --rule study\)\?: ' | grep -v '^$')"
+  out="$(printf '%s\n' "$out" | grep -v '^fabtrain [a-z-]*\( --rule study\)\?: ' |
+    grep -v '^  \(batch=\|to train: \)' | grep -v '^$')"
   if [ "$rc" -eq 0 ] || [ "$rc" -ge 124 ] || [[ "$err" != *"$want"* ]]; then
     fail "(exit $rc) $*"; echo "  wanted: $want"; echo "  got:    ${err:0:400}"
   elif [ -n "$out" ]; then

@@ -4,7 +4,7 @@
 # Usage: default_batch_cli.sh FABTRAIN
 set -euo pipefail
 fabtrain=$1
-schedule=$("$fabtrain" schedule --model gpt2-nano --plan dp=2,mb=3 --json |
+schedule=$("$fabtrain" schedule --model gpt2-nano --plan dp=2,mb=3 --json - |
   python3 -c "import json,sys; print(json.load(sys.stdin)['config']['global_batch'])")
 simulate=$("$fabtrain" simulate --model gpt2-nano --slice utah-amst --plan dp=2,mb=3 --json - |
   python3 -c "import json,sys; print(json.load(sys.stdin)['batch'])")
