@@ -19,6 +19,9 @@ std::vector<Precision> executor_precisions(ExecutorDevice device) {
 }
 
 std::optional<std::string> why_not_runnable(const Plan& plan, ExecutorDevice device) {
+  if (plan.attention == Attention::flash)
+    return std::string("attention=flash: fabtrain-exec's attention is not fused: it keeps the scores "
+                       "in memory, which the plan's memory estimate leaves out");
   const auto supported = executor_precisions(device);
   if (std::find(supported.begin(), supported.end(), plan.precision) != supported.end())
     return std::nullopt;

@@ -1,8 +1,9 @@
 // What `fabtrain-exec train` can run, in one place, so a plan the search prints as runnable is
 // one the executor accepts: today it trains in fp32 on CPU and in fp32 or tf32 (fp32 with its
 // matrix products on TF32 tensor cores) on CUDA; fp16 and bf16 (mixed precision with fp32 master
-// weights) are modelled by the simulator only. Every other plan key is executed as written
-// (attention=flash computes the same attention; only its memory is modelled differently).
+// weights) are modelled by the simulator only, and so is attention=flash (the executor's attention
+// keeps the scores, which a flash plan's memory leaves out). Every other plan key is executed as
+// written.
 // Not here: whether a particular GPU has TF32 tensor cores (exec/cuda/, at start-up).
 #pragma once
 #include <optional>

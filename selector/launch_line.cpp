@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "plan/runnable.hpp"
+#include "plan/executor_support.hpp"
 
 namespace fabtrain {
 namespace {
@@ -55,7 +55,8 @@ LaunchLine launch_line(const std::string& model_arg, const Slice& slice, const E
     cpu = cpu && g.type->is_cpu;
   }
   out.device = cpu ? "cpu" : "cuda";
-  out.simulate_only = why_not_runnable(plan, out.device);
+  if (const auto why = why_not_runnable(plan, cpu ? ExecutorDevice::cpu : ExecutorDevice::cuda))
+    out.simulate_only = "simulate-only: " + *why;
   std::string device_flags;
   if (!cpu) device_flags = " --device cuda";
   if (!cpu && plan.precision == Precision::tf32) device_flags += " --precision tf32";

@@ -2,7 +2,7 @@
 // slice's VMs in the plan's device order (rank r on the VM of GPU devices[r]), fabtrain-exec
 // train with the model as the user gave it, the plan, batch and sequence, --device cuda on GPU
 // slices, --precision for tf32; or, when fabtrain-exec cannot run the plan, why not
-// (plan/runnable.hpp).
+// (plan/executor_support.hpp, the list the executor itself enforces).
 #pragma once
 #include <string>
 #include <vector>

@@ -95,6 +95,10 @@ TEST_CASE("the executor's precisions: fp32 on cpu, fp32 or tf32 on cuda, half pr
   REQUIRE(fp16);
   CHECK(fp16->find("precision=fp16: fabtrain-exec trains in fp32 or tf32 on cuda") == 0);
   CHECK(why_not_runnable(parse_plan("dp=1,precision=tf32"), ExecutorDevice::cpu));
+  // A flash plan's memory leaves out the scores the executor's attention keeps.
+  const auto flash = why_not_runnable(parse_plan("dp=1,attention=flash"), ExecutorDevice::cuda);
+  REQUIRE(flash);
+  CHECK(flash->find("attention=flash: ") == 0);
   const Plan half = parse_plan("dp=1,precision=bf16");
   CHECK(test::error_of([&] { require_runnable(half, ExecutorDevice::cpu); }) ==
         "--plan " + to_string(half) + ": " + *bf16);

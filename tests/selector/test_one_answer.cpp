@@ -11,7 +11,7 @@
 
 #include "common/data_dir.hpp"
 #include "common/error.hpp"
-#include "plan/runnable.hpp"
+#include "plan/executor_support.hpp"
 #include "selector/break_even.hpp"
 #include "selector/launch_line.hpp"
 #include "selector/recommend.hpp"
@@ -143,10 +143,10 @@ TEST_CASE("the launch line places ranks on VMs in device order, keeps the model 
   e.candidate.plan = parse_plan("dp=2,precision=tf32");
   CHECK(launch_line("gpt2-medium", slice, e, 1024).command.find("--device cuda --precision tf32") !=
         std::string::npos);
-  CHECK(why_not_runnable(e.candidate.plan, "cpu").find("tf32") != std::string::npos);
-  CHECK(why_not_runnable(e.candidate.plan, "cuda").empty());
-  CHECK(why_not_runnable(parse_plan("dp=2,pp=2,zero=3,mb=4,recompute=on"), "cpu").empty());
-  CHECK(!why_not_runnable(parse_plan("dp=1,attention=flash"), "cuda").empty());
+  CHECK(why_not_runnable(e.candidate.plan, ExecutorDevice::cpu).value_or("").find("tf32") != std::string::npos);
+  CHECK_FALSE(why_not_runnable(e.candidate.plan, ExecutorDevice::cuda));
+  CHECK_FALSE(why_not_runnable(parse_plan("dp=2,pp=2,zero=3,mb=4,recompute=on"), ExecutorDevice::cpu));
+  CHECK(why_not_runnable(parse_plan("dp=1,attention=flash"), ExecutorDevice::cuda));
   // A CPU slice: no --device flag (cpu is the executor's default).
   const Slice cpu = load_slice("emulated-2site");
   e.candidate.plan = parse_plan("dp=2");
