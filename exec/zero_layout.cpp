@@ -51,31 +51,27 @@ ZeroLayout::ZeroLayout(const std::vector<ParamRun>& runs, std::int64_t wte_size,
   chunk_b_ = (rest_.total + parts - 1) / parts;
 }
 
+template <typename F>
+void ZeroLayout::for_each_piece(int d, F&& f) const {
+  const std::int64_t a_begin = d * chunk_a_, b_begin = d * chunk_b_;
+  walk(wte_.segments, a_begin, std::clamp<std::int64_t>(wte_.total - a_begin, 0, chunk_a_), f);
+  walk(rest_.segments, b_begin, std::clamp<std::int64_t>(rest_.total - b_begin, 0, chunk_b_),
+       [&](std::int64_t at, std::int64_t n, std::int64_t off) { f(at, n, chunk_a_ + off); });
+}
+
 template <typename T>
 void ZeroLayout::pack(std::span<const T> local, int d, std::span<T> chunk) const {
   std::fill(chunk.begin(), chunk.end(), T{});
-  const std::int64_t a_begin = d * chunk_a_, b_begin = d * chunk_b_;
-  walk(wte_.segments, a_begin, std::clamp<std::int64_t>(wte_.total - a_begin, 0, chunk_a_),
-       [&](std::int64_t at, std::int64_t n, std::int64_t off) {
-         std::copy_n(local.begin() + at, n, chunk.begin() + off);
-       });
-  walk(rest_.segments, b_begin, std::clamp<std::int64_t>(rest_.total - b_begin, 0, chunk_b_),
-       [&](std::int64_t at, std::int64_t n, std::int64_t off) {
-         std::copy_n(local.begin() + at, n, chunk.begin() + chunk_a_ + off);
-       });
+  for_each_piece(d, [&](std::int64_t at, std::int64_t n, std::int64_t off) {
+    std::copy_n(local.begin() + at, n, chunk.begin() + off);
+  });
 }
 
 template <typename T>
 void ZeroLayout::unpack(std::span<const T> chunk, int d, std::span<T> local) const {
-  const std::int64_t a_begin = d * chunk_a_, b_begin = d * chunk_b_;
-  walk(wte_.segments, a_begin, std::clamp<std::int64_t>(wte_.total - a_begin, 0, chunk_a_),
-       [&](std::int64_t at, std::int64_t n, std::int64_t off) {
-         std::copy_n(chunk.begin() + off, n, local.begin() + at);
-       });
-  walk(rest_.segments, b_begin, std::clamp<std::int64_t>(rest_.total - b_begin, 0, chunk_b_),
-       [&](std::int64_t at, std::int64_t n, std::int64_t off) {
-         std::copy_n(chunk.begin() + chunk_a_ + off, n, local.begin() + at);
-       });
+  for_each_piece(d, [&](std::int64_t at, std::int64_t n, std::int64_t off) {
+    std::copy_n(chunk.begin() + off, n, local.begin() + at);
+  });
 }
 
 template void ZeroLayout::pack<float>(std::span<const float>, int, std::span<float>) const;

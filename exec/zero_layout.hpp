@@ -38,6 +38,9 @@ class ZeroLayout {
   void copy_wte_in(std::span<const float> in, std::span<float> local) const;
 
  private:
+  // f(local offset, count, chunk offset) for every run of shard d, wte's part first.
+  template <typename F>
+  void for_each_piece(int d, F&& f) const;
   struct Region {
     std::vector<std::pair<std::int64_t, std::int64_t>> segments;  // (local begin, count)
     std::int64_t total = 0;
