@@ -17,7 +17,8 @@ struct JsonOutput {
   std::string path;  // empty: no JSON
 
   void add_to(CLI::App* cmd, const std::string& what = "the results") {
-    cmd->add_option("--json", path, "Write " + what + " as JSON to FILE, or - for standard output alone")
+    cmd->add_option("--json", path,
+                    "Write " + what + " as JSON to FILE, or - for standard output alone")
         ->type_name("FILE|-");
   }
   bool wanted() const { return !path.empty(); }

@@ -7,7 +7,8 @@ namespace fabtrain {
 
 inline void make_lists_comma_separated(CLI::App& app) {
   for (CLI::Option* option : app.get_options())
-    if (option->nonpositional() && option->get_items_expected_max() > 1 && option->get_delimiter() == '\0')
+    if (option->nonpositional() && option->get_items_expected_max() > 1 &&
+        option->get_delimiter() == '\0')
       option->delimiter(',');
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
     make_lists_comma_separated(*sub);

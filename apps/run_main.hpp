@@ -36,7 +36,8 @@ inline int run_main(CLI::App& app, int argc, char** argv) {
     invoked_command() += " " + (plain ? word : "'" + word + "'");
   }
   // "fabtrain 0.1.0": the program's name and CMake's project(VERSION).
-  app.set_version_flag("--version", app.get_name() + " " + FABTRAIN_VERSION, "Print the version and exit");
+  app.set_version_flag("--version", app.get_name() + " " + FABTRAIN_VERSION,
+                       "Print the version and exit");
   app.require_subcommand(1);
   auto& all = commands();
   std::sort(all.begin(), all.end(), [](auto& a, auto& b) { return a.order < b.order; });
@@ -57,7 +58,8 @@ inline int run_main(CLI::App& app, int argc, char** argv) {
     return 1;
   } catch (const std::bad_alloc&) {
     std::fflush(stdout);
-    std::fprintf(stderr, "error: out of memory: an input asks for more memory than this host has\n");
+    std::fprintf(stderr,
+                 "error: out of memory: an input asks for more memory than this host has\n");
     return 1;
   } catch (const std::exception& e) {  // a library's own message: say it is not the user's words
     std::fflush(stdout);

@@ -24,15 +24,20 @@ inline void make_numbers_strict(CLI::App& app) {
         },
         "");
   };
-  const CLI::Validator integer = validator([](const std::string& t, const char* w) { strict_integer(t, w); });
-  const CLI::Validator finite = validator([](const std::string& t, const char* w) { strict_finite(t, w); });
+  const CLI::Validator integer =
+      validator([](const std::string& t, const char* w) { strict_integer(t, w); });
+  const CLI::Validator finite =
+      validator([](const std::string& t, const char* w) { strict_finite(t, w); });
   for (CLI::Option* option : app.get_options()) {
     const std::string type = option->get_type_name();
     auto is = [&](const char* name) { return type.rfind(name, 0) == 0; };  // "INT", "INT:..."
-    if (is("INT") || is("UINT")) option->check(integer);
-    else if (is("FLOAT")) option->check(finite);
+    if (is("INT") || is("UINT"))
+      option->check(integer);
+    else if (is("FLOAT"))
+      option->check(finite);
   }
-  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) make_numbers_strict(*sub);
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    make_numbers_strict(*sub);
 }
 
 }  // namespace fabtrain

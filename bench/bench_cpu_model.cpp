@@ -42,7 +42,8 @@ double median(std::vector<double> v) {
 // flatter the MFU).
 double measure_sgemm_flops() {
   const int m = 1024, k = 768, n = 3072;
-  std::vector<float> a(std::size_t(m) * k, 0.01f), b(std::size_t(n) * k, 0.02f), c(std::size_t(m) * n);
+  std::vector<float> a(std::size_t(m) * k, 0.01f), b(std::size_t(n) * k, 0.02f),
+      c(std::size_t(m) * n);
   std::vector<double> times;
   for (int rep = 0; rep < 16; ++rep) {
     const auto start = Clock::now();
@@ -74,7 +75,8 @@ StepTiming time_steps(const ModelSpec& m, int b, int t, int steps) {
     state ^= state << 13, state ^= state >> 7, state ^= state << 17;
     token = int(state % std::uint64_t(m.vocab_size));
   }
-  std::vector<int> x(tokens.begin(), tokens.begin() + b * t), y(tokens.begin() + 1, tokens.begin() + b * t + 1);
+  std::vector<int> x(tokens.begin(), tokens.begin() + b * t),
+      y(tokens.begin() + 1, tokens.begin() + b * t + 1);
   const int blocks = block_count(m);
   AdamW adamw;
   StepTiming timing;
@@ -111,8 +113,8 @@ int main(int argc, char** argv) {
              blas_core_name());
   fmt::print("{} one rank, fp32, AdamW included, median of {} steps\n", m.name, steps);
   fmt::print("{:>3} {:>4} {:>10} {:>10} {:>9} {:>10} {:>6} {:>9} {:>9}  {}\n", "B", "T", "ms/step",
-             "cpu-ms/step",
-             "tokens/s", "GFLOP/s", "MFU", "loss 0", "loss N", "vs llm.c CPU (4.4-4.75 s/step)");
+             "cpu-ms/step", "tokens/s", "GFLOP/s", "MFU", "loss 0", "loss N",
+             "vs llm.c CPU (4.4-4.75 s/step)");
   std::vector<int> lengths = {64, 256};
   if (argc > 2) lengths = {std::max(1, std::min(m.n_ctx, std::atoi(argv[2])))};
   std::vector<std::string> summary;
@@ -123,16 +125,20 @@ int main(int argc, char** argv) {
     const double achieved = flops / timing.seconds;
     std::string versus = "-";
     if (t == 64)
-      versus = fmt::format("speed {:.2f}x-{:.2f}x of llm.c", 4.4 / timing.seconds, 4.75 / timing.seconds);
-    fmt::print("{:>3} {:>4} {:>10.1f} {:>10.1f} {:>9.0f} {:>10.1f} {:>5.0f}% {:>9.4f} {:>9.4f}  {}\n",
-               b, t, timing.seconds * 1e3, timing.cpu_seconds * 1e3, b * t / timing.seconds, achieved / 1e9, 100.0 * achieved / sgemm,
-               timing.first_loss, timing.last_loss, versus);
-    summary.push_back(fmt::format("B=4 T={}: MFU {:.0f}% of measured sgemm, target >= 40%: ratio {:.2f}",
-                                  t, 100.0 * achieved / sgemm, achieved / sgemm / 0.40));
+      versus = fmt::format("speed {:.2f}x-{:.2f}x of llm.c", 4.4 / timing.seconds,
+                           4.75 / timing.seconds);
+    fmt::print(
+        "{:>3} {:>4} {:>10.1f} {:>10.1f} {:>9.0f} {:>10.1f} {:>5.0f}% {:>9.4f} {:>9.4f}  {}\n", b,
+        t, timing.seconds * 1e3, timing.cpu_seconds * 1e3, b * t / timing.seconds, achieved / 1e9,
+        100.0 * achieved / sgemm, timing.first_loss, timing.last_loss, versus);
+    summary.push_back(
+        fmt::format("B=4 T={}: MFU {:.0f}% of measured sgemm, target >= 40%: ratio {:.2f}", t,
+                    100.0 * achieved / sgemm, achieved / sgemm / 0.40));
     if (t == 64)
-      summary.push_back(fmt::format("B=4 T=64: {:.0f} ms/step vs llm.c CPU 4400-4750, target >= 2x faster: "
-                                    "ratio {:.2f}-{:.2f}",
-                                    timing.seconds * 1e3, 4.4 / timing.seconds / 2, 4.75 / timing.seconds / 2));
+      summary.push_back(
+          fmt::format("B=4 T=64: {:.0f} ms/step vs llm.c CPU 4400-4750, target >= 2x faster: "
+                      "ratio {:.2f}-{:.2f}",
+                      timing.seconds * 1e3, 4.4 / timing.seconds / 2, 4.75 / timing.seconds / 2));
   }
   // Ratio lines (measured / target, >= 1 meets it) for bench/run.sh.
   for (const std::string& line : summary) fmt::print("{}\n", line);

@@ -16,8 +16,8 @@ int main() {
   const PublishedSummary s = check_published(path);
   int over_half = 0;
   for (const auto& c : s.checks) over_half += std::fabs(c.error) > 0.5;
-  fmt::print("published runs: {} rows, {} simulated, {} not checked ({})\n", s.rows, s.checks.size(),
-             s.problems.size(), path);
+  fmt::print("published runs: {} rows, {} simulated, {} not checked ({})\n", s.rows,
+             s.checks.size(), s.problems.size(), path);
   for (const auto& p : s.problems) fmt::print("  bad row: {}\n", p);
   fmt::print("rows off by more than 50%: {}\n", over_half);
   const std::vector<PlanComparison> comparisons = compare_plans(s.runs, s.checks);
@@ -26,6 +26,7 @@ int main() {
   fmt::print("median absolute error {:.1f}% over {} published runs\n", 100 * s.median_abs_error,
              s.checks.size());
   const double ratio = s.median_abs_error > 0 ? 0.15 / s.median_abs_error : 0;
-  fmt::print("ratio (target median error 15% / measured {:.1f}%): {:.2f}\n", 100 * s.median_abs_error, ratio);
+  fmt::print("ratio (target median error 15% / measured {:.1f}%): {:.2f}\n",
+             100 * s.median_abs_error, ratio);
   return s.problems.empty() ? 0 : 1;
 }

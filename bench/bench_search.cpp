@@ -31,10 +31,11 @@ void run(const std::string& label, const std::string& model_name, const std::str
   }
   std::sort(seconds.begin(), seconds.end());
   const double median = seconds[seconds.size() / 2];
-  fmt::print("{:<40} {:>8.2f} s (median of {})  {:>6.0f} plans/s  {} plans, {} simulated  "
-             "({} compiled)  target < {:.1f} s  ratio {:.2f}\n",
-             label, median, repeats, last.enumerated / median, last.enumerated,
-             last.ranked.size(), last.compiled, target_s, target_s / median);
+  fmt::print(
+      "{:<40} {:>8.2f} s (median of {})  {:>6.0f} plans/s  {} plans, {} simulated  "
+      "({} compiled)  target < {:.1f} s  ratio {:.2f}\n",
+      label, median, repeats, last.enumerated / median, last.enumerated, last.ranked.size(),
+      last.compiled, target_s, target_s / median);
 }
 
 }  // namespace

@@ -5,7 +5,6 @@
 // Prints MB/s per core for both, side by side, and the ratio (ours / JavaScript; the target
 // is > 1). Needs scripts/install-deps.sh's vocabulary and node.
 #include <fmt/format.h>
-
 #include <unistd.h>
 
 #include <chrono>
@@ -30,7 +29,8 @@ std::string read(const std::string& path) {
 }
 
 // Ours: cold and warm MB/s on this thread, and the token count.
-std::tuple<double, double, long> ours(const text::Gpt2Bpe& bpe, const std::string& text, int passes) {
+std::tuple<double, double, long> ours(const text::Gpt2Bpe& bpe, const std::string& text,
+                                      int passes) {
   long tokens = 0;
   auto pass = [&](text::Gpt2Bpe::Cache& cache) {
     std::vector<std::uint16_t> ids;
@@ -55,8 +55,9 @@ std::tuple<double, double, long> ours(const text::Gpt2Bpe& bpe, const std::strin
 
 // Unicode-heavy text: accented words, CJK, emoji, numbers, in varied order (fixed seed).
 std::string unicode_text(std::size_t bytes) {
-  const char* words[] = {"café", "naïve", "Zürich", "中文分词", "日本語の", "한국어", "😀", "👍🏽",
-                         "2024", "3.14", "don't", "they'll", "  ", "\n", "Ångström", "façade"};
+  const char* words[] = {"café", "naïve",    "Zürich",   "中文分词", "日本語の", "한국어",
+                         "😀",    "👍🏽", "2024",     "3.14",     "don't",    "they'll",
+                         "  ",   "\n",       "Ångström", "façade"};
   std::string s;
   std::uint64_t x = 88172645463325252ull;
   while (s.size() < bytes) {
@@ -73,31 +74,37 @@ int main() {
   const text::Gpt2Bpe bpe = text::load_gpt2_bpe();
   const std::string dir = text::vocab_dir("");
   const std::string prose_path = source_dir() + "/data/tiny_prose_train.txt";
-  const std::string uni_path =
-      (std::filesystem::temp_directory_path() / fmt::format("fabtrain-bench-unicode-{}.txt", ::getpid())).string();
+  const std::string uni_path = (std::filesystem::temp_directory_path() /
+                                fmt::format("fabtrain-bench-unicode-{}.txt", ::getpid()))
+                                   .string();
   std::ofstream(uni_path, std::ios::binary) << unicode_text(300'000);
   constexpr int passes = 3;
-  fmt::print("{:<26} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8}\n", "text (one core each)", "ours cold",
-             "JS cold", "ours warm", "JS warm", "ratio c", "ratio w");
+  fmt::print("{:<26} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8}\n", "text (one core each)",
+             "ours cold", "JS cold", "ours warm", "JS warm", "ratio c", "ratio w");
   for (const auto& [label, path] : {std::pair{"tiny prose (300 KB)", prose_path},
                                     std::pair{"Unicode mix (300 KB)", uni_path}}) {
     const auto [cold, warm, our_tokens] = ours(bpe, read(path), passes);
-    const std::string cmd = fmt::format("node '{}/bench/bpe_node.js' '{}' '{}' {}", source_dir(), dir, path, passes);
+    const std::string cmd =
+        fmt::format("node '{}/bench/bpe_node.js' '{}' '{}' {}", source_dir(), dir, path, passes);
     std::FILE* p = ::popen(cmd.c_str(), "r");
     double js_cold = 0, js_warm = 0;
     long tokens = 0;
     if (!p || std::fscanf(p, "%lf %lf %ld", &js_cold, &js_warm, &tokens) != 3) {
-      std::fprintf(stderr, "bench_tokenizer: `%s` failed (node and scripts/install-deps.sh needed)\n", cmd.c_str());
+      std::fprintf(stderr,
+                   "bench_tokenizer: `%s` failed (node and scripts/install-deps.sh needed)\n",
+                   cmd.c_str());
       return 1;
     }
     ::pclose(p);
     if (tokens != our_tokens) {
-      std::fprintf(stderr, "bench_tokenizer: %s: %ld tokens here, %ld from node\n", label, our_tokens, tokens);
+      std::fprintf(stderr, "bench_tokenizer: %s: %ld tokens here, %ld from node\n", label,
+                   our_tokens, tokens);
       return 1;
     }
-    fmt::print("{:<26} {:>7.1f} MB/s {:>5.1f} MB/s {:>5.1f} MB/s {:>5.1f} MB/s {:>8.1f} {:>8.1f}\n", label, cold,
-               js_cold, warm, js_warm, cold / js_cold, warm / js_warm);
-    fmt::print("ratio {} (ours / JavaScript, per core, cold cache): {:.1f} (target > 1)\n", label, cold / js_cold);
+    fmt::print("{:<26} {:>7.1f} MB/s {:>5.1f} MB/s {:>5.1f} MB/s {:>5.1f} MB/s {:>8.1f} {:>8.1f}\n",
+               label, cold, js_cold, warm, js_warm, cold / js_cold, warm / js_warm);
+    fmt::print("ratio {} (ours / JavaScript, per core, cold cache): {:.1f} (target > 1)\n", label,
+               cold / js_cold);
   }
   std::remove(uni_path.c_str());
   return 0;

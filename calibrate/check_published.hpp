@@ -27,19 +27,21 @@ struct PublishedCheck {
 Slice published_slice(const PublishedRun& run, const Catalog& catalog = builtin_catalog());
 // Simulates one run; throws fabtrain::Error naming the run when it cannot be simulated. Builds
 // a Simulator, so (SimGrid) only before a process's first simulation or for a slice already built.
-PublishedCheck check_published_run(const PublishedRun& run, const Catalog& catalog = builtin_catalog());
+PublishedCheck check_published_run(const PublishedRun& run,
+                                   const Catalog& catalog = builtin_catalog());
 
 struct PublishedSummary {
   std::vector<PublishedRun> runs;      // the rows simulated, in file order
   std::vector<PublishedCheck> checks;  // parallel to runs
-  std::vector<std::string> problems;  // bad rows and rows that could not be simulated
+  std::vector<std::string> problems;   // bad rows and rows that could not be simulated
   int rows = 0;
-  double median_abs_error = 0;         // over checks, step time
+  double median_abs_error = 0;                    // over checks, step time
   std::optional<double> median_abs_memory_error;  // over checks with published memory
   int memory_rows = 0;
 };
 // Loads the file and checks every good row, collecting problems instead of stopping.
-PublishedSummary check_published(const std::string& path, const Catalog& catalog = builtin_catalog());
+PublishedSummary check_published(const std::string& path,
+                                 const Catalog& catalog = builtin_catalog());
 // The median of |x| (0 for none).
 double median_abs(std::vector<double> values);
 

@@ -21,7 +21,8 @@ constexpr double kLowest[kFeatures] = {1, 0, 0};
 
 // Least squares of relative residuals with the features in `fixed` held at their lower bounds;
 // false when the free ones cannot be separated or one falls below its bound.
-bool solve_with_fixed(const std::vector<Sample>& samples, const bool fixed[kFeatures], double out[kFeatures]) {
+bool solve_with_fixed(const std::vector<Sample>& samples, const bool fixed[kFeatures],
+                      double out[kFeatures]) {
   int free[kFeatures], m = 0;
   for (int j = 0; j < kFeatures; ++j)
     if (!fixed[j]) free[m++] = j;
@@ -40,7 +41,8 @@ bool solve_with_fixed(const std::vector<Sample>& samples, const bool fixed[kFeat
     int pivot = c;
     for (int r = c + 1; r < m; ++r)
       if (std::abs(a[r][c]) > std::abs(a[pivot][c])) pivot = r;
-    if (!(std::abs(a[pivot][c]) > 1e-12 * std::abs(a[c][c] == 0 ? 1 : a[c][c])) || a[pivot][c] == 0) return false;
+    if (!(std::abs(a[pivot][c]) > 1e-12 * std::abs(a[c][c] == 0 ? 1 : a[c][c])) || a[pivot][c] == 0)
+      return false;
     std::swap(a[c], a[pivot]);
     for (int r = 0; r < m; ++r) {
       if (r == c) continue;
@@ -68,7 +70,8 @@ double rms_relative(const std::vector<Sample>& samples, const double c[kFeatures
 
 // Bounded least squares by enumeration: every choice of the features held at their lower bounds
 // (those in always_held always are), the feasible fit with the smallest residual. False when none.
-bool bounded_fit(const std::vector<Sample>& samples, int always_held, double best[kFeatures], double& best_rms) {
+bool bounded_fit(const std::vector<Sample>& samples, int always_held, double best[kFeatures],
+                 double& best_rms) {
   best_rms = INFINITY;
   for (int mask = 0; mask < (1 << kFeatures); ++mask) {
     if ((mask & always_held) != always_held) continue;
@@ -93,7 +96,8 @@ double CollectivePath::rate(double bytes) const {
 }
 
 bool collective_op(const std::string& name, CollectiveOp& op) {
-  for (CollectiveOp o : {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather})
+  for (CollectiveOp o :
+       {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather})
     if (name == to_string(o)) {
       op = o;
       return true;
@@ -105,7 +109,8 @@ std::map<CollectiveOp, CollectiveFit> fit_collectives(const std::vector<Collecti
                                                       double small_bytes) {
   std::map<CollectiveOp, std::vector<Sample>> by_op, small_by_op;
   for (const auto& t : timings)
-    if (t.seconds >= kFewestLatencies * t.latency_s && t.seconds > 0 && t.latency_s > 0 && t.bandwidth > 0)
+    if (t.seconds >= kFewestLatencies * t.latency_s && t.seconds > 0 && t.latency_s > 0 &&
+        t.bandwidth > 0)
       (t.bytes <= small_bytes ? small_by_op : by_op)[t.op].push_back(
           {{t.latency_s * correction_latency_scale(t.members),
             t.bytes / t.bandwidth * correction_volume_scale(t.members), 1},
@@ -137,7 +142,8 @@ std::map<CollectiveOp, CollectiveFit> fit_collectives(const std::vector<Collecti
   return fits;
 }
 
-std::vector<CollectiveTiming> run_collective_timings(const RunData& run, const CollectivePath& path) {
+std::vector<CollectiveTiming> run_collective_timings(const RunData& run,
+                                                     const CollectivePath& path) {
   std::vector<CollectiveTiming> out;
   for (std::size_t i = run.steps.size() > 1 ? 1 : 0; i < run.steps.size(); ++i)
     for (const auto& c : run.steps[i].collectives) {
@@ -148,7 +154,8 @@ std::vector<CollectiveTiming> run_collective_timings(const RunData& run, const C
   return out;
 }
 
-std::vector<CollectiveTiming> bench_collective_timings(const BenchData& bench, const CollectivePath& path) {
+std::vector<CollectiveTiming> bench_collective_timings(const BenchData& bench,
+                                                       const CollectivePath& path) {
   std::vector<CollectiveTiming> out;
   for (const auto& c : bench.collectives) {
     CollectiveOp op;
@@ -158,7 +165,8 @@ std::vector<CollectiveTiming> bench_collective_timings(const BenchData& bench, c
   return out;
 }
 
-std::vector<MessageTiming> bench_message_timings(const BenchData& bench, const CollectivePath& path) {
+std::vector<MessageTiming> bench_message_timings(const BenchData& bench,
+                                                 const CollectivePath& path) {
   std::vector<MessageTiming> out;
   for (const auto& pair : pairs_across_hosts(bench))
     for (const auto& [bytes, seconds] : pair.message_latencies)

@@ -1,6 +1,7 @@
-// Fitting the simulator's per-op collective correction (sim/cost/calibration.hpp, collectives:) from
-// measured collective calls: for each op, least squares of the measured seconds against the three
-// terms the simulator adds, t ~ latency_terms * latency_s + bandwidth_factor * bytes / bandwidth
+// Fitting the simulator's per-op collective correction (sim/cost/calibration.hpp, collectives:)
+// from measured collective calls: for each op, least squares of the measured seconds against the
+// three terms the simulator adds, t ~ latency_terms * latency_s + bandwidth_factor * bytes /
+// bandwidth
 // + overhead_s, with latency_s and bandwidth those of the path each call ran over. Residuals are
 // relative: a 1 ms call at no added delay weighs as much as a 150 ms one over a long path, so the
 // per-call overhead is seen. Bounds: latency_terms >= 1, bandwidth_factor >= 0, overhead_s >= 0
@@ -30,9 +31,9 @@ struct CollectiveTiming {
 // A path as the simulator sees it (sim/tcp_window.hpp): a flow within the window goes at line
 // rate, a longer one tends to window / RTT.
 struct CollectivePath {
-  double latency_s = 0;  // one way
-  double line_rate = 0;  // bytes/s
-  double window = 0;     // bytes in flight over all streams to the peer; 0: none
+  double latency_s = 0;             // one way
+  double line_rate = 0;             // bytes/s
+  double window = 0;                // bytes in flight over all streams to the peer; 0: none
   double rate(double bytes) const;  // bytes / seconds to move them
 };
 
@@ -43,8 +44,8 @@ inline constexpr double kFewestLatencies = 0.5;
 
 struct CollectiveFit {
   CollectiveCalibration correction;
-  int samples = 0;        // calls larger than small_bytes
-  int small_samples = 0;  // calls of at most small_bytes
+  int samples = 0;          // calls larger than small_bytes
+  int small_samples = 0;    // calls of at most small_bytes
   double rms_relative = 0;  // of the fitted formula against the samples
 };
 
@@ -60,19 +61,22 @@ bool collective_op(const std::string& name, CollectiveOp& op);
 
 // The calls recorded by at least two members in a run's timed steps (all but the first, which
 // warms up, when there are more), over one path.
-std::vector<CollectiveTiming> run_collective_timings(const RunData& run, const CollectivePath& path);
+std::vector<CollectiveTiming> run_collective_timings(const RunData& run,
+                                                     const CollectivePath& path);
 // Point-to-point messages of a bench file's ping-pongs (message_latencies), over one path: the
 // one-way time of each size.
 struct MessageTiming {
   double bytes = 0, seconds = 0, latency_s = 0, bandwidth = 0;
 };
-std::vector<MessageTiming> bench_message_timings(const BenchData& bench, const CollectivePath& path);
+std::vector<MessageTiming> bench_message_timings(const BenchData& bench,
+                                                 const CollectivePath& path);
 // The p2p correction (sim/cost/calibration.hpp, p2p:) from message timings over at least two paths:
 // t - bytes / bandwidth ~ latency_terms * latency_s + overhead_s, least squares of relative
 // residuals, latency_terms >= 1, overhead_s >= 0. Nothing when the paths cannot separate them.
 std::optional<P2pCalibration> fit_p2p(const std::vector<MessageTiming>& timings);
 
 // A bench file's collective sweep, over one path.
-std::vector<CollectiveTiming> bench_collective_timings(const BenchData& bench, const CollectivePath& path);
+std::vector<CollectiveTiming> bench_collective_timings(const BenchData& bench,
+                                                       const CollectivePath& path);
 
 }  // namespace fabtrain::calib

@@ -61,9 +61,10 @@ KindCalibration fit_compute_from_bench(const BenchData& bench, const GpuType& de
   }
   const double memory_efficiency = memory_rate / device.memory_bandwidth;
   if (memory_efficiency > 1)
-    notes.push_back(fmt::format("measured memory bandwidth {:.3g} GB/s exceeds {}'s catalog {:.3g} GB/s: "
-                                "efficiency capped at 1 (raise the catalog's number)",
-                                memory_rate / 1e9, device.name, device.memory_bandwidth / 1e9));
+    notes.push_back(
+        fmt::format("measured memory bandwidth {:.3g} GB/s exceeds {}'s catalog {:.3g} GB/s: "
+                    "efficiency capped at 1 (raise the catalog's number)",
+                    memory_rate / 1e9, device.name, device.memory_bandwidth / 1e9));
   KindCalibration cal;
   const double rate[2] = {fwd_rate, bwd_rate};
   for (int k = 0; k < 2; ++k) {
@@ -129,22 +130,26 @@ LinearFit fit_linear(const std::vector<ComputeSample>& samples, bool use_flops) 
   return fit;
 }
 
-double predict_seconds(const ComputeSample& s, const GpuType& device, const KindCalibration& kinds) {
+double predict_seconds(const ComputeSample& s, const GpuType& device,
+                       const KindCalibration& kinds) {
   Calibration cal;
   cal.compute[device.name] = kinds;
   Instruction in;
-  if (s.kind == "fwd") in = Forward{0, 0, s.blocks, s.flops, s.bytes};
-  else if (s.kind == "bwd") in = Backward{0, 0, s.blocks, s.flops, s.bytes};
-  else in = OptimizerStep{0, s.bytes};
+  if (s.kind == "fwd")
+    in = Forward{0, 0, s.blocks, s.flops, s.bytes};
+  else if (s.kind == "bwd")
+    in = Backward{0, 0, s.blocks, s.flops, s.bytes};
+  else
+    in = OptimizerStep{0, s.bytes};
   return compute_seconds(in, device, Precision::fp32, catalog_defaults(), cal);
 }
 
 KindCalibration fit_compute_from_runs(const std::vector<RunData>& runs, const GpuType& device,
                                       const KindCalibration& base, std::vector<LinearFit>* fits) {
   // Per kind: every instruction (for the roofline guard below) and, what is fitted, each
-  // step's sum of that kind's instructions on the slowest rank. A step's time is such a sum, so fitting sums
-  // weighs instructions by their share of the step; fitting instructions one by one with
-  // relative residuals let the many tiny ones (embedding, layer norm blocks) pull the slope
+  // step's sum of that kind's instructions on the slowest rank. A step's time is such a sum, so
+  // fitting sums weighs instructions by their share of the step; fitting instructions one by one
+  // with relative residuals let the many tiny ones (embedding, layer norm blocks) pull the slope
   // down, and the step came out 30-60% short on the emulated slice.
   std::map<std::string, std::vector<ComputeSample>> by_kind, sums_by_kind;
   for (const auto& run : runs) {
@@ -155,8 +160,11 @@ KindCalibration fit_compute_from_runs(const std::vector<RunData>& runs, const Gp
       std::map<std::pair<std::string, int>, ComputeSample> sums;
       for (const auto& c : run.steps[i].compute) {
         by_kind[c.kind].push_back(c);
-        ComputeSample& sum = sums.try_emplace({c.kind, c.rank}, ComputeSample{c.kind, c.rank, 0, 0, 0, 0}).first->second;
-        sum.flops += c.flops, sum.bytes += c.bytes, sum.blocks += c.blocks, sum.duration_s += c.duration_s;
+        ComputeSample& sum =
+            sums.try_emplace({c.kind, c.rank}, ComputeSample{c.kind, c.rank, 0, 0, 0, 0})
+                .first->second;
+        sum.flops += c.flops, sum.bytes += c.bytes, sum.blocks += c.blocks,
+            sum.duration_s += c.duration_s;
       }
       // Per kind only the slowest rank's sum: ranks meet at every collective, so a step sees the
       // slower rank's compute; on shared cores the two ranks' times of the same work differ by
@@ -177,8 +185,9 @@ KindCalibration fit_compute_from_runs(const std::vector<RunData>& runs, const Gp
     LinearFit by_flops = fit_linear(sums, true), by_bytes = fit_linear(sums, false);
     // Forward and backward are matrix products: the bytes form must fit clearly better to win
     // (where bytes are proportional to flops the two fit alike, and rounding would decide).
-    const bool flops_form = kind != "opt" && by_flops.slope > 0 &&
-                            (by_bytes.slope <= 0 || by_flops.rms_relative <= 1.01 * by_bytes.rms_relative);
+    const bool flops_form =
+        kind != "opt" && by_flops.slope > 0 &&
+        (by_bytes.slope <= 0 || by_flops.rms_relative <= 1.01 * by_bytes.rms_relative);
     const LinearFit& f = flops_form ? by_flops : by_bytes;
     if (fits) fits->push_back(f);
     if (!(f.slope > 0) && !(f.per_block_s > 0)) continue;  // nothing to learn: keep the base
@@ -193,14 +202,16 @@ KindCalibration fit_compute_from_runs(const std::vector<RunData>& runs, const Gp
       // Keep the memory term below the fitted compute term for every sample (the roofline's max).
       double needed = c.memory_efficiency.value_or(defaults.memory_efficiency);
       for (const auto& s : samples)
-        if (s.flops > 0) needed = std::max(needed, s.bytes / (device.memory_bandwidth * f.slope * s.flops));
+        if (s.flops > 0)
+          needed = std::max(needed, s.bytes / (device.memory_bandwidth * f.slope * s.flops));
       c.memory_efficiency = clamp_efficiency(needed);
     } else {
       c.memory_efficiency = clamp_efficiency(1.0 / (f.slope * device.memory_bandwidth));
       if (kind != "opt") {
         double needed = c.matmul_efficiency.value_or(defaults.matmul_efficiency);
         for (const auto& s : samples)
-          if (s.bytes > 0) needed = std::max(needed, s.flops / (device.peak_fp32_flops * f.slope * s.bytes));
+          if (s.bytes > 0)
+            needed = std::max(needed, s.flops / (device.peak_fp32_flops * f.slope * s.bytes));
         c.matmul_efficiency = clamp_efficiency(needed);
       }
     }

@@ -29,10 +29,10 @@ KindCalibration fit_compute_from_bench(const BenchData& bench, const GpuType& de
                                        std::vector<std::string>& notes);
 
 struct LinearFit {
-  std::string form;          // "flops" or "bytes": which feature carries the slope
-  double slope = 0;          // seconds per FLOP or per byte
-  double per_block_s = 0;    // seconds per block (kernel overhead)
-  double rms_relative = 0;   // root mean square of (fit - measured) / measured
+  std::string form;         // "flops" or "bytes": which feature carries the slope
+  double slope = 0;         // seconds per FLOP or per byte
+  double per_block_s = 0;   // seconds per block (kernel overhead)
+  double rms_relative = 0;  // root mean square of (fit - measured) / measured
   int samples = 0;
 };
 // Non-negative weighted least squares of t ~ slope*x + per_block*blocks over the samples.
@@ -40,10 +40,12 @@ LinearFit fit_linear(const std::vector<ComputeSample>& samples, bool use_flops);
 
 // Refines `base` with the samples of every kind present; kinds without samples keep base.
 KindCalibration fit_compute_from_runs(const std::vector<RunData>& runs, const GpuType& device,
-                                      const KindCalibration& base, std::vector<LinearFit>* fits = nullptr);
+                                      const KindCalibration& base,
+                                      std::vector<LinearFit>* fits = nullptr);
 
 // Seconds the simulator predicts for one measured instruction under a calibration.
-double predict_seconds(const ComputeSample& sample, const GpuType& device, const KindCalibration& cal);
+double predict_seconds(const ComputeSample& sample, const GpuType& device,
+                       const KindCalibration& cal);
 
 // Prediction error of one run: per kind the mean per-step sum of durations, and the step time
 // (per rank: predicted compute + measured communication and loads; the slowest rank).

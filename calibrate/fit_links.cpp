@@ -25,8 +25,9 @@ LinkFit fit_link(const std::vector<BenchData>& benches, const LinkClass& cls, in
                                           [](auto& x, auto& y) { return x.rtt_s < y.rtt_s; });
   const double latency = shortest.rtt_s / 2 - path_rtt_s / 2;
   if (latency < 0)
-    fit.notes.push_back(fmt::format("the shortest round trip {:.3g} ms is under --path-rtt-ms {:.3g}: latency 0",
-                                    shortest.rtt_s * 1e3, path_rtt_s * 1e3));
+    fit.notes.push_back(
+        fmt::format("the shortest round trip {:.3g} ms is under --path-rtt-ms {:.3g}: latency 0",
+                    shortest.rtt_s * 1e3, path_rtt_s * 1e3));
   fit.link.latency_s = std::max(0.0, latency);
   double top = 0;
   for (const auto& p : pairs) top = std::max(top, p.bandwidth);
@@ -34,8 +35,10 @@ LinkFit fit_link(const std::vector<BenchData>& benches, const LinkClass& cls, in
   std::vector<double> windows;
   double longest_full_rtt = 0;
   for (const auto& p : pairs) {
-    if (p.bandwidth < kWindowLimitedFraction * top) windows.push_back(p.bandwidth * p.rtt_s);
-    else longest_full_rtt = std::max(longest_full_rtt, p.rtt_s);
+    if (p.bandwidth < kWindowLimitedFraction * top)
+      windows.push_back(p.bandwidth * p.rtt_s);
+    else
+      longest_full_rtt = std::max(longest_full_rtt, p.rtt_s);
   }
   fit.window_limited_pairs = int(windows.size());
   const int streams = std::max(1, streams_per_peer);
@@ -43,18 +46,20 @@ LinkFit fit_link(const std::vector<BenchData>& benches, const LinkClass& cls, in
     std::sort(windows.begin(), windows.end());
     const double window = windows[windows.size() / 2];
     fit.link.tcp_window_bytes = window / streams;
-    fit.notes.push_back(fmt::format("{} window-limited pair(s): bandwidth x RTT = {:.3g} MiB{}",
-                                    windows.size(), window / (1 << 20),
-                                    streams > 1 ? fmt::format(", {} per stream of the communicator's {}",
-                                                              fmt::format("{:.3g} MiB", window / streams / (1 << 20)), streams)
-                                                : std::string()));
+    fit.notes.push_back(fmt::format(
+        "{} window-limited pair(s): bandwidth x RTT = {:.3g} MiB{}", windows.size(),
+        window / (1 << 20),
+        streams > 1 ? fmt::format(", {} per stream of the communicator's {}",
+                                  fmt::format("{:.3g} MiB", window / streams / (1 << 20)), streams)
+                    : std::string()));
   } else if (longest_full_rtt >= kLongRoundTripS) {
     fit.link.tcp_window_bytes = 0;
     fit.notes.push_back(fmt::format("full bandwidth at a {:.3g} ms round trip: not window-limited",
                                     longest_full_rtt * 1e3));
   } else {
-    fit.notes.push_back("only short round trips were measured: the window is left to the slice or "
-                        "catalog (bench over the long path too to fit it)");
+    fit.notes.push_back(
+        "only short round trips were measured: the window is left to the slice or "
+        "catalog (bench over the long path too to fit it)");
   }
   return fit;
 }
@@ -69,7 +74,8 @@ LinkFit fit_link_per_bench(const std::vector<BenchData>& benches, const LinkClas
   double latency = -1;
   std::size_t from = 0;
   for (std::size_t i = 0; i < benches.size(); ++i) {
-    if (!(path_rtt_s[i] >= 0)) fail("{}: path round trip {} s must not be negative", benches[i].path, path_rtt_s[i]);
+    if (!(path_rtt_s[i] >= 0))
+      fail("{}: path round trip {} s must not be negative", benches[i].path, path_rtt_s[i]);
     for (const auto& p : pairs_across_hosts(benches[i])) {
       const double one_way = std::max(0.0, (p.rtt_s - path_rtt_s[i]) / 2);
       if (latency < 0 || one_way < latency) latency = one_way, from = i;

@@ -22,7 +22,7 @@ namespace fabtrain::calib {
 
 struct LinkFit {
   LinkCalibration link;
-  bool measured = false;            // false: no bench had a pair of ranks
+  bool measured = false;  // false: no bench had a pair of ranks
   int window_limited_pairs = 0;
   std::vector<std::string> notes;
 };

@@ -15,7 +15,8 @@ namespace {
 
 double median_step_s(const RunData& run) {
   std::vector<double> walls;
-  for (std::size_t i = run.steps.size() > 1 ? 1 : 0; i < run.steps.size(); ++i) walls.push_back(run.steps[i].wall_s);
+  for (std::size_t i = run.steps.size() > 1 ? 1 : 0; i < run.steps.size(); ++i)
+    walls.push_back(run.steps[i].wall_s);
   if (walls.empty()) fail("{}: no timed step to fit", run.path);
   std::sort(walls.begin(), walls.end());
   return walls[walls.size() / 2];
@@ -45,11 +46,13 @@ StepFitResult fit_collectives_to_steps(const Slice& slice, const std::vector<Ste
   for (const auto& r : runs) {
     const RunData& run = *r.run;
     if (run.batch <= 0 || run.seq <= 0 || run.model_fields.is_null())
-      fail("{}: the header lacks batch, seq or model fields (record it with a newer fabtrain-exec)", run.path);
+      fail("{}: the header lacks batch, seq or model fields (record it with a newer fabtrain-exec)",
+           run.path);
     Case c{model_of(run.model_fields, run.model, run.path), {}, r.path_rtt_s, median_step_s(run)};
     c.schedule = compile(c.model, parse_plan(run.plan), run.batch, run.seq);
     if (c.schedule.world != run.world)
-      fail("{}: plan {} has {} ranks but the record has {}", run.path, run.plan, c.schedule.world, run.world);
+      fail("{}: plan {} has {} ranks but the record has {}", run.path, run.plan, c.schedule.world,
+           run.world);
     for (const auto& stream : c.schedule.ranks)
       for (const auto& in : stream) {
         if (const auto* col = std::get_if<Collective>(&in)) {
@@ -97,7 +100,8 @@ StepFitResult fit_collectives_to_steps(const Slice& slice, const std::vector<Ste
     if (with_small_calls.count(op)) {
       if (fresh || c.small_bytes <= 0) c.small_latency_terms = c.latency_terms;
       c.small_bytes = small_bytes;
-      knobs.push_back({&c.small_latency_terms, 1, 20, std::max(0.25, 0.25 * c.small_latency_terms), 0.01});
+      knobs.push_back(
+          {&c.small_latency_terms, 1, 20, std::max(0.25, 0.25 * c.small_latency_terms), 0.01});
     }
   }
   if (point_to_point) {
@@ -123,8 +127,10 @@ StepFitResult fit_collectives_to_steps(const Slice& slice, const std::vector<Ste
         }
         *k.value = old;
       }
-      if (improved) moved = true;
-      else k.step /= 2;
+      if (improved)
+        moved = true;
+      else
+        k.step /= 2;
       if (k.step >= k.resolution) settled = false;
     }
     if (!moved && settled) break;

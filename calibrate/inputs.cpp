@@ -32,7 +32,8 @@ double median(std::vector<double> v) {
 // The median over a per-rank list of {"rank", "seconds", rate_key}.
 double median_seconds(const json& ranks, const std::string& rate_key, const std::string& where,
                       const std::string& file) {
-  if (!ranks.is_array() || ranks.empty()) fail("{}: {}.ranks must be a non-empty array", file, where);
+  if (!ranks.is_array() || ranks.empty())
+    fail("{}: {}.ranks must be a non-empty array", file, where);
   std::vector<double> seconds;
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     const std::string w = fmt::format("{}.ranks[{}]", where, i);
@@ -46,14 +47,16 @@ double median_seconds(const json& ranks, const std::string& rate_key, const std:
 
 BenchData parse_bench(const json& doc, const std::string& path) {
   const std::string top = "the bench file";
-  reject_unknown(doc, {"format", "version", "model", "batch", "seq", "world", "hosts", "device",
-                       "threads", "mpi", "gemm", "memory", "p2p", "collectives"},
+  reject_unknown(doc,
+                 {"format", "version", "model", "batch", "seq", "world", "hosts", "device",
+                  "threads", "mpi", "gemm", "memory", "p2p", "collectives"},
                  top, path);
   if (text(doc, "format", top, path) != "fabtrain-bench")
     fail("{}: format '{}' is not 'fabtrain-bench' (write it with fabtrain-exec bench)", path,
          doc.at("format").get<std::string>());
   if (number(doc, "version", top, path) != 1)
-    fail("{}: version {} is not supported (this program reads version 1)", path, doc.at("version").dump());
+    fail("{}: version {} is not supported (this program reads version 1)", path,
+         doc.at("version").dump());
   BenchData b;
   b.path = path;
   b.model_fields = field(doc, "model", top, path);
@@ -88,9 +91,10 @@ BenchData parse_bench(const json& doc, const std::string& path) {
   const json& p2p = array(doc, "p2p", top, path);
   for (std::size_t i = 0; i < p2p.size(); ++i) {
     const std::string w = fmt::format("p2p[{}]", i);
-    reject_unknown(p2p[i], {"a", "b", "host_a", "host_b", "rtt_s", "latency_s", "latency_bytes",
-                            "message_bytes", "messages", "stream_s", "bandwidth", "message_latencies",
-                            "rtt_p90_s", "tcp_streams", "tcp_bandwidth_one_stream", "tcp_bandwidth"},
+    reject_unknown(p2p[i],
+                   {"a", "b", "host_a", "host_b", "rtt_s", "latency_s", "latency_bytes",
+                    "message_bytes", "messages", "stream_s", "bandwidth", "message_latencies",
+                    "rtt_p90_s", "tcp_streams", "tcp_bandwidth_one_stream", "tcp_bandwidth"},
                    w, path);
     PairSample pair;
     pair.a = integer(p2p[i], "a", w, path, 0, b.world - 1);
@@ -113,16 +117,20 @@ BenchData parse_bench(const json& doc, const std::string& path) {
   const json& coll = array(doc, "collectives", top, path);
   for (std::size_t i = 0; i < coll.size(); ++i) {
     const std::string w = fmt::format("collectives[{}]", i);
-    reject_unknown(coll[i], {"op", "group", "bytes", "ranks", "seconds", "algbw", "busbw"}, w, path);
+    reject_unknown(coll[i], {"op", "group", "bytes", "ranks", "seconds", "algbw", "busbw"}, w,
+                   path);
     const std::string op = text(coll[i], "op", w, path);
     if (op != "all_reduce" && op != "reduce_scatter" && op != "all_gather")
-      fail("{}: {}.op '{}' is not all_reduce, reduce_scatter or all_gather (what the bench measures)",
-           path, w, op);
+      fail(
+          "{}: {}.op '{}' is not all_reduce, reduce_scatter or all_gather (what the bench "
+          "measures)",
+          path, w, op);
     b.collectives.push_back({op, number(coll[i], "bytes", w, path),
                              number(coll[i], "seconds", w, path), number(coll[i], "busbw", w, path),
                              integer(coll[i], "ranks", w, path, 1, b.world)});
   }
-  if (b.gemm.empty()) fail("{}: gemm is empty: nothing to fit the matrix-product efficiency on", path);
+  if (b.gemm.empty())
+    fail("{}: gemm is empty: nothing to fit the matrix-product efficiency on", path);
   if (b.memory.empty()) fail("{}: memory is empty: nothing to fit the memory efficiency on", path);
   return b;
 }
@@ -198,9 +206,13 @@ RunData read_run_record(const std::string& path) {
             if (!std::regex_search(name, m, blocks_re))
               fail("{}: {}.name '{}' has no blocks=BEGIN:END", path, w, name);
             const std::string what = fmt::format("{}: {}.name blocks", path, w);
-            const int begin = strict_int(m.str(1), what, 0, INT_MAX), end = strict_int(m.str(2), what, 0, INT_MAX);
-            if (end <= begin) fail("{}: blocks={}:{} is empty (END must exceed BEGIN)", what, begin, end);
-            check_limit(what, end, Limit{2 * limits::layers.max + 2, "a model of the most layers has so many blocks"});
+            const int begin = strict_int(m.str(1), what, 0, INT_MAX),
+                      end = strict_int(m.str(2), what, 0, INT_MAX);
+            if (end <= begin)
+              fail("{}: blocks={}:{} is empty (END must exceed BEGIN)", what, begin, end);
+            check_limit(
+                what, end,
+                Limit{2 * limits::layers.max + 2, "a model of the most layers has so many blocks"});
             c.blocks = end - begin;
           }
           s.compute.push_back(c);
@@ -232,9 +244,11 @@ RunData read_run_record(const std::string& path) {
       fail("{}: {}: a field has the wrong type: {}", path, where, e.what());
     }
   }
-  if (!header) fail("{}: no header line (is it a run record from fabtrain-exec train --record?)", path);
+  if (!header)
+    fail("{}: no header line (is it a run record from fabtrain-exec train --record?)", path);
   if (run.steps.empty())
-    fail("{}: no step carries instruction timings (record with fabtrain-exec train --record)", path);
+    fail("{}: no step carries instruction timings (record with fabtrain-exec train --record)",
+         path);
   return run;
 }
 
@@ -243,7 +257,8 @@ ModelSpec model_of(const json& fields, const std::string& name, const std::strin
   try {
     model.name = name;
     auto whole = [&](const char* key) {
-      return int(json_integer(fields.at(key), fmt::format("{}: model.{}", path, key), INT_MIN, INT_MAX));
+      return int(
+          json_integer(fields.at(key), fmt::format("{}: model.{}", path, key), INT_MIN, INT_MAX));
     };
     model.n_layer = whole("layers");
     model.n_embd = whole("hidden");

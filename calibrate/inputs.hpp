@@ -15,18 +15,19 @@ namespace fabtrain::calib {
 struct GemmSample {
   std::string name, pass;  // qkv/...; forward, backward_input, backward_weight
   double flops = 0;
-  double seconds = 0;      // median over the ranks
+  double seconds = 0;  // median over the ranks
 };
 struct MemorySample {
-  std::string kernel;      // copy, triad, layernorm
+  std::string kernel;  // copy, triad, layernorm
   double bytes = 0;
-  double seconds = 0;      // median over the ranks
+  double seconds = 0;  // median over the ranks
 };
 struct PairSample {
   int a = 0, b = 0;
   double rtt_s = 0;
-  double bandwidth = 0;    // bytes/s
-  std::vector<std::pair<double, double>> message_latencies = {};  // (bytes, one-way s); may be empty
+  double bandwidth = 0;  // bytes/s
+  std::vector<std::pair<double, double>> message_latencies =
+      {};                                // (bytes, one-way s); may be empty
   std::string host_a = {}, host_b = {};  // where a and b ran; empty where the bench did not say
 };
 struct CollectiveSample {
@@ -37,11 +38,11 @@ struct CollectiveSample {
 
 struct BenchData {
   std::string path;
-  std::string model;       // the model whose shapes were measured (a name or config path)
+  std::string model;  // the model whose shapes were measured (a name or config path)
   nlohmann::json model_fields;
   int batch = 0, seq = 0, world = 0, threads = 0;
   std::vector<std::string> hosts;
-  std::string device;      // description
+  std::string device;  // description
   std::vector<GemmSample> gemm;
   std::vector<MemorySample> memory;
   std::vector<PairSample> pairs;
@@ -57,10 +58,10 @@ BenchData parse_bench(const nlohmann::json& doc, const std::string& path);
 
 // One compute instruction of a step as the executor measured it.
 struct ComputeSample {
-  std::string kind;   // verb(): fwd, bwd, opt
+  std::string kind;  // verb(): fwd, bwd, opt
   int rank = 0;
   double flops = 0, bytes = 0;
-  int blocks = 1;     // the simulator's kernel count (blocks end - begin; 1 for the optimizer)
+  int blocks = 1;  // the simulator's kernel count (blocks end - begin; 1 for the optimizer)
   double duration_s = 0;
 };
 // One collective call of a step, matched across ranks by the instruction's name and its
@@ -68,10 +69,10 @@ struct ComputeSample {
 // span the simulator plays; start_s is step-relative on every rank), or without start times the
 // shortest member's duration.
 struct CollectiveCallSample {
-  std::string op;     // all_reduce, reduce_scatter, all_gather
+  std::string op;  // all_reduce, reduce_scatter, all_gather
   double bytes = 0;
   double seconds = 0;
-  int members = 0;    // ranks that recorded it
+  int members = 0;                          // ranks that recorded it
   double last_start_s = 0, last_end_s = 0;  // while reading
 };
 struct StepSample {

@@ -1,12 +1,11 @@
 // The calibration pipeline, phase by phase (see pipeline.hpp).
 #include "calibrate/pipeline.hpp"
 
-#include <optional>
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "calibrate/fit_collectives.hpp"
 #include "calibrate/fit_compute.hpp"

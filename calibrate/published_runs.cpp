@@ -12,7 +12,8 @@ namespace {
 
 ModelSpec read_model(const YamlFields& row) {
   const YAML::Node node = row.node()["model"];
-  if (!node) fail("{}: missing (a built-in model name or a mapping of its shape)", row.field("model"));
+  if (!node)
+    fail("{}: missing (a built-in model name or a mapping of its shape)", row.field("model"));
   if (node.IsScalar()) return load_model(node.Scalar());
   const YamlFields f(row.file(), row.where() + ".model", row.mapping("model"));
   f.allow_only({"name", "n_layer", "n_embd", "n_head", "n_ctx", "vocab_size"});
@@ -44,7 +45,8 @@ PublishedHardware read_hardware(const YamlFields& row, const Catalog& catalog) {
   h.nodes = f.integer("nodes");
   h.gpus_per_node = f.integer("gpus_per_node");
   if (h.nodes < 1) fail("{}: {} must be at least 1", f.field("nodes"), h.nodes);
-  if (h.gpus_per_node < 1) fail("{}: {} must be at least 1", f.field("gpus_per_node"), h.gpus_per_node);
+  if (h.gpus_per_node < 1)
+    fail("{}: {} must be at least 1", f.field("gpus_per_node"), h.gpus_per_node);
   h.intra_node = f.text("intra_node");
   if (h.intra_node != "nvlink" && h.intra_node != "pcie")
     fail("{}: '{}' is neither nvlink nor pcie", f.field("intra_node"), h.intra_node);
@@ -57,7 +59,8 @@ PublishedHardware read_hardware(const YamlFields& row, const Catalog& catalog) {
     h.nic = f.text("nic");
     if (!catalog.nics.count(h.nic)) fail("{}: unknown NIC type '{}'", f.field("nic"), h.nic);
   } else if (f.has("network") || f.has("nic")) {
-    fail("{}: a single node has no network between nodes", f.field(f.has("network") ? "network" : "nic"));
+    fail("{}: a single node has no network between nodes",
+         f.field(f.has("network") ? "network" : "nic"));
   }
   return h;
 }
@@ -68,7 +71,8 @@ PublishedMeasurement read_measurement(const YamlFields& row, const PublishedRun&
   const YamlFields f(row.file(), row.where() + ".measured", row.mapping("measured"));
   f.allow_only({"step_time_s", "tokens_per_s", "tflops_per_gpu", "flops_formula", "as_published",
                 "peak_memory_gib"});
-  const int given = int(f.has("step_time_s")) + int(f.has("tokens_per_s")) + int(f.has("tflops_per_gpu"));
+  const int given =
+      int(f.has("step_time_s")) + int(f.has("tokens_per_s")) + int(f.has("tflops_per_gpu"));
   if (given != 1)
     fail("{}: give exactly one of step_time_s, tokens_per_s, tflops_per_gpu (found {})",
          f.field("step_time_s"), given);
@@ -100,9 +104,9 @@ PublishedMeasurement read_measurement(const YamlFields& row, const PublishedRun&
 }
 
 PublishedRun read_run(const YamlFields& f, int row, const Catalog& catalog) {
-  f.allow_only({"id", "source", "url", "model", "seq", "global_batch", "plan",
-                "framework", "hardware", "communicator", "measured", "unstated",
-                "large_error_reason", "compare"});
+  f.allow_only({"id", "source", "url", "model", "seq", "global_batch", "plan", "framework",
+                "hardware", "communicator", "measured", "unstated", "large_error_reason",
+                "compare"});
   PublishedRun r;
   r.row = row;
   r.id = f.text("id");
@@ -111,7 +115,8 @@ PublishedRun read_run(const YamlFields& f, int row, const Catalog& catalog) {
   r.model = read_model(f);
   r.seq = f.integer("seq");
   if (r.seq < 1 || r.seq > r.model.n_ctx)
-    fail("{}: {} must be between 1 and the model's context {}", f.field("seq"), r.seq, r.model.n_ctx);
+    fail("{}: {} must be between 1 and the model's context {}", f.field("seq"), r.seq,
+         r.model.n_ctx);
   r.global_batch = f.integer("global_batch");
   try {
     r.plan = parse_plan(f.text("plan"));
@@ -150,8 +155,8 @@ PublishedFile load_published_runs(const std::string& path, const Catalog& catalo
   file.rows = int(runs.size());
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const std::string where = fmt::format("runs[{}]", i);
-    const std::string id = runs[i].IsMap() && runs[i]["id"] && runs[i]["id"].IsScalar()
-                               ? runs[i]["id"].Scalar() : "?";
+    const std::string id =
+        runs[i].IsMap() && runs[i]["id"] && runs[i]["id"].IsScalar() ? runs[i]["id"].Scalar() : "?";
     try {
       file.runs.push_back(read_run(YamlFields(path, where, runs[i]), int(i), catalog));
     } catch (const Error& e) {

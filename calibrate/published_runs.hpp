@@ -17,12 +17,12 @@ namespace fabtrain {
 // The machines of a run: nodes of gpus_per_node GPUs of one type, joined inside a node by
 // NVLink or PCIe and between nodes by a network (one aggregate NIC per node).
 struct PublishedHardware {
-  std::string gpu;                  // catalog GPU type
+  std::string gpu;  // catalog GPU type
   int nodes = 1;
   int gpus_per_node = 1;
   std::string intra_node = "nvlink";  // nvlink | pcie
-  std::string network;              // between nodes: infiniband | ethernet ("" for one node)
-  std::string nic;                  // catalog NIC type of a node (nodes > 1)
+  std::string network;                // between nodes: infiniband | ethernet ("" for one node)
+  std::string nic;                    // catalog NIC type of a node (nodes > 1)
   int gpus() const { return nodes * gpus_per_node; }
 };
 
@@ -34,15 +34,15 @@ struct PublishedMeasurement {
 };
 
 struct PublishedRun {
-  int row = 0;             // index in the file's runs list
+  int row = 0;  // index in the file's runs list
   std::string id;
-  std::string source;      // title and place (table, section, line)
+  std::string source;  // title and place (table, section, line)
   std::string url;
   ModelSpec model;
   int seq = 0;
-  int global_batch = 0;    // sequences per optimizer step
-  Plan plan;               // its attention key says whether the run fused attention
-  std::string framework;   // Megatron-LM, llm.c, PyTorch DDP, ...
+  int global_batch = 0;   // sequences per optimizer step
+  Plan plan;              // its attention key says whether the run fused attention
+  std::string framework;  // Megatron-LM, llm.c, PyTorch DDP, ...
   PublishedHardware hardware;
   std::string communicator;  // catalog profile the run's NCCL transport corresponds to
   PublishedMeasurement measured;
@@ -60,7 +60,8 @@ struct PublishedFile {
 };
 
 // Reads the file; throws only when the file itself cannot be read or has no runs list.
-PublishedFile load_published_runs(const std::string& path, const Catalog& catalog = builtin_catalog());
+PublishedFile load_published_runs(const std::string& path,
+                                  const Catalog& catalog = builtin_catalog());
 // bench/published/runs.yaml of the source tree.
 std::string builtin_published_runs_path();
 

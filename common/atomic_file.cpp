@@ -25,11 +25,14 @@ struct TempFile {
 
 }  // namespace
 
-void write_file_atomically(const std::string& path, std::span<const char> bytes, std::string_view what) {
-  // A device or a pipe (/dev/stdout, /dev/null) is written in place: renaming over it would replace it.
+void write_file_atomically(const std::string& path, std::span<const char> bytes,
+                           std::string_view what) {
+  // A device or a pipe (/dev/stdout, /dev/null) is written in place: renaming over it would replace
+  // it.
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
-  const bool in_place = !ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status);
+  const bool in_place =
+      !ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status);
   if (std::filesystem::is_directory(status)) fail("{} {}: is a directory", what, path);
   TempFile temp{in_place ? path : path + ".tmp-" + std::to_string(::getpid())};
   temp.renamed = in_place;  // never unlink the device
@@ -51,7 +54,8 @@ void write_file_atomically(const std::string& path, std::span<const char> bytes,
     fail("{} {}: fsync failed: {}; nothing was replaced", what, path, std::strerror(errno));
   const int fd = temp.fd;
   temp.fd = -1;
-  if (::close(fd) != 0) fail("{} {}: close failed: {}; nothing was replaced", what, path, std::strerror(errno));
+  if (::close(fd) != 0)
+    fail("{} {}: close failed: {}; nothing was replaced", what, path, std::strerror(errno));
   if (in_place) return;
   if (::rename(temp.path.c_str(), path.c_str()) != 0)
     fail("{} {}: cannot rename {} over it: {}", what, path, temp.path, std::strerror(errno));

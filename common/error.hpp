@@ -3,6 +3,7 @@
 // Programs catch it in main(), print "error: <what>" and exit non-zero.
 #pragma once
 #include <fmt/format.h>
+
 #include <stdexcept>
 #include <string>
 

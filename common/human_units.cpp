@@ -18,7 +18,9 @@ std::string format_train_time(double s) {
 
 std::string format_gpu_hours(double h) {
   if (!(h > 0)) return "-";
-  return h < 10 ? fmt::format("{:.2f}", h) : h < 1000 ? fmt::format("{:.1f}", h) : fmt::format("{:.0f}", h);
+  return h < 10     ? fmt::format("{:.2f}", h)
+         : h < 1000 ? fmt::format("{:.1f}", h)
+                    : fmt::format("{:.0f}", h);
 }
 
 std::string format_bytes(double bytes) {

@@ -5,7 +5,8 @@
 namespace fabtrain {
 
 void check_limit(std::string_view what, std::int64_t value, const Limit& limit) {
-  if (value > limit.max) fail("{} is {}; fabtrain handles at most {} ({})", what, value, limit.max, limit.why);
+  if (value > limit.max)
+    fail("{} is {}; fabtrain handles at most {} ({})", what, value, limit.max, limit.why);
 }
 
 }  // namespace fabtrain

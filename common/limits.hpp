@@ -23,12 +23,15 @@ inline constexpr Limit ranks{1024, "one rank per GPU of a slice"};
 inline constexpr Limit layers{1024, "the schedule lists every layer; GPT-2 xl has 48"};
 inline constexpr Limit microbatches{1024, "the schedule lists every microbatch of every stage"};
 // 12 x hidden^2 parameters per layer must stay far inside 64-bit counts and byte sizes.
-inline constexpr Limit hidden{65536, "parameter and byte counts stay within 64 bits; GPT-2 xl has 1600"};
+inline constexpr Limit hidden{65536,
+                              "parameter and byte counts stay within 64 bits; GPT-2 xl has 1600"};
 // n_inner: GPT-2's MLP is 4 x hidden wide; the same 64-bit margin at the largest hidden size.
-inline constexpr Limit mlp_width{4 * 65536, "parameter and byte counts stay within 64 bits; GPT-2 xl has 6400"};
+inline constexpr Limit mlp_width{
+    4 * 65536, "parameter and byte counts stay within 64 bits; GPT-2 xl has 6400"};
 inline constexpr Limit heads{65536, "at most one head per hidden unit"};
 // Token ids of llm.c shards are 16-bit; a model may be simulated with more, but not without end.
-inline constexpr Limit vocabulary{1 << 20, "the embedding table stays within host memory; GPT-2 has 50257"};
+inline constexpr Limit vocabulary{1 << 20,
+                                  "the embedding table stays within host memory; GPT-2 has 50257"};
 // batch x sequence (tokens of a step) must fit a 32-bit count: 65536 x 16384 = 2^30.
 inline constexpr Limit sequence{16384, "tokens per step stay within 2^30; GPT-2's context is 1024"};
 inline constexpr Limit batch{65536, "tokens per step stay within 2^30; the study used 8 per GPU"};

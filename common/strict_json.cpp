@@ -13,9 +13,12 @@ using nlohmann::json;
 template <typename Input>
 json parse_checked(Input&& in, std::string_view what) {
   std::vector<std::set<std::string>> open;  // the keys seen in each object being read
-  const json::parser_callback_t refuse_duplicates = [&](int, json::parse_event_t event, json& parsed) {
-    if (event == json::parse_event_t::object_start) open.emplace_back();
-    else if (event == json::parse_event_t::object_end && !open.empty()) open.pop_back();
+  const json::parser_callback_t refuse_duplicates = [&](int, json::parse_event_t event,
+                                                        json& parsed) {
+    if (event == json::parse_event_t::object_start)
+      open.emplace_back();
+    else if (event == json::parse_event_t::object_end && !open.empty())
+      open.pop_back();
     else if (event == json::parse_event_t::key && !open.empty() &&
              !open.back().insert(parsed.get<std::string>()).second)
       fail("{}: key '{}' appears twice in one object", what, parsed.get<std::string>());
@@ -36,7 +39,8 @@ json parse_json_strict(const std::string& text, std::string_view what) {
   return parse_checked(text, what);
 }
 
-std::int64_t json_integer(const json& value, std::string_view what, std::int64_t min, std::int64_t max) {
+std::int64_t json_integer(const json& value, std::string_view what, std::int64_t min,
+                          std::int64_t max) {
   if (value.is_number_unsigned() && value.get<std::uint64_t>() > std::uint64_t(INT64_MAX))
     fail("{}: {} does not fit a 64-bit integer", what, value.dump());
   if (!value.is_number_integer()) fail("{}: {} is not an integer", what, value.dump());

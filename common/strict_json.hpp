@@ -9,7 +9,8 @@
 
 namespace fabtrain {
 
-// Parses one JSON document; a syntax error or a duplicate key becomes fabtrain::Error naming `what`.
+// Parses one JSON document; a syntax error or a duplicate key becomes fabtrain::Error naming
+// `what`.
 nlohmann::json parse_json_strict(std::istream& in, std::string_view what);
 nlohmann::json parse_json_strict(const std::string& text, std::string_view what);
 

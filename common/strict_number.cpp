@@ -12,7 +12,8 @@ namespace {
 
 std::string lower(std::string_view s) {
   std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   return out;
 }
 
@@ -21,13 +22,15 @@ std::string lower(std::string_view s) {
 std::int64_t strict_integer(std::string_view text, std::string_view what) {
   const std::size_t digits_at = !text.empty() && text[0] == '-' ? 1 : 0;
   const std::string_view digits = text.substr(digits_at);
-  if (digits.empty() || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+  if (digits.empty() ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
     fail("{}: '{}' is not an integer (decimal digits only)", what, text);
   if (digits.size() > 1 && digits[0] == '0')
     fail("{}: '{}' has a leading zero (octal is not read; write it without)", what, text);
   std::int64_t out = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-  if (ec == std::errc::result_out_of_range) fail("{}: {} does not fit a 64-bit integer", what, text);
+  if (ec == std::errc::result_out_of_range)
+    fail("{}: {} does not fit a 64-bit integer", what, text);
   if (ec != std::errc() || end != text.data() + text.size())
     fail("{}: '{}' is not an integer", what, text);
   return out;
@@ -41,16 +44,19 @@ int strict_int(std::string_view text, std::string_view what, int min, int max) {
 
 double strict_finite(std::string_view text, std::string_view what) {
   const std::string l = lower(text);
-  const std::string_view body = !l.empty() && (l[0] == '+' || l[0] == '-') ? std::string_view(l).substr(1)
-                                                                           : std::string_view(l);
+  const std::string_view body = !l.empty() && (l[0] == '+' || l[0] == '-')
+                                    ? std::string_view(l).substr(1)
+                                    : std::string_view(l);
   if (body == ".nan" || body == "nan") fail("{}: '{}' is NaN, not a number", what, text);
   if (body == ".inf" || body == "inf" || body == "infinity")
     fail("{}: '{}' is infinite; a finite number is needed", what, text);
   // from_chars takes no leading '+'
   const std::string_view t = !text.empty() && text[0] == '+' ? text.substr(1) : text;
   double out = 0;
-  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), out, std::chars_format::general);
-  if (ec == std::errc::result_out_of_range) fail("{}: {} is out of the range of a number", what, text);
+  const auto [end, ec] =
+      std::from_chars(t.data(), t.data() + t.size(), out, std::chars_format::general);
+  if (ec == std::errc::result_out_of_range)
+    fail("{}: {} is out of the range of a number", what, text);
   if (t.empty() || ec != std::errc() || end != t.data() + t.size())
     fail("{}: '{}' is not a number", what, text);
   return require_finite(out, what);

@@ -32,7 +32,8 @@ RenderedTable TextTable::render(int width, int indent) const {
     while (total() > size_t(width)) {
       int victim = -1;
       for (size_t c = 0; c < n; ++c)
-        if (shown[c] && columns_[c].drop > 0 && (victim < 0 || columns_[c].drop > columns_[victim].drop))
+        if (shown[c] && columns_[c].drop > 0 &&
+            (victim < 0 || columns_[c].drop > columns_[victim].drop))
           victim = int(c);
       if (victim < 0) break;
       shown[victim] = false;

@@ -10,14 +10,14 @@ namespace fabtrain {
 
 struct TableColumn {
   std::string header;
-  bool right = false;  // right-aligned (numbers)
-  int drop = 0;        // 0: always shown; otherwise dropped, highest first, to fit the width
-  bool shrink = false; // may be cut to fit (one column: the widest text)
+  bool right = false;   // right-aligned (numbers)
+  int drop = 0;         // 0: always shown; otherwise dropped, highest first, to fit the width
+  bool shrink = false;  // may be cut to fit (one column: the widest text)
 };
 
 struct RenderedTable {
-  std::string text;                   // header line, then one line per row
-  std::vector<std::string> dropped;   // headers of the columns left out
+  std::string text;                  // header line, then one line per row
+  std::vector<std::string> dropped;  // headers of the columns left out
 };
 
 class TextTable {

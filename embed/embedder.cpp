@@ -14,11 +14,13 @@ Pooling parse_pooling(const std::string& name) {
 
 const char* pooling_name(Pooling p) { return p == Pooling::mean ? "mean" : "last"; }
 
-void require_gpt2_vocabulary(const ModelSpec& model, const text::Gpt2Bpe& bpe, const char* command) {
+void require_gpt2_vocabulary(const ModelSpec& model, const text::Gpt2Bpe& bpe,
+                             const char* command) {
   if (model.vocab_size != bpe.vocab_size())
-    fail("{}: model {} has a vocabulary of {} tokens, GPT-2's tokenizer {} (train on shards from "
-         "`fabtrain-exec tokenize` with a model of vocab_size {})",
-         command, model.name, model.vocab_size, bpe.vocab_size(), bpe.vocab_size());
+    fail(
+        "{}: model {} has a vocabulary of {} tokens, GPT-2's tokenizer {} (train on shards from "
+        "`fabtrain-exec tokenize` with a model of vocab_size {})",
+        command, model.name, model.vocab_size, bpe.vocab_size(), bpe.vocab_size());
 }
 
 Embedder::Embedder(const ModelSpec& model, const std::string& checkpoint, const text::Gpt2Bpe& bpe)
@@ -42,7 +44,8 @@ Embedding Embedder::embed(const std::string& text, Pooling pooling) {
     // Mean: the sum over every token of every chunk, divided once at the end; last: one vector
     // per chunk.
     for (std::size_t i = pooling == Pooling::mean ? 0 : n - 1; i < n; ++i)
-      for (int c = 0; c < C; ++c) e.vector[std::size_t(c)] += h[i * std::size_t(C) + std::size_t(c)];
+      for (int c = 0; c < C; ++c)
+        e.vector[std::size_t(c)] += h[i * std::size_t(C) + std::size_t(c)];
     e.chunks++;
   }
   const float divide = pooling == Pooling::mean ? float(e.tokens) : float(e.chunks);

@@ -14,7 +14,9 @@
 namespace fabtrain::embed {
 namespace {
 
-void write_text(const std::string& path, const std::string& text) { write_file_atomically(path, text); }
+void write_text(const std::string& path, const std::string& text) {
+  write_file_atomically(path, text);
+}
 
 nlohmann::json read_json_file(const std::string& path) {
   std::ifstream in(path);
@@ -31,7 +33,8 @@ nlohmann::json read_json_file(const std::string& path) {
 EmbedSummary embed_documents(const EmbedConfig& c) {
   const auto start = std::chrono::steady_clock::now();
   const Pooling pooling = parse_pooling(c.pooling);
-  if (c.checkpoint.empty()) fail("--checkpoint: required (an llm.c model file, e.g. from train --checkpoint-dir)");
+  if (c.checkpoint.empty())
+    fail("--checkpoint: required (an llm.c model file, e.g. from train --checkpoint-dir)");
   const ModelSpec model = load_trainable_model(c.model, "embed");
   const text::Gpt2Bpe bpe = text::load_gpt2_bpe(c.vocab);
   require_gpt2_vocabulary(model, bpe, "embed");
@@ -50,8 +53,10 @@ EmbedSummary embed_documents(const EmbedConfig& c) {
     s.documents++;
     s.tokens += e.tokens;
     if (e.chunks > 1) s.chunked++;
-    listing += nlohmann::json{{"id", doc.id}, {"first_line", text::first_line(doc.text)},
-                              {"tokens", e.tokens}, {"chunks", e.chunks}}
+    listing += nlohmann::json{{"id", doc.id},
+                              {"first_line", text::first_line(doc.text)},
+                              {"tokens", e.tokens},
+                              {"chunks", e.chunks}}
                    .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
                "\n";
   });
@@ -73,7 +78,8 @@ EmbedSummary embed_documents(const EmbedConfig& c) {
                                {"documents", s.documents},
                                {"dimension", s.dimension},
                                {"index", s.index}};
-  write_text(dir + "embed.json", meta.dump(2) + "\n");  // last: its presence marks a complete folder
+  write_text(dir + "embed.json",
+             meta.dump(2) + "\n");  // last: its presence marks a complete folder
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return s;
 }
@@ -95,7 +101,8 @@ std::vector<SearchHit> search_documents(const std::string& query, const std::str
     docs.push_back({0, 0, j.at("id").get<std::string>(), j.at("first_line").get<std::string>()});
   }
   if (std::int64_t(docs.size()) != index.size())
-    fail("{}: documents.jsonl lists {} documents, index.faiss holds {}", dir, docs.size(), index.size());
+    fail("{}: documents.jsonl lists {} documents, index.faiss holds {}", dir, docs.size(),
+         index.size());
 
   Matrix q;
   q.rows = 1;

@@ -2,7 +2,8 @@
 //   vectors.npy     float32 (documents, C), the pooled vectors, not normalised
 //   documents.jsonl one line per row: id, first line of the text, tokens, chunks
 //   index.faiss     the FAISS index of the normalised vectors (vector_index.hpp)
-//   embed.json      model, checkpoint, pooling and vocabulary, so search embeds a query the same way
+//   embed.json      model, checkpoint, pooling and vocabulary, so search embeds a query the same
+//   way
 // Every file is written to a temporary and renamed.
 #pragma once
 #include <string>

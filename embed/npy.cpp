@@ -13,7 +13,8 @@
 namespace fabtrain::embed {
 
 void write_npy(const std::string& path, const Matrix& m) {
-  std::string dict = fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': ({}, {}), }}", m.rows, m.cols);
+  std::string dict = fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': ({}, {}), }}",
+                                 m.rows, m.cols);
   const std::size_t unpadded = 10 + dict.size() + 1;
   dict.append((64 - unpadded % 64) % 64, ' ');
   dict.push_back('\n');
@@ -34,18 +35,21 @@ Matrix read_npy(const std::string& path) {
   char head[10];
   if (!in.read(head, 10) || std::memcmp(head, "\x93NUMPY\x01\x00", 8) != 0)
     fail("{}: not a version 1.0 .npy file", path);
-  const std::size_t len = std::size_t((unsigned char)head[8]) | std::size_t((unsigned char)head[9]) << 8;
+  const std::size_t len = std::size_t((unsigned char)head[8]) | std::size_t((unsigned char)head[9])
+                                                                    << 8;
   std::string dict(len, '\0');
   if (!in.read(dict.data(), std::streamsize(len))) fail("{}: header cut short", path);
   std::smatch match;
-  if (dict.find("'descr': '<f4'") == std::string::npos || dict.find("'fortran_order': False") == std::string::npos ||
+  if (dict.find("'descr': '<f4'") == std::string::npos ||
+      dict.find("'fortran_order': False") == std::string::npos ||
       !std::regex_search(dict, match, std::regex(R"('shape': \((\d+), (\d+)\))")))
     fail("{}: expected a C-order float32 matrix ('<f4', two dimensions), header {}", path, dict);
   Matrix m;
   m.rows = std::stoll(match[1]);
   m.cols = std::stoll(match[2]);
   m.data.resize(std::size_t(m.rows * m.cols));
-  if (!in.read(reinterpret_cast<char*>(m.data.data()), std::streamsize(m.data.size() * sizeof(float))))
+  if (!in.read(reinterpret_cast<char*>(m.data.data()),
+               std::streamsize(m.data.size() * sizeof(float))))
     fail("{}: {} x {} floats announced, fewer stored", path, m.rows, m.cols);
   return m;
 }

@@ -32,12 +32,14 @@ VectorIndex::VectorIndex(const Matrix& unit, const IndexOptions& o) {
     index_ = std::make_unique<faiss::IndexFlatIP>(d);
   } else {
     const auto n = double(unit.rows);
-    int nlist = o.nlist > 0 ? o.nlist : int(std::clamp(4 * std::sqrt(n), 1.0, std::max(1.0, n / 39)));
+    int nlist =
+        o.nlist > 0 ? o.nlist : int(std::clamp(4 * std::sqrt(n), 1.0, std::max(1.0, n / 39)));
     nlist = int(std::min<std::int64_t>(nlist, unit.rows));
-    auto ivf = std::make_unique<faiss::IndexIVFFlat>(new faiss::IndexFlatIP(d), d, std::size_t(nlist),
-                                                     faiss::METRIC_INNER_PRODUCT);
+    auto ivf = std::make_unique<faiss::IndexIVFFlat>(
+        new faiss::IndexFlatIP(d), d, std::size_t(nlist), faiss::METRIC_INNER_PRODUCT);
     ivf->own_fields = true;  // the quantizer goes with the index
-    ivf->nprobe = std::size_t(o.nprobe > 0 ? std::min(o.nprobe, nlist) : std::min(nlist, std::max(8, nlist / 8)));
+    ivf->nprobe = std::size_t(o.nprobe > 0 ? std::min(o.nprobe, nlist)
+                                           : std::min(nlist, std::max(8, nlist / 8)));
     ivf->train(unit.rows, unit.data.data());
     index_ = std::move(ivf);
   }
@@ -45,7 +47,8 @@ VectorIndex::VectorIndex(const Matrix& unit, const IndexOptions& o) {
 }
 
 VectorIndex::VectorIndex(const std::string& path) {
-  if (!std::filesystem::exists(path)) fail("{}: no index (build one with `fabtrain-exec embed`)", path);
+  if (!std::filesystem::exists(path))
+    fail("{}: no index (build one with `fabtrain-exec embed`)", path);
   try {
     index_.reset(faiss::read_index(path.c_str()));
   } catch (const std::exception& e) {
@@ -82,7 +85,8 @@ std::vector<Hit> VectorIndex::search(const std::vector<float>& query, int k) con
 
 std::string VectorIndex::describe() const {
   if (auto* ivf = dynamic_cast<const faiss::IndexIVFFlat*>(index_.get()))
-    return fmt::format("IVF, {} lists (nprobe {}), {} vectors", ivf->nlist, ivf->nprobe, ivf->ntotal);
+    return fmt::format("IVF, {} lists (nprobe {}), {} vectors", ivf->nlist, ivf->nprobe,
+                       ivf->ntotal);
   return fmt::format("flat, {} vectors", index_->ntotal);
 }
 

@@ -18,8 +18,8 @@ struct AdamWConstants {
   float beta1, beta2, eps, step_size, inv_sqrt_c2, lr_decay;
 };
 
-[[gnu::always_inline]] inline void adamw_element(float& p, float g, float& m, float& v,
-                                                 float decay, const AdamWConstants& k) {
+[[gnu::always_inline]] inline void adamw_element(float& p, float g, float& m, float& v, float decay,
+                                                 const AdamWConstants& k) {
   const float mi = k.beta1 * m + (1.0f - k.beta1) * g;
   const float vi = k.beta2 * v + ((1.0f - k.beta2) * g) * g;
   m = mi;
@@ -42,7 +42,8 @@ void adamw_range(float* p, const float* g, float* m, float* v, const unsigned ch
   const __m128 inv_sqrt_c2 = _mm_set1_ps(k.inv_sqrt_c2), lr_decay = _mm_set1_ps(k.lr_decay);
   for (; i + 4 <= end; i += 4) {
     const __m128 gi = _mm_loadu_ps(g + i);
-    const __m128 mi = _mm_add_ps(_mm_mul_ps(beta1, _mm_loadu_ps(m + i)), _mm_mul_ps(one_minus_beta1, gi));
+    const __m128 mi =
+        _mm_add_ps(_mm_mul_ps(beta1, _mm_loadu_ps(m + i)), _mm_mul_ps(one_minus_beta1, gi));
     const __m128 vi = _mm_add_ps(_mm_mul_ps(beta2, _mm_loadu_ps(v + i)),
                                  _mm_mul_ps(_mm_mul_ps(one_minus_beta2, gi), gi));
     _mm_storeu_ps(m + i, mi);
@@ -54,11 +55,13 @@ void adamw_range(float* p, const float* g, float* m, float* v, const unsigned ch
     }
     const __m128 pi = _mm_loadu_ps(p + i);
     const __m128 denom = _mm_add_ps(_mm_mul_ps(_mm_sqrt_ps(vi), inv_sqrt_c2), eps);
-    const __m128 change = _mm_add_ps(_mm_div_ps(_mm_mul_ps(step_size, mi), denom), _mm_mul_ps(decay, pi));
+    const __m128 change =
+        _mm_add_ps(_mm_div_ps(_mm_mul_ps(step_size, mi), denom), _mm_mul_ps(decay, pi));
     _mm_storeu_ps(p + i, _mm_sub_ps(pi, change));
   }
 #endif
-  for (; i < end; ++i) adamw_element(p[i], g[i], m[i], v[i], (!mask || mask[i]) ? k.lr_decay : 0.0f, k);
+  for (; i < end; ++i)
+    adamw_element(p[i], g[i], m[i], v[i], (!mask || mask[i]) ? k.lr_decay : 0.0f, k);
 }
 
 }  // namespace

@@ -18,8 +18,11 @@ std::vector<GemmShape> gpt2_gemm_shapes(const ModelSpec& model, int rows) {
     const char* name;
     int in, out;
   };
-  const Linear linears[] = {{"qkv", C, 3 * C}, {"attproj", C, C}, {"fc", C, 4 * C},
-                            {"fcproj", 4 * C, C}, {"lm_head", C, Vp}};
+  const Linear linears[] = {{"qkv", C, 3 * C},
+                            {"attproj", C, C},
+                            {"fc", C, 4 * C},
+                            {"fcproj", 4 * C, C},
+                            {"lm_head", C, Vp}};
   std::vector<GemmShape> shapes;
   for (const auto& l : linears) {
     // out = in . W^T; din = dout . W; dW = dout^T . in (exec/kernels.cpp's three calls).
@@ -51,7 +54,8 @@ GemmResult measure_gemm(const GemmShape& s, const Repetitions& reps) {
   return r;
 }
 
-std::vector<MemoryResult> measure_memory(double array_bytes, int row_width, const Repetitions& reps) {
+std::vector<MemoryResult> measure_memory(double array_bytes, int row_width,
+                                         const Repetitions& reps) {
   if (row_width < 1) fail("bench: row width {} must be at least 1", row_width);
   std::int64_t n = std::int64_t(array_bytes / sizeof(float));
   n = std::max<std::int64_t>(row_width, n / row_width * row_width);
@@ -79,7 +83,8 @@ std::vector<MemoryResult> measure_memory(double array_bytes, int row_width, cons
     for (std::int64_t i = 0; i < n; ++i) z[i] = x[i] + 0.5f * y[i];
   });
   const std::int64_t rows = n / row_width;
-  // Two reads of each row (statistics, then normalise) usually hit cache: count one read, one write.
+  // Two reads of each row (statistics, then normalise) usually hit cache: count one read, one
+  // write.
   record("layernorm", 2 * f * n, [&] {
 #pragma omp parallel for schedule(static)
     for (std::int64_t r = 0; r < rows; ++r) {

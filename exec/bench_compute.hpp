@@ -25,7 +25,7 @@ std::vector<GemmShape> gpt2_gemm_shapes(const ModelSpec& model, int rows);
 
 struct GemmResult {
   GemmShape shape;
-  double seconds = 0;      // median
+  double seconds = 0;  // median
   double flops_per_s = 0;
 };
 GemmResult measure_gemm(const GemmShape& shape, const Repetitions& reps);
@@ -37,6 +37,7 @@ struct MemoryResult {
   double bytes_per_s = 0;
 };
 // Arrays of `array_bytes` each; rows of `row_width` floats for the LayerNorm-like pass.
-std::vector<MemoryResult> measure_memory(double array_bytes, int row_width, const Repetitions& reps);
+std::vector<MemoryResult> measure_memory(double array_bytes, int row_width,
+                                         const Repetitions& reps);
 
 }  // namespace fabtrain::bench

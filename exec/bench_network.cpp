@@ -73,11 +73,17 @@ std::vector<PairResult> measure_pairs(Communicator& comm, const NetworkOptions& 
         const double ping_once = seconds_of(ping);
         const double stream_once = seconds_of(stream);
         count[0] = me == a ? float(reps_within(ping_once, o.budget_s, o.latency_reps)) : 0.0f;
-        if (me == a) comm.send(b, count, kTagCount); else comm.recv(a, count, kTagCount);
+        if (me == a)
+          comm.send(b, count, kTagCount);
+        else
+          comm.recv(a, count, kTagCount);
         std::vector<double> rtts;
         for (int i = 0; i < int(count[0]); ++i) rtts.push_back(seconds_of(ping));
         count[0] = me == a ? float(reps_within(stream_once, o.budget_s, o.stream_reps)) : 0.0f;
-        if (me == a) comm.send(b, count, kTagCount); else comm.recv(a, count, kTagCount);
+        if (me == a)
+          comm.send(b, count, kTagCount);
+        else
+          comm.recv(a, count, kTagCount);
         std::vector<double> streams;
         for (int i = 0; i < int(count[0]); ++i) streams.push_back(seconds_of(stream));
         r.rtt_s = median(rtts);
@@ -93,10 +99,14 @@ std::vector<PairResult> measure_pairs(Communicator& comm, const NetworkOptions& 
           round_trip();  // untimed
           const double once = seconds_of(round_trip);
           count[0] = me == a ? float(reps_within(once, o.budget_s, o.latency_reps)) : 0.0f;
-          if (me == a) comm.send(b, count, kTagCount); else comm.recv(a, count, kTagCount);
+          if (me == a)
+            comm.send(b, count, kTagCount);
+          else
+            comm.recv(a, count, kTagCount);
           std::vector<double> trips;
           for (int i = 0; i < int(count[0]); ++i) trips.push_back(seconds_of(round_trip));
-          r.message_latencies.emplace_back(double(message.size() * sizeof(float)), median(trips) / 2);
+          r.message_latencies.emplace_back(double(message.size() * sizeof(float)),
+                                           median(trips) / 2);
         }
       }
       if (o.tcp_streams > 0 && (me == a || me == b)) {
@@ -105,9 +115,9 @@ std::vector<PairResult> measure_pairs(Communicator& comm, const NetworkOptions& 
       }
       // Rank 0 learns the pair's numbers from a (unless it is a).
       if (a != 0) {
-        std::vector<float> packed{float(r.rtt_s), float(r.stream_s), float(r.bandwidth),
-                                  float(r.rtt_p90_s), float(r.rtt_samples), float(r.tcp_one_stream),
-                                  float(r.tcp_streams)};
+        std::vector<float> packed{
+            float(r.rtt_s),       float(r.stream_s),       float(r.bandwidth),  float(r.rtt_p90_s),
+            float(r.rtt_samples), float(r.tcp_one_stream), float(r.tcp_streams)};
         for (const auto& [bytes, seconds] : r.message_latencies) packed.push_back(float(seconds));
         packed.resize(kPacked + o.message_latency_bytes.size());
         if (me == a) comm.send(0, packed, kTagCount + 1);
@@ -123,8 +133,9 @@ std::vector<PairResult> measure_pairs(Communicator& comm, const NetworkOptions& 
           r.tcp_streams = packed[6];
           r.message_latencies.clear();
           for (std::size_t i = 0; i < o.message_latency_bytes.size(); ++i)
-            r.message_latencies.emplace_back(double(floats_for(o.message_latency_bytes[i]) * sizeof(float)),
-                                             packed[kPacked + i]);
+            r.message_latencies.emplace_back(
+                double(floats_for(o.message_latency_bytes[i]) * sizeof(float)),
+                packed[kPacked + i]);
         }
       }
       results.push_back(r);
@@ -133,8 +144,9 @@ std::vector<PairResult> measure_pairs(Communicator& comm, const NetworkOptions& 
   return results;
 }
 
-std::vector<CollectiveResult> measure_collectives(Communicator& comm, const std::string& kind, int group,
-                                                  int group_size, const std::vector<double>& sizes_bytes,
+std::vector<CollectiveResult> measure_collectives(Communicator& comm, const std::string& kind,
+                                                  int group, int group_size,
+                                                  const std::vector<double>& sizes_bytes,
                                                   const NetworkOptions& o) {
   std::vector<CollectiveResult> results;
   const int n = group_size;
@@ -147,9 +159,12 @@ std::vector<CollectiveResult> measure_collectives(Communicator& comm, const std:
     for (const std::string op : {"all_reduce", "reduce_scatter", "all_gather"}) {
       auto run = [&] {
         if (!member) return;
-        if (op == "all_reduce") comm.all_reduce(group, full);
-        else if (op == "reduce_scatter") comm.reduce_scatter(group, full, chunk);
-        else comm.all_gather(group, chunk, full);
+        if (op == "all_reduce")
+          comm.all_reduce(group, full);
+        else if (op == "reduce_scatter")
+          comm.reduce_scatter(group, full, chunk);
+        else
+          comm.all_gather(group, chunk, full);
       };
       comm.barrier();
       run();  // connection set-up and first-touch, untimed

@@ -15,15 +15,15 @@
 namespace fabtrain::bench {
 
 struct PairResult {
-  int a = 0, b = 0;           // ranks, a < b
-  double rtt_s = 0;           // median round trip of a small message
-  double rtt_p90_s = 0;       // its 90th percentile
+  int a = 0, b = 0;      // ranks, a < b
+  double rtt_s = 0;      // median round trip of a small message
+  double rtt_p90_s = 0;  // its 90th percentile
   int rtt_samples = 0;
-  double latency_s = 0;       // rtt / 2
-  double message_bytes = 0;   // size of each large message
-  int messages = 0;           // messages per timed stream
-  double stream_s = 0;        // median time from the first send to the acknowledgement
-  double bandwidth = 0;       // bytes/s: messages * bytes / (stream_s - rtt)
+  double latency_s = 0;      // rtt / 2
+  double message_bytes = 0;  // size of each large message
+  int messages = 0;          // messages per timed stream
+  double stream_s = 0;       // median time from the first send to the acknowledgement
+  double bandwidth = 0;      // bytes/s: messages * bytes / (stream_s - rtt)
   // One-way time of a message of each NetworkOptions::message_latency_bytes size: half the
   // median round trip of a ping-pong of that size (pipeline activations cost more than a byte's
   // latency over TCP).
@@ -49,13 +49,13 @@ struct NetworkOptions {
 std::vector<PairResult> measure_pairs(Communicator& comm, const NetworkOptions& options);
 
 struct CollectiveResult {
-  std::string op;       // all_reduce, reduce_scatter, all_gather
-  std::string group;    // the kind of group it ran over: world, or a plan's tp, dp, tied_embedding
-  double bytes = 0;     // the full buffer (all-reduce data, reduce-scatter input, all-gather output)
+  std::string op;     // all_reduce, reduce_scatter, all_gather
+  std::string group;  // the kind of group it ran over: world, or a plan's tp, dp, tied_embedding
+  double bytes = 0;   // the full buffer (all-reduce data, reduce-scatter input, all-gather output)
   int ranks = 0;
-  double seconds = 0;   // per call, back to back: the median of 3 timings, averaged over ranks
-  double algbw = 0;     // bytes / seconds
-  double busbw = 0;     // algbw * 2(n-1)/n (all-reduce) or (n-1)/n (the others)
+  double seconds = 0;  // per call, back to back: the median of 3 timings, averaged over ranks
+  double algbw = 0;    // bytes / seconds
+  double busbw = 0;    // algbw * 2(n-1)/n (all-reduce) or (n-1)/n (the others)
 };
 
 // nccl-tests' bus-bandwidth factor for a collective over n ranks.
@@ -65,8 +65,9 @@ double bus_factor(const std::string& op, int ranks);
 // included): `group` is this rank's group of that kind (-1: in none, it only keeps step), every
 // group of the kind has `group_size` ranks; at each size. Empty when group_size < 2. Every rank
 // calls it; group 0 must be the world.
-std::vector<CollectiveResult> measure_collectives(Communicator& comm, const std::string& kind, int group,
-                                                  int group_size, const std::vector<double>& sizes_bytes,
+std::vector<CollectiveResult> measure_collectives(Communicator& comm, const std::string& kind,
+                                                  int group, int group_size,
+                                                  const std::vector<double>& sizes_bytes,
                                                   const NetworkOptions& options);
 
 }  // namespace fabtrain::bench

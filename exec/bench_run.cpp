@@ -12,8 +12,8 @@
 #include "common/error.hpp"
 #include "exec/bench_compute.hpp"
 #include "exec/bench_network.hpp"
-#include "exec/mpi_check.hpp"
 #include "exec/host_info.hpp"
+#include "exec/mpi_check.hpp"
 #include "exec/trainable_model.hpp"
 #include "models/model_spec.hpp"
 #include "plan/plan.hpp"
@@ -42,7 +42,8 @@ std::vector<std::string> gather_hosts(const std::string& host, int ranks) {
   constexpr int width = 256;
   std::vector<char> mine(width, 0), all(std::size_t(width) * ranks, 0);
   std::copy_n(host.begin(), std::min<std::size_t>(host.size(), width - 1), mine.begin());
-  MPI_CHECK(MPI_Gather(mine.data(), width, MPI_CHAR, all.data(), width, MPI_CHAR, 0, MPI_COMM_WORLD));
+  MPI_CHECK(
+      MPI_Gather(mine.data(), width, MPI_CHAR, all.data(), width, MPI_CHAR, 0, MPI_COMM_WORLD));
   std::vector<std::string> hosts;
   for (int r = 0; r < ranks; ++r) hosts.emplace_back(all.data() + std::size_t(r) * width);
   return hosts;
@@ -50,8 +51,10 @@ std::vector<std::string> gather_hosts(const std::string& host, int ranks) {
 
 void validate(const BenchConfig& c) {
   if (c.device != "cpu")
-    fail("--device {}: only the cpu backend is built here (the CUDA bench comes with the CUDA backend)",
-         c.device);
+    fail(
+        "--device {}: only the cpu backend is built here (the CUDA bench comes with the CUDA "
+        "backend)",
+        c.device);
   if (c.batch < 1) fail("--batch {} must be at least 1", c.batch);
   if (c.seq < 1) fail("--seq {} must be at least 1", c.seq);
   if (!(c.budget_s > 0 && c.budget_s <= 60)) fail("--budget-s {} must be in (0, 60]", c.budget_s);
@@ -93,7 +96,8 @@ nlohmann::json run_bench(const BenchConfig& config, MpiCommunicator& comm) {
   }
   comm.set_groups(groups);
   if (root)
-    fmt::print(config.text, "fabtrain-exec bench: {} (L={} C={} V={}), B={} T={}, {} ranks, {} threads each\n",
+    fmt::print(config.text,
+               "fabtrain-exec bench: {} (L={} C={} V={}), B={} T={}, {} ranks, {} threads each\n",
                model.name, model.n_layer, model.n_embd, model.vocab_size, config.batch, config.seq,
                n, threads);
 
@@ -130,7 +134,8 @@ nlohmann::json run_bench(const BenchConfig& config, MpiCommunicator& comm) {
     for (std::size_t g = 1; g < groups.size(); ++g)
       if (kinds[g] == kind) {
         size = int(groups[g].size());
-        if (std::find(groups[g].begin(), groups[g].end(), comm.rank()) != groups[g].end()) mine = int(g);
+        if (std::find(groups[g].begin(), groups[g].end(), comm.rank()) != groups[g].end())
+          mine = int(g);
       }
     const auto more = bench::measure_collectives(comm, to_string(kind), mine, size, sizes, net);
     collectives.insert(collectives.end(), more.begin(), more.end());
@@ -140,14 +145,21 @@ nlohmann::json run_bench(const BenchConfig& config, MpiCommunicator& comm) {
   using nlohmann::json;
   json doc = {{"format", "fabtrain-bench"},
               {"version", kBenchFormatVersion},
-              {"model", {{"name", model.name}, {"layers", model.n_layer}, {"hidden", model.n_embd},
-                         {"heads", model.n_head}, {"context", model.n_ctx}, {"vocab", model.vocab_size}}},
+              {"model",
+               {{"name", model.name},
+                {"layers", model.n_layer},
+                {"hidden", model.n_embd},
+                {"heads", model.n_head},
+                {"context", model.n_ctx},
+                {"vocab", model.vocab_size}}},
               {"batch", config.batch},
               {"seq", config.seq},
               {"world", n},
               {"hosts", hosts},
-              {"device", {{"kind", config.device}, {"description", cpu_model()},
-                          {"cores", std::thread::hardware_concurrency()}}},
+              {"device",
+               {{"kind", config.device},
+                {"description", cpu_model()},
+                {"cores", std::thread::hardware_concurrency()}}},
               {"threads", threads},
               {"mpi", comm.library_version()}};
   json gemm = json::array();
@@ -155,10 +167,15 @@ nlohmann::json run_bench(const BenchConfig& config, MpiCommunicator& comm) {
     json per_rank = json::array();
     for (int r = 0; r < n; ++r) {
       const double s = all_gemm[std::size_t(r) * shapes.size() + i];
-      per_rank.push_back({{"rank", r}, {"seconds", s}, {"flops_per_s", s > 0 ? shapes[i].flops() / s : 0}});
+      per_rank.push_back(
+          {{"rank", r}, {"seconds", s}, {"flops_per_s", s > 0 ? shapes[i].flops() / s : 0}});
     }
-    gemm.push_back({{"name", shapes[i].name}, {"pass", shapes[i].pass}, {"m", shapes[i].m},
-                    {"n", shapes[i].n}, {"k", shapes[i].k}, {"flops", shapes[i].flops()},
+    gemm.push_back({{"name", shapes[i].name},
+                    {"pass", shapes[i].pass},
+                    {"m", shapes[i].m},
+                    {"n", shapes[i].n},
+                    {"k", shapes[i].k},
+                    {"flops", shapes[i].flops()},
                     {"ranks", per_rank}});
   }
   doc["gemm"] = gemm;
@@ -167,7 +184,8 @@ nlohmann::json run_bench(const BenchConfig& config, MpiCommunicator& comm) {
     json per_rank = json::array();
     for (int r = 0; r < n; ++r) {
       const double s = all_memory[std::size_t(r) * memory.size() + i];
-      per_rank.push_back({{"rank", r}, {"seconds", s}, {"bytes_per_s", s > 0 ? memory[i].bytes / s : 0}});
+      per_rank.push_back(
+          {{"rank", r}, {"seconds", s}, {"bytes_per_s", s > 0 ? memory[i].bytes / s : 0}});
     }
     mem.push_back({{"kernel", memory[i].kernel}, {"bytes", memory[i].bytes}, {"ranks", per_rank}});
   }
@@ -177,10 +195,18 @@ nlohmann::json run_bench(const BenchConfig& config, MpiCommunicator& comm) {
     json latencies = json::array();
     for (const auto& [bytes, seconds] : p.message_latencies)
       latencies.push_back({{"bytes", bytes}, {"one_way_s", seconds}});
-    p2p.push_back({{"a", p.a}, {"b", p.b}, {"host_a", hosts[p.a]}, {"host_b", hosts[p.b]},
-                   {"rtt_s", p.rtt_s}, {"latency_s", p.latency_s}, {"latency_bytes", config.latency_bytes},
-                   {"message_bytes", p.message_bytes}, {"messages", p.messages},
-                   {"stream_s", p.stream_s}, {"bandwidth", p.bandwidth}, {"message_latencies", latencies},
+    p2p.push_back({{"a", p.a},
+                   {"b", p.b},
+                   {"host_a", hosts[p.a]},
+                   {"host_b", hosts[p.b]},
+                   {"rtt_s", p.rtt_s},
+                   {"latency_s", p.latency_s},
+                   {"latency_bytes", config.latency_bytes},
+                   {"message_bytes", p.message_bytes},
+                   {"messages", p.messages},
+                   {"stream_s", p.stream_s},
+                   {"bandwidth", p.bandwidth},
+                   {"message_latencies", latencies},
                    {"rtt_p90_s", p.rtt_p90_s}});
     if (config.tcp_streams > 0) {
       p2p.back()["tcp_streams"] = config.tcp_streams;
@@ -191,8 +217,13 @@ nlohmann::json run_bench(const BenchConfig& config, MpiCommunicator& comm) {
   doc["p2p"] = p2p;
   json coll = json::array();
   for (const auto& c : collectives)
-    coll.push_back({{"op", c.op}, {"group", c.group}, {"bytes", c.bytes}, {"ranks", c.ranks}, {"seconds", c.seconds},
-                    {"algbw", c.algbw}, {"busbw", c.busbw}});
+    coll.push_back({{"op", c.op},
+                    {"group", c.group},
+                    {"bytes", c.bytes},
+                    {"ranks", c.ranks},
+                    {"seconds", c.seconds},
+                    {"algbw", c.algbw},
+                    {"busbw", c.busbw}});
   doc["collectives"] = coll;
   return doc;
 }

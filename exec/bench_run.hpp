@@ -16,18 +16,18 @@ namespace fabtrain {
 struct BenchConfig {
   std::string device = "cpu";
   std::string model = "gpt2-nano";
-  int batch = 4;                 // sequences per microbatch on one rank (B)
-  int seq = 64;                  // tokens per sequence (T)
-  int threads = 0;               // OpenMP threads per rank; 0: cores / ranks per host
-  double budget_s = 1.0;         // per measurement
-  double memory_mib = 32;        // per array of the memory kernels
+  int batch = 4;           // sequences per microbatch on one rank (B)
+  int seq = 64;            // tokens per sequence (T)
+  int threads = 0;         // OpenMP threads per rank; 0: cores / ranks per host
+  double budget_s = 1.0;   // per measurement
+  double memory_mib = 32;  // per array of the memory kernels
   double latency_bytes = 8;
   // Extra ping-pong sizes for message latencies; the benched shapes' pipeline activation
   // (batch x seq x hidden floats) is always measured.
   std::vector<double> message_bytes;
-  double p2p_mib = 4;            // per message of the bandwidth stream
+  double p2p_mib = 4;  // per message of the bandwidth stream
   int p2p_messages = 4;
-  int tcp_streams = 0;           // > 0: also TCP bandwidth per pair with 1 and this many streams
+  int tcp_streams = 0;  // > 0: also TCP bandwidth per pair with 1 and this many streams
   double tcp_mib = 32;
   std::vector<double> collective_mib = {1, 8};
   // A plan over the ranks: collectives are measured over each kind of its groups (tp, dp, tied

@@ -19,7 +19,7 @@ namespace {
 
 constexpr std::int32_t kModelMagic = 20240326;
 constexpr std::int32_t kStateMagic = 20250101;  // ours: fabtrain rank state
-constexpr std::int32_t kStateVersion = 2;     // 2: settings and a checksum
+constexpr std::int32_t kStateVersion = 2;       // 2: settings and a checksum
 // header[8] of a model file we write: says header[9..10] hold the parameters' checksum and
 // header[11..12] the step (llm.c leaves these zero, and its files load without a check).
 constexpr std::int32_t kChecksumTag = 0x4b534346;  // "FCSK"
@@ -35,15 +35,17 @@ std::uint64_t checksum(const char* data, std::size_t n) {
 void check_finite(std::span<const float> values, const std::string& path, const char* what) {
   for (std::size_t i = 0; i < values.size(); ++i)
     if (!std::isfinite(values[i]))
-      fail("{}: {} {} of {} is {} (the run that wrote it diverged; resume from an earlier step)", path,
-           what, i, values.size(), values[i]);
+      fail("{}: {} {} of {} is {} (the run that wrote it diverged; resume from an earlier step)",
+           path, what, i, values.size(), values[i]);
 }
 
 std::vector<char> read_whole_file(const std::string& path, const char* what) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
-    fail("{} {}: is a directory (give the file inside it, e.g. {}/model_00000004.bin)", what, path, path);
-  if (!std::filesystem::is_regular_file(path, ec)) fail("{} {}: not found (or not a regular file)", what, path);
+    fail("{} {}: is a directory (give the file inside it, e.g. {}/model_00000004.bin)", what, path,
+         path);
+  if (!std::filesystem::is_regular_file(path, ec))
+    fail("{} {}: not found (or not a regular file)", what, path);
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) fail("{} {}: cannot open", what, path);
   const std::streamsize size = in.tellg();
@@ -97,7 +99,8 @@ struct Reader {
     const auto n = get<std::int64_t>();
     if (n < 0) fail("state file {}: negative array length {}", path, n);
     if (std::uint64_t(n) > (bytes.size() - at) / sizeof(float))
-      fail("state file {}: truncated (an array of {} values, {} bytes left)", path, n, bytes.size() - at);
+      fail("state file {}: truncated (an array of {} values, {} bytes left)", path, n,
+           bytes.size() - at);
     std::vector<float> v(static_cast<std::size_t>(n));
     std::memcpy(v.data(), bytes.data() + at, v.size() * sizeof(float));
     at += v.size() * sizeof(float);
@@ -174,10 +177,13 @@ std::vector<float> read_model_checkpoint(const std::string& path, const ModelSpe
     std::memcpy(&sum, &header[9], sizeof(sum));
     std::memcpy(&written_at, &header[11], sizeof(written_at));
     if (checksum(bytes.data() + sizeof(header), bytes.size() - sizeof(header)) != sum)
-      fail("checkpoint {}: checksum mismatch: the parameters were changed or torn after writing", path);
+      fail("checkpoint {}: checksum mismatch: the parameters were changed or torn after writing",
+           path);
     if (step && written_at >= 0 && written_at != *step)
-      fail("checkpoint {}: written at step {}, but it stands for step {} (a file copied from "
-           "another step?)", path, written_at, *step);
+      fail(
+          "checkpoint {}: written at step {}, but it stands for step {} (a file copied from "
+          "another step?)",
+          path, written_at, *step);
   }
   std::vector<float> full(static_cast<std::size_t>(count));
   std::memcpy(full.data(), bytes.data() + sizeof(header), full.size() * sizeof(float));
@@ -231,7 +237,8 @@ RankState read_rank_state(const std::string& path) {
   check_finite(s.adam_m, path, "AdamW m value");
   check_finite(s.adam_v, path, "AdamW v value");
   if (r.at + sizeof(sum) != bytes.size())
-    fail("state file {}: {} trailing bytes after the state", path, bytes.size() - r.at - sizeof(sum));
+    fail("state file {}: {} trailing bytes after the state", path,
+         bytes.size() - r.at - sizeof(sum));
   return s;
 }
 

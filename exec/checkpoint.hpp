@@ -29,13 +29,13 @@ std::vector<float> read_model_checkpoint(const std::string& path, const ModelSpe
                                          std::optional<std::int64_t> step = std::nullopt);
 
 struct RankState {
-  std::int64_t step = 0;             // steps completed
-  std::int64_t data_position = 0;    // global sequences consumed
-  std::uint64_t seed = 0;            // the data order and initialisation seed
+  std::int64_t step = 0;           // steps completed
+  std::int64_t data_position = 0;  // global sequences consumed
+  std::uint64_t seed = 0;          // the data order and initialisation seed
   int world = 1, rank = 0;
-  std::string plan;                  // canonical plan text, must match on resume
-  std::string settings;              // "seq=64 batch=8 data=..." : what else must match on resume
-  std::vector<float> adam_m, adam_v; // over the parameters this rank updates
+  std::string plan;                   // canonical plan text, must match on resume
+  std::string settings;               // "seq=64 batch=8 data=..." : what else must match on resume
+  std::vector<float> adam_m, adam_v;  // over the parameters this rank updates
 };
 void write_rank_state(const std::string& path, const RankState& state);
 RankState read_rank_state(const std::string& path);

@@ -32,7 +32,8 @@ CheckpointLock::CheckpointLock(const std::string& dir) {
   // earlier job that was killed midway.
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
-    if (entry.path().filename().string().find(".tmp-") != std::string::npos) std::filesystem::remove(entry.path(), ec);
+    if (entry.path().filename().string().find(".tmp-") != std::string::npos)
+      std::filesystem::remove(entry.path(), ec);
   const std::string pid = std::to_string(::getpid()) + "\n";
   if (::ftruncate(fd_, 0) != 0 || ::write(fd_, pid.data(), pid.size()) != ssize_t(pid.size()))
     fail("--checkpoint-dir {}: cannot write {}: {}", dir, path, std::strerror(errno));
@@ -53,7 +54,8 @@ void prune_checkpoints(const std::string& dir, int keep, int rank, bool root) {
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
     std::smatch m;
-    if (name.size() > my_temp.size() && name.compare(name.size() - my_temp.size(), my_temp.size(), my_temp) == 0) {
+    if (name.size() > my_temp.size() &&
+        name.compare(name.size() - my_temp.size(), my_temp.size(), my_temp) == 0) {
       fs::remove(entry.path(), ec);  // a write of ours that failed
     } else if (std::regex_match(name, m, model_re)) {
       steps.insert(std::stoll(m.str(1)));

@@ -23,7 +23,8 @@ std::vector<std::string> split_commas(const std::string& s) {
   std::size_t start = 0;
   while (start <= s.size()) {
     const std::size_t comma = s.find(',', start);
-    const std::string part = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const std::string part =
+        s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     if (!part.empty()) out.push_back(part);
     if (comma == std::string::npos) break;
     start = comma + 1;
@@ -32,7 +33,8 @@ std::vector<std::string> split_commas(const std::string& s) {
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 std::uint64_t splitmix64(std::uint64_t& state) {
@@ -95,15 +97,17 @@ TokenFile::TokenFile(const std::string& path) : path_(path) {
     if (header[2] <= 0) fail("data file {}: header says {} tokens (empty data)", path, header[2]);
     const std::int64_t expected = kHeaderBytes + 2 * std::int64_t(header[2]);
     if (std::int64_t(map_size_) != expected)
-      fail("data file {}: size {} bytes, but the header's {} tokens need 1024 + 2*{} = {} bytes "
-           "(truncated or not an llm.c token file)",
-           path, map_size_, header[2], header[2], expected);
+      fail(
+          "data file {}: size {} bytes, but the header's {} tokens need 1024 + 2*{} = {} bytes "
+          "(truncated or not an llm.c token file)",
+          path, map_size_, header[2], header[2], expected);
     tokens16_ = reinterpret_cast<const std::uint16_t*>(bytes_ + kHeaderBytes);
     tokens_ = header[2];
   } else if (ends_with(path, ".bin")) {
-    fail("data file {}: wrong magic {} (an llm.c token file starts with {}); plain text must "
-         "not be named .bin",
-         path, header[0], kTokenMagic);
+    fail(
+        "data file {}: wrong magic {} (an llm.c token file starts with {}); plain text must "
+        "not be named .bin",
+        path, header[0], kTokenMagic);
   } else {
     format_ = DataFormat::text_bytes;
     tokens_ = std::int64_t(map_size_);
@@ -146,10 +150,12 @@ DataLoader::DataLoader(const std::vector<std::string>& paths, int seq, int vocab
       std::int64_t at = 0;  // the first one, by position and byte offset, for the user to look at
       while (file->token(at) < vocab) ++at;
       const bool text = file->format() == DataFormat::text_bytes;
-      fail("data file {}: token {} is outside the model's vocabulary of {} (the first such token, {}, "
-           "is at position {}, byte offset {}; a {} file for a different tokenizer?)",
-           path, max_token, vocab, file->token(at), at, text ? at : 1024 + 2 * at,
-           text ? "byte-level text" : "token");
+      fail(
+          "data file {}: token {} is outside the model's vocabulary of {} (the first such token, "
+          "{}, "
+          "is at position {}, byte offset {}; a {} file for a different tokenizer?)",
+          path, max_token, vocab, file->token(at), at, text ? at : 1024 + 2 * at,
+          text ? "byte-level text" : "token");
     }
     const std::int64_t n = file->tokens();
     for (std::int64_t start = 0; start + seq + 1 <= n; start += seq) {

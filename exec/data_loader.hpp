@@ -59,7 +59,8 @@ class DataLoader {
   // epoch g / windows.
   void sequence(std::int64_t g, std::span<int> inputs, std::span<int> targets) const;
   // count sequences starting at global sequence first, concatenated (count*seq each).
-  void sequences(std::int64_t first, int count, std::span<int> inputs, std::span<int> targets) const;
+  void sequences(std::int64_t first, int count, std::span<int> inputs,
+                 std::span<int> targets) const;
 
  private:
   const std::vector<std::int64_t>& order_of_epoch(std::int64_t epoch) const;
@@ -69,8 +70,8 @@ class DataLoader {
   std::uint64_t seed_;
   bool shuffle_;
   std::int64_t total_tokens_ = 0;
-  std::vector<int> window_file_;              // window -> file
-  std::vector<std::int64_t> window_start_;    // window -> first token in its file
+  std::vector<int> window_file_;            // window -> file
+  std::vector<std::int64_t> window_start_;  // window -> first token in its file
   mutable std::int64_t cached_epoch_ = -1;
   mutable std::vector<std::int64_t> cached_order_;
 };

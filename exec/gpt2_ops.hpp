@@ -36,7 +36,8 @@ class Gpt2Ops {
   // and upload/download between a buffer and itself do nothing.
   virtual bool host_memory() const = 0;
   virtual void upload(float* dst, const float* host_src, std::int64_t count) = 0;
-  virtual void download(float* host_dst, const float* src, std::int64_t count) = 0;  // complete on return
+  virtual void download(float* host_dst, const float* src,
+                        std::int64_t count) = 0;  // complete on return
   virtual void zero(float* data, std::int64_t count) = 0;
   virtual void synchronize() = 0;  // waits for the queued work
   virtual std::unique_ptr<Ids> make_ids() = 0;

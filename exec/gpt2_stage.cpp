@@ -19,10 +19,10 @@ namespace {
 
 // One block's activations kept from forward for backward (the fields its kind uses).
 struct Activations {
-  Buffer ln, mean, rstd;         // the block's LayerNorm output and statistics
-  Buffer qkv, att, y;            // attention: (n, 3C/tp), (b, NH/tp, t, t), (n, C/tp)
-  Buffer h, g;                   // MLP: fc output before and after GELU, (n, 4C/tp)
-  Buffer logits, lse;           // head: (n, Vp) and per-row log-sum-exp
+  Buffer ln, mean, rstd;  // the block's LayerNorm output and statistics
+  Buffer qkv, att, y;     // attention: (n, 3C/tp), (b, NH/tp, t, t), (n, C/tp)
+  Buffer h, g;            // MLP: fc output before and after GELU, (n, 4C/tp)
+  Buffer logits, lse;     // head: (n, Vp) and per-row log-sum-exp
 };
 
 }  // namespace
@@ -52,10 +52,10 @@ struct Gpt2Stage::Impl {
   std::vector<Buffer> input, residual_grad;
   std::vector<Buffer> row_loss;  // the head's per-row losses (kept per microbatch, not per slot)
   std::vector<std::vector<float>> input_copy, output_copy, output_grad_copy, input_grad_copy;
-  std::vector<std::vector<Buffer>> block_out, partial;          // [mb][block - begin]
-  std::vector<std::vector<std::vector<float>>> partial_copy;    // [mb][block - begin]
-  std::vector<std::vector<char>> partial_on_host, forwarded;    // [mb][block - begin]
-  std::vector<std::vector<Activations>> acts;                   // [slot][block - begin]
+  std::vector<std::vector<Buffer>> block_out, partial;        // [mb][block - begin]
+  std::vector<std::vector<std::vector<float>>> partial_copy;  // [mb][block - begin]
+  std::vector<std::vector<char>> partial_on_host, forwarded;  // [mb][block - begin]
+  std::vector<std::vector<Activations>> acts;                 // [slot][block - begin]
   std::vector<float> losses, rows_copy, logits_copy;
   std::vector<char> loss_known;
   // Backward scratch shared by all blocks (backward calls run one at a time).
@@ -129,8 +129,8 @@ struct Gpt2Stage::Impl {
   float* dres(int mb) { return residual_grad[mb].sized(*ops, nc()); }
 
   void build_layout();
-  void add_tensor(FullTensor w, int layer, const std::vector<std::pair<std::int64_t, std::int64_t>>& pieces,
-                  bool decay);
+  void add_tensor(FullTensor w, int layer,
+                  const std::vector<std::pair<std::int64_t, std::int64_t>>& pieces, bool decay);
   void allocate();
 
   // Forward up to (not including) the output projection; the head's forward entirely.
@@ -177,7 +177,8 @@ void Gpt2Stage::Impl::build_layout() {
       add_tensor(t_ln1b, l, whole(t_ln1b, l, C), false);
       std::vector<std::pair<std::int64_t, std::int64_t>> w, bias, proj;
       for (int s = 0; s < 3; ++s) {  // this rank's heads in each of the q, k, v row sections
-        w.push_back({full.at(t_qkvw, l, L) + std::int64_t(s * C + r * cl) * C, std::int64_t(cl) * C});
+        w.push_back(
+            {full.at(t_qkvw, l, L) + std::int64_t(s * C + r * cl) * C, std::int64_t(cl) * C});
         bias.push_back({full.at(t_qkvb, l, L) + s * C + r * cl, cl});
       }
       for (int o = 0; o < C; ++o)  // the same heads' input columns of every output row
@@ -194,7 +195,8 @@ void Gpt2Stage::Impl::build_layout() {
       add_tensor(t_fcw, l, {{full.at(t_fcw, l, L) + r * hl * C, hl * C}}, true);
       add_tensor(t_fcb, l, {{full.at(t_fcb, l, L) + r * hl, hl}}, false);
       std::vector<std::pair<std::int64_t, std::int64_t>> proj;
-      for (int o = 0; o < C; ++o) proj.push_back({full.at(t_fcprojw, l, L) + std::int64_t(o) * 4 * C + r * hl, hl});
+      for (int o = 0; o < C; ++o)
+        proj.push_back({full.at(t_fcprojw, l, L) + std::int64_t(o) * 4 * C + r * hl, hl});
       add_tensor(t_fcprojw, l, proj, true);
       add_tensor(t_fcprojb, l, whole(t_fcprojb, l, C), false);
     }
@@ -250,7 +252,8 @@ void Gpt2Stage::Impl::attn_branch(int block, int l, int mb) {
   float* qkv = a.qkv.sized(*ops, std::int64_t(n) * 3 * c_local);
   ops->linear_forward(qkv, ln, P(t_qkvw, l), P(t_qkvb, l), n, C, 3 * c_local);
   ops->attention_forward(a.y.sized(*ops, std::int64_t(n) * c_local),
-                         a.att.sized(*ops, std::int64_t(b) * nh_local * t * t), qkv, b, t, nh_local, hd);
+                         a.att.sized(*ops, std::int64_t(b) * nh_local * t * t), qkv, b, t, nh_local,
+                         hd);
 }
 
 void Gpt2Stage::Impl::mlp_branch(int block, int l, int mb) {
@@ -282,7 +285,8 @@ void Gpt2Stage::Impl::head_forward(int block, int mb) {
 
 void Gpt2Stage::Impl::finish_forward(int block, int mb) {
   const Block kind = block_at(m, block);
-  const float* bias = kind.kind == BlockKind::attn ? P(t_attprojb, kind.layer) : P(t_fcprojb, kind.layer);
+  const float* bias =
+      kind.kind == BlockKind::attn ? P(t_attprojb, kind.layer) : P(t_fcprojb, kind.layer);
   const float* sum = partial_of(block, mb);
   ops->residual_add(block_output(block, mb), block_input(block, mb), sum, bias, n, C);
 }
@@ -324,8 +328,8 @@ void Gpt2Stage::Impl::mlp_backward(int block, int l, int mb, bool recompute) {
                        n, 4 * c_local, C);
   ops->gelu_backward(dg, a.h.data(), dg, hsize);
   partial_on_host[mb][block - blocks.begin] = 0;
-  ops->linear_backward(partial_of(block, mb), G(t_fcw, l), G(t_fcb, l), dg, a.ln.data(), P(t_fcw, l),
-                       n, C, 4 * c_local);
+  ops->linear_backward(partial_of(block, mb), G(t_fcw, l), G(t_fcb, l), dg, a.ln.data(),
+                       P(t_fcw, l), n, C, 4 * c_local);
   if (tp == 1) finish_backward(block, mb);
 }
 
@@ -344,9 +348,10 @@ void Gpt2Stage::Impl::head_backward(int block, int mb, bool recompute) {
 void Gpt2Stage::Impl::require_split_block(int block, const char* what) const {
   const BlockKind kind = block_at(m, block).kind;
   if (tp == 1 || kind == BlockKind::embed || kind == BlockKind::head)
-    fail("Gpt2Stage::{}: block {} ({}) has no tensor-parallel partial with tp={} (only attn/mlp "
-         "blocks with tp > 1 do)",
-         what, block, to_string(kind), tp);
+    fail(
+        "Gpt2Stage::{}: block {} ({}) has no tensor-parallel partial with tp={} (only attn/mlp "
+        "blocks with tp > 1 do)",
+        what, block, to_string(kind), tp);
 }
 
 Gpt2Stage::Gpt2Stage(const ModelSpec& m, BlockRange blocks, int tp, int tp_rank, int b, int t,
@@ -358,7 +363,8 @@ Gpt2Stage::Gpt2Stage(const ModelSpec& m, BlockRange blocks, int tp, int tp_rank,
          blocks.end, total_blocks, m.name);
   if (tp < 1 || m.n_head % tp != 0)
     fail("Gpt2Stage: tp={} must be positive and divide the {} heads of {}", tp, m.n_head, m.name);
-  if (tp_rank < 0 || tp_rank >= tp) fail("Gpt2Stage: tp_rank={} must be in [0, tp={})", tp_rank, tp);
+  if (tp_rank < 0 || tp_rank >= tp)
+    fail("Gpt2Stage: tp_rank={} must be in [0, tp={})", tp_rank, tp);
   if (b < 1 || t < 1 || t > m.n_ctx)
     fail("Gpt2Stage: b={} must be positive and t={} in [1, {}] (the context of {})", b, t, m.n_ctx,
          m.name);
@@ -413,8 +419,8 @@ const std::vector<ParamRun>& Gpt2Stage::param_runs() const { return impl_->runs;
 void Gpt2Stage::load_full(std::span<const float> full) {
   const std::int64_t expected = full_parameter_count(impl_->m);
   if (std::int64_t(full.size()) != expected)
-    fail("Gpt2Stage::load_full: {} floats given, {} needs {} (llm.c layout with Vp={})", full.size(),
-         impl_->m.name, expected, impl_->Vp);
+    fail("Gpt2Stage::load_full: {} floats given, {} needs {} (llm.c layout with Vp={})",
+         full.size(), impl_->m.name, expected, impl_->Vp);
   const std::span<float> host = params();
   for (const ParamRun& run : impl_->runs)
     std::copy_n(full.begin() + run.full_offset, run.count, host.begin() + run.local_offset);
@@ -505,8 +511,8 @@ void Gpt2Stage::forward(int block, int mb) {
     case BlockKind::embed:
       if (!s.tokens_set[mb])
         fail("Gpt2Stage::forward: the embedding needs tokens of microbatch {} (set_tokens)", mb);
-      s.ops->embedding_forward(s.block_output(block, mb), *s.tokens[mb], s.P(t_wte), s.P(t_wpe), s.n,
-                               s.t, s.C);
+      s.ops->embedding_forward(s.block_output(block, mb), *s.tokens[mb], s.P(t_wte), s.P(t_wpe),
+                               s.n, s.t, s.C);
       break;
     case BlockKind::attn:
       s.attn_branch(block, kind.layer, mb);
@@ -553,7 +559,8 @@ void Gpt2Stage::backward(int block, int mb, bool recompute) {
   Impl& s = *impl_;
   s.check(block, mb, "backward");
   if (!s.forwarded[mb][block - s.blocks.begin])
-    fail("Gpt2Stage::backward: block {} of microbatch {} has no forward to go back through", block, mb);
+    fail("Gpt2Stage::backward: block {} of microbatch {} has no forward to go back through", block,
+         mb);
   if (!s.keep_activations && !recompute)
     fail("Gpt2Stage::backward: block {} needs recompute=true (set_recompute keeps no activations)",
          block);
@@ -571,9 +578,15 @@ void Gpt2Stage::backward(int block, int mb, bool recompute) {
     case BlockKind::embed:
       s.ops->embedding_backward(s.G(t_wte), s.G(t_wpe), s.dres(mb), *s.tokens[mb], s.n, s.t, s.C);
       break;
-    case BlockKind::attn: s.attn_backward(block, kind.layer, mb, recompute); break;
-    case BlockKind::mlp: s.mlp_backward(block, kind.layer, mb, recompute); break;
-    case BlockKind::head: s.head_backward(block, mb, recompute); break;
+    case BlockKind::attn:
+      s.attn_backward(block, kind.layer, mb, recompute);
+      break;
+    case BlockKind::mlp:
+      s.mlp_backward(block, kind.layer, mb, recompute);
+      break;
+    case BlockKind::head:
+      s.head_backward(block, mb, recompute);
+      break;
   }
 }
 

@@ -61,8 +61,8 @@ class Gpt2Stage final : public Stage {
   void set_targets(int mb, std::span<const int> targets) override;
   // The residual stream (b*t*C floats) entering the stage (from the previous stage) and its
   // gradient leaving the stage backward (to the previous stage).
-  std::span<float> input(int mb) override;        // write before forward of the stage's first block
-  std::span<float> output(int mb) override;       // read after forward of the last block (not the head)
+  std::span<float> input(int mb) override;   // write before forward of the stage's first block
+  std::span<float> output(int mb) override;  // read after forward of the last block (not the head)
   std::span<float> output_grad(int mb) override;  // write before backward of the last block
   std::span<float> input_grad(int mb) override;   // read after backward of the first block
 

@@ -39,9 +39,10 @@ void check_fits_host(double bytes, int ranks_on_host) {
   if (!available) return;
   const double need = bytes * ranks_on_host;
   if (need > *available)
-    fail("the model needs about {:.2f} GiB per rank ({} ranks on this host: {:.2f} GiB) but the "
-         "host has {:.2f} GiB available; use a smaller model, batch or sequence, or more hosts",
-         bytes / (1 << 30), ranks_on_host, need / (1 << 30), *available / (1 << 30));
+    fail(
+        "the model needs about {:.2f} GiB per rank ({} ranks on this host: {:.2f} GiB) but the "
+        "host has {:.2f} GiB available; use a smaller model, batch or sequence, or more hosts",
+        bytes / (1 << 30), ranks_on_host, need / (1 << 30), *available / (1 << 30));
 }
 
 }  // namespace fabtrain

@@ -29,11 +29,16 @@ int zero_parts(const Plan& plan) { return plan.zero >= 1 && plan.dp > 1 ? plan.d
 
 }  // namespace
 
-Interpreter::Interpreter(const ModelSpec& model, const Schedule& schedule, int rank,
-                         Stage& stage, Communicator& comm, AdamW adamw, float grad_clip,
-                         Watchdog* watchdog)
-    : schedule_(schedule), stream_(schedule.ranks.at(rank)), rank_(rank), stage_(stage),
-      comm_(comm), adamw_(adamw), grad_clip_(grad_clip), watchdog_(watchdog),
+Interpreter::Interpreter(const ModelSpec& model, const Schedule& schedule, int rank, Stage& stage,
+                         Communicator& comm, AdamW adamw, float grad_clip, Watchdog* watchdog)
+    : schedule_(schedule),
+      stream_(schedule.ranks.at(rank)),
+      rank_(rank),
+      stage_(stage),
+      comm_(comm),
+      adamw_(adamw),
+      grad_clip_(grad_clip),
+      watchdog_(watchdog),
       zero_(stage.param_runs(), full_layout(model).size[t_wte], zero_parts(schedule.plan)) {
   const Plan& plan = schedule.plan;
   coord_ = rank_coord(plan, rank);
@@ -124,8 +129,9 @@ StepOutcome Interpreter::play_step(int step, float lr, const MicrobatchFeed& fee
   outcome.timings.resize(stream_.size());
   const Clock::time_point step_start = Clock::now();
   for (std::size_t i = 0; i < stream_.size(); ++i) {
-    if (watchdog_) watchdog_->begin(fmt::format("rank {} step {} instruction {}: {}", rank_,
-                                                step + 1, i, names_[i]));
+    if (watchdog_)
+      watchdog_->begin(
+          fmt::format("rank {} step {} instruction {}: {}", rank_, step + 1, i, names_[i]));
     const Clock::time_point start = Clock::now();
     run(stream_[i], step, lr, feed, false);
     stage_.synchronize();  // a device backend's queued work belongs to this instruction
@@ -175,10 +181,12 @@ void Interpreter::run(const Instruction& instruction, int step, float lr,
           for (int b = in.end - 1; b >= in.begin; --b) stage_.backward(b, in.mb, in.recompute);
           dirty_since_scatter_ = true;
         } else if constexpr (std::is_same_v<T, Send>) {
-          const auto data = in.what == Tensor::activation ? stage_.output(in.mb) : stage_.input_grad(in.mb);
+          const auto data =
+              in.what == Tensor::activation ? stage_.output(in.mb) : stage_.input_grad(in.mb);
           comm_.send(in.peer, data, tag(in.mb, in.what));
         } else if constexpr (std::is_same_v<T, Recv>) {
-          const auto data = in.what == Tensor::activation ? stage_.input(in.mb) : stage_.output_grad(in.mb);
+          const auto data =
+              in.what == Tensor::activation ? stage_.input(in.mb) : stage_.output_grad(in.mb);
           comm_.recv(in.peer, data, tag(in.mb, in.what));
         } else if constexpr (std::is_same_v<T, Collective>) {
           switch (in.purpose) {
@@ -194,10 +202,18 @@ void Interpreter::run(const Instruction& instruction, int step, float lr,
               if (in.block >= 0) fail("dp_gradients per block ({}) is not supported", in.block);
               comm_.all_reduce(in.group, stage_.grads());
               break;
-            case Purpose::zero_gradients: reduce_scatter_gradients(in.group); break;
-            case Purpose::zero_parameters: all_gather_parameters(in.group); break;
-            case Purpose::tied_embedding: tied_embedding(in.group); break;
-            case Purpose::grad_norm: gradient_norm(in.group); break;
+            case Purpose::zero_gradients:
+              reduce_scatter_gradients(in.group);
+              break;
+            case Purpose::zero_parameters:
+              all_gather_parameters(in.group);
+              break;
+            case Purpose::tied_embedding:
+              tied_embedding(in.group);
+              break;
+            case Purpose::grad_norm:
+              gradient_norm(in.group);
+              break;
           }
         } else {
           static_assert(std::is_same_v<T, OptimizerStep>);
@@ -232,7 +248,8 @@ void Interpreter::all_gather_parameters(int group) {
   const std::size_t chunk = shard_params_.size();
   comm_.all_gather(group, shard_params_, flat_);
   for (int d = 0; d < dp_; ++d)
-    zero_.unpack<float>(std::span<const float>(flat_).subspan(d * chunk, chunk), d, stage_.params());
+    zero_.unpack<float>(std::span<const float>(flat_).subspan(d * chunk, chunk), d,
+                        stage_.params());
 }
 
 void Interpreter::tied_embedding(int group) {

@@ -30,9 +30,9 @@ class Watchdog;
 using MicrobatchFeed = std::function<void(int mb, std::span<int> tokens, std::span<int> targets)>;
 
 struct StepOutcome {
-  double loss_sum = 0;      // sum of microbatch losses, on the last stage's tp rank 0, else 0
-  float grad_norm = 0;      // global, before clipping
-  float mean_loss = 0;      // over the global batch, reduced with the gradient norm (every rank)
+  double loss_sum = 0;  // sum of microbatch losses, on the last stage's tp rank 0, else 0
+  float grad_norm = 0;  // global, before clipping
+  float mean_loss = 0;  // over the global batch, reduced with the gradient norm (every rank)
   std::vector<InstructionTiming> timings;
 };
 
@@ -85,7 +85,7 @@ class Interpreter {
   RankCoord coord_;
   bool holds_embed_ = false, holds_head_ = false;
   int tokens_per_mb_ = 0;
-  int blocks_end_ = 0;             // block_count(model): a Forward ending here ran the head
+  int blocks_end_ = 0;  // block_count(model): a Forward ending here ran the head
   std::vector<int> tokens_, targets_;
 
   // ZeRO
@@ -93,8 +93,8 @@ class Interpreter {
   int dp_ = 1, dp_position_ = 0, dp_group_index_ = -1;
   ZeroLayout zero_;
   std::vector<float> shard_params_, shard_grads_, flat_, chunk_tmp_;
-  bool scattered_ = false;              // a reduce-scatter ran this step
-  bool dirty_since_scatter_ = false;    // a backward ran after the last reduce-scatter
+  bool scattered_ = false;            // a reduce-scatter ran this step
+  bool dirty_since_scatter_ = false;  // a backward ran after the last reduce-scatter
 
   // per step
   bool scaled_ = false;

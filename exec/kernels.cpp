@@ -130,7 +130,8 @@ void layernorm_backward(float* dx, float* dw, float* db, const float* dout, cons
 #pragma omp parallel num_threads(threads)
   {
     const int me = omp_get_thread_num(), used = omp_get_num_threads();
-    const int begin = int(std::int64_t(n) * me / used), end = int(std::int64_t(n) * (me + 1) / used);
+    const int begin = int(std::int64_t(n) * me / used),
+              end = int(std::int64_t(n) * (me + 1) / used);
     float* dw_local = partial.data() + std::size_t(me) * 2 * c;
     layernorm_backward_rows(dx, dw_local, dw_local + c, dout, x, w, mean, rstd, begin, end, c);
   }
@@ -178,9 +179,8 @@ void gelu_backward_range(float* dx, const float* x, const float* dout, std::int6
 }  // namespace
 
 void gelu_forward(float* out, const float* x, std::int64_t count) {
-  for_thread_ranges(count, [&](std::int64_t begin, std::int64_t end) {
-    gelu_forward_range(out, x, begin, end);
-  });
+  for_thread_ranges(
+      count, [&](std::int64_t begin, std::int64_t end) { gelu_forward_range(out, x, begin, end); });
 }
 
 void gelu_backward(float* dx, const float* x, const float* dout, std::int64_t count) {
@@ -189,8 +189,8 @@ void gelu_backward(float* dx, const float* x, const float* dout, std::int64_t co
   });
 }
 
-void attention_row(float* y, float* row, const float* q, const float* k, const float* v, std::int64_t stride,
-                   int last, int hd) {
+void attention_row(float* y, float* row, const float* q, const float* k, const float* v,
+                   std::int64_t stride, int last, int hd) {
   const float scale = 1.0f / std::sqrt(float(hd));
   float maxv = -INFINITY;
   for (int j = 0; j <= last; ++j) {
@@ -226,8 +226,9 @@ void attention_forward(float* y, float* att, const float* qkv, int b, int t, int
       float* att_bh = att + (std::int64_t(bi) * nh + h) * t * t;
       for (int i = 0; i < t; ++i) {
         float* row = att_bh + std::int64_t(i) * t;
-        attention_row(y + (std::int64_t(bi) * t + i) * c + h * hd, row, base + std::int64_t(i) * c3 + h * hd,
-                      base + c + h * hd, base + 2 * c + h * hd, c3, i, hd);
+        attention_row(y + (std::int64_t(bi) * t + i) * c + h * hd, row,
+                      base + std::int64_t(i) * c3 + h * hd, base + c + h * hd,
+                      base + 2 * c + h * hd, c3, i, hd);
         for (int j = i + 1; j < t; ++j) row[j] = 0.0f;
       }
     }
@@ -340,8 +341,8 @@ void embedding_forward(float* out, const int* tokens, const float* wte, const fl
   }
 }
 
-void embedding_backward(float* dwte, float* dwpe, const float* dout, const int* tokens, int n, int t,
-                        int c) {
+void embedding_backward(float* dwte, float* dwpe, const float* dout, const int* tokens, int n,
+                        int t, int c) {
   // Tokens repeat, so rows of dwte collide: split the work by columns instead of rows.
   constexpr int chunk = 64;
   const int chunks = (c + chunk - 1) / chunk;

@@ -10,8 +10,8 @@
 namespace fabtrain::kernels {
 
 // out(n, o) = in(n, i) . w(o, i)^T (+ bias(o) when bias is not null).
-void linear_forward(float* out, const float* in, const float* w, const float* bias, int n, int in_dim,
-                    int out_dim);
+void linear_forward(float* out, const float* in, const float* w, const float* bias, int n,
+                    int in_dim, int out_dim);
 // din(n, i) = dout(n, o) . w(o, i) (set); dw(o, i) += dout^T . in; dbias(o) += column sums of
 // dout when dbias is not null.
 void linear_backward(float* din, float* dw, float* dbias, const float* dout, const float* in,
@@ -38,8 +38,8 @@ void attention_forward(float* y, float* att, const float* qkv, int b, int t, int
 // One query of one head over positions 0..last: row[j] = softmax_j(q . k_j / sqrt(hd)) (last+1
 // floats) and y = sum_j row[j] v_j, key and value j at k + j*stride, v + j*stride. The body of
 // attention_forward, shared with the inference path's key-value cache (exec/gpt2_infer.cpp).
-void attention_row(float* y, float* row, const float* q, const float* k, const float* v, std::int64_t stride,
-                   int last, int hd);
+void attention_row(float* y, float* row, const float* q, const float* k, const float* v,
+                   std::int64_t stride, int last, int hd);
 // dqkv (set) from dy, att and qkv.
 void attention_backward(float* dqkv, const float* dy, const float* att, const float* qkv, int b,
                         int t, int nh, int hd);
@@ -58,8 +58,8 @@ void crossentropy_backward(float* logits_to_dlogits, const float* lse, const int
 void embedding_forward(float* out, const int* tokens, const float* wte, const float* wpe, int n,
                        int t, int c);
 // dwte(tokens[i]) += dout(i); dwpe(i % t) += dout(i).
-void embedding_backward(float* dwte, float* dwpe, const float* dout, const int* tokens, int n, int t,
-                        int c);
+void embedding_backward(float* dwte, float* dwpe, const float* dout, const int* tokens, int n,
+                        int t, int c);
 
 // out = a + b + bias(row-broadcast over c columns), n rows.
 void residual_add(float* out, const float* a, const float* b, const float* bias, int n, int c);

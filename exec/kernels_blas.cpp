@@ -7,10 +7,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <string>
-#include <vector>
 #include <cstdlib>
 #include <set>
+#include <string>
+#include <vector>
 
 namespace fabtrain {
 
@@ -21,10 +21,11 @@ std::string blas_core_name() {
 
 std::string better_blas_core() {
   std::string core = blas_core_name();
-  std::transform(core.begin(), core.end(), core.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(core.begin(), core.end(), core.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   // OpenBLAS's families without AVX2: what its DYNAMIC_ARCH falls back to on unknown CPUs.
-  static const std::set<std::string> slow = {"prescott", "core2",   "penryn", "dunnington",
-                                             "nehalem",  "atom",    "katmai", "coppermine",
+  static const std::set<std::string> slow = {"prescott",  "core2",  "penryn",      "dunnington",
+                                             "nehalem",   "atom",   "katmai",      "coppermine",
                                              "northwood", "banias", "sandybridge", "unknown"};
   if (!slow.contains(core)) return "";
   __builtin_cpu_init();

@@ -10,8 +10,23 @@
 namespace fabtrain {
 
 enum FullTensor {
-  t_wte, t_wpe, t_ln1w, t_ln1b, t_qkvw, t_qkvb, t_attprojw, t_attprojb,
-  t_ln2w, t_ln2b, t_fcw, t_fcb, t_fcprojw, t_fcprojb, t_lnfw, t_lnfb, t_count
+  t_wte,
+  t_wpe,
+  t_ln1w,
+  t_ln1b,
+  t_qkvw,
+  t_qkvb,
+  t_attprojw,
+  t_attprojb,
+  t_ln2w,
+  t_ln2b,
+  t_fcw,
+  t_fcb,
+  t_fcprojw,
+  t_fcprojb,
+  t_lnfw,
+  t_lnfb,
+  t_count
 };
 
 struct FullLayout {
@@ -26,10 +41,22 @@ struct FullLayout {
 
 inline FullLayout full_layout(const ModelSpec& m) {
   const std::int64_t C = m.n_embd, L = m.n_layer;
-  const std::array<std::int64_t, t_count> sizes = {
-      std::int64_t(m.padded_vocab()) * C, std::int64_t(m.n_ctx) * C, L * C, L * C,
-      L * 3 * C * C, L * 3 * C, L * C * C, L * C, L * C, L * C, L * 4 * C * C, L * 4 * C,
-      L * C * 4 * C, L * C, C, C};
+  const std::array<std::int64_t, t_count> sizes = {std::int64_t(m.padded_vocab()) * C,
+                                                   std::int64_t(m.n_ctx) * C,
+                                                   L * C,
+                                                   L * C,
+                                                   L * 3 * C * C,
+                                                   L * 3 * C,
+                                                   L * C * C,
+                                                   L * C,
+                                                   L * C,
+                                                   L * C,
+                                                   L * 4 * C * C,
+                                                   L * 4 * C,
+                                                   L * C * 4 * C,
+                                                   L * C,
+                                                   C,
+                                                   C};
   FullLayout layout;
   for (int i = 0; i < t_count; ++i) {
     layout.offset[i] = layout.total;

@@ -27,14 +27,16 @@ void LoopbackHub::wait(std::unique_lock<std::mutex>& lock, int rank, const char*
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s_);
   while (!done()) {
-    if (!aborted_.empty()) fail("loopback rank {} in {}: another rank failed: {}", rank, what, aborted_);
+    if (!aborted_.empty())
+      fail("loopback rank {} in {}: another rank failed: {}", rank, what, aborted_);
     if (changed_.wait_until(lock, deadline) == std::cv_status::timeout && !done())
       fail_all(fmt::format("loopback rank {} waited {} s in {} (a rank is missing from it)", rank,
                            timeout_s_, what));
   }
 }
 
-void LoopbackHub::rendezvous(std::unique_lock<std::mutex>& lock, Group& g, int rank, const char* what) {
+void LoopbackHub::rendezvous(std::unique_lock<std::mutex>& lock, Group& g, int rank,
+                             const char* what) {
   const long round = g.round;
   if (++g.arrived == int(g.ranks.size())) {
     g.arrived = 0;
@@ -81,7 +83,8 @@ void LoopbackCommunicator::all_reduce(int group, std::span<float> data) {
       [&](const std::vector<float>& sum) { std::copy(sum.begin(), sum.end(), data.begin()); });
 }
 
-void LoopbackCommunicator::reduce_scatter(int group, std::span<const float> in, std::span<float> out) {
+void LoopbackCommunicator::reduce_scatter(int group, std::span<const float> in,
+                                          std::span<float> out) {
   collective(
       group, in.data(), "reduce_scatter",
       [&](const std::vector<const float*>& posted, int position) {
@@ -113,22 +116,24 @@ void LoopbackCommunicator::all_gather(int group, std::span<const float> in, std:
 }
 
 void LoopbackCommunicator::send(int peer, std::span<const float> data, int tag) {
-  if (peer < 0 || peer >= size()) fail("loopback rank {}: send to rank {} of {}", rank_, peer, size());
+  if (peer < 0 || peer >= size())
+    fail("loopback rank {}: send to rank {} of {}", rank_, peer, size());
   std::lock_guard lock(hub_.mutex_);
   hub_.mail_[{rank_, peer, tag}].emplace_back(data.begin(), data.end());
   hub_.changed_.notify_all();
 }
 
 void LoopbackCommunicator::recv(int peer, std::span<float> data, int tag) {
-  if (peer < 0 || peer >= size()) fail("loopback rank {}: recv from rank {} of {}", rank_, peer, size());
+  if (peer < 0 || peer >= size())
+    fail("loopback rank {}: recv from rank {} of {}", rank_, peer, size());
   std::unique_lock lock(hub_.mutex_);
   auto& box = hub_.mail_[{peer, rank_, tag}];
   hub_.wait(lock, rank_, "recv", [&] { return !box.empty(); });
   std::vector<float> message = std::move(box.front());
   box.pop_front();
   if (message.size() != data.size())
-    hub_.fail_all(fmt::format("loopback rank {}: recv of {} floats from rank {} (tag {}) got {}", rank_,
-                              data.size(), peer, tag, message.size()));
+    hub_.fail_all(fmt::format("loopback rank {}: recv of {} floats from rank {} (tag {}) got {}",
+                              rank_, data.size(), peer, tag, message.size()));
   std::copy(message.begin(), message.end(), data.begin());
 }
 

@@ -12,9 +12,10 @@ namespace fabtrain::detail {
   char text[MPI_MAX_ERROR_STRING] = {0};
   int length = 0;
   MPI_Error_string(code, text, &length);
-  fail("{}:{}: {} failed: {} (hint: a peer rank may have died or the ranks' schedules disagree; "
-       "check the other ranks' messages)",
-       file, line, call, text);
+  fail(
+      "{}:{}: {} failed: {} (hint: a peer rank may have died or the ranks' schedules disagree; "
+      "check the other ranks' messages)",
+      file, line, call, text);
 }
 
 }  // namespace fabtrain::detail

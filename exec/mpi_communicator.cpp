@@ -37,7 +37,8 @@ MpiCommunicator::MpiCommunicator(int* argc, char*** argv) {
   MPI_CHECK(MPI_Get_processor_name(name, &length));
   host_.assign(name, length);
   MPI_Comm local;
-  MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local));
+  MPI_CHECK(
+      MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local));
   MPI_CHECK(MPI_Comm_rank(local, &local_rank_));
   MPI_CHECK(MPI_Comm_size(local, &local_size_));
   MPI_Comm_free(&local);
@@ -119,8 +120,8 @@ void MpiCommunicator::reduce_scatter(int group, std::span<const float> in, std::
   MPI_Comm comm = comm_of(group);
   const std::size_t n = groups_[group].ranks.size();
   if (in.size() != out.size() * n)
-    fail("reduce-scatter over {} ranks: input of {} floats is not {} chunks of {}", n, in.size(),
-         n, out.size());
+    fail("reduce-scatter over {} ranks: input of {} floats is not {} chunks of {}", n, in.size(), n,
+         out.size());
   // MPI_Reduce_scatter with equal counts, not _block: Open MPI's tuned component has a ring for
   // it (coll_tuned_reduce_scatter_algorithm 3), the algorithm NCCL and the simulator play.
   const void* send = in.data() == out.data() ? MPI_IN_PLACE : in.data();
@@ -164,7 +165,8 @@ void MpiCommunicator::send(int peer, std::span<const float> data, int tag) {
 }
 
 void MpiCommunicator::recv(int peer, std::span<float> data, int tag) {
-  if (peer < 0 || peer >= size_) fail("receive from rank {}, but the job has {} ranks", peer, size_);
+  if (peer < 0 || peer >= size_)
+    fail("receive from rank {}, but the job has {} ranks", peer, size_);
   MPI_Status status;
   MPI_CHECK(MPI_Recv(data.data(), checked_count(data.size(), "receive"), MPI_FLOAT, peer, tag,
                      MPI_COMM_WORLD, &status));

@@ -9,7 +9,9 @@
 namespace fabtrain {
 
 Progress::Progress(int total_steps, int every, std::FILE* out)
-    : total_(total_steps), every_(every < 1 ? 1 : every), out_(out),
+    : total_(total_steps),
+      every_(every < 1 ? 1 : every),
+      out_(out),
       terminal_(::isatty(::fileno(out)) != 0 && !launched_by_mpi()) {}
 
 // mpirun forwards rank 0's output through a pseudo-terminal even when its own output goes to a
@@ -55,10 +57,9 @@ void Progress::report(int step, const std::string& values, double tokens_per_s, 
   }
   const double per_step = steps_timed_ > 0 ? elapsed_s_ / steps_timed_ : step_s;
   const double eta = per_step * double(total_ - step - 1);
-  const std::string text =
-      fmt::format("step {:>{}}/{} | {} | {:.0f} tok/s | {:.1f} ms | ETA {}", step + 1,
-                  std::to_string(total_).size(), total_, values, tokens_per_s, step_s * 1e3,
-                  format_duration(eta));
+  const std::string text = fmt::format("step {:>{}}/{} | {} | {:.0f} tok/s | {:.1f} ms | ETA {}",
+                                       step + 1, std::to_string(total_).size(), total_, values,
+                                       tokens_per_s, step_s * 1e3, format_duration(eta));
   if (terminal_) {
     std::fprintf(out_, "\r\033[K%s", text.c_str());
     line_open_ = true;

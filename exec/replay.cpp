@@ -17,7 +17,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::size_t whole_floats(double bytes) { return std::size_t(std::ceil(std::max(0.0, bytes) / 4.0)); }
+std::size_t whole_floats(double bytes) {
+  return std::size_t(std::ceil(std::max(0.0, bytes) / 4.0));
+}
 
 }  // namespace
 
@@ -61,7 +63,8 @@ ReplayMemory replay_memory(const Schedule& schedule, int rank) {
 }
 
 std::vector<double> modelled_seconds(const Schedule& schedule, int rank, const GpuType& gpu,
-                                     const ComputeDefaults& defaults, const Calibration& calibration) {
+                                     const ComputeDefaults& defaults,
+                                     const Calibration& calibration) {
   std::vector<double> seconds;
   for (const Instruction& in : schedule.ranks.at(rank))
     seconds.push_back(compute_seconds(in, gpu, schedule.plan.precision, defaults, calibration));
@@ -78,7 +81,8 @@ Replayer::Replayer(const Schedule& schedule, int rank, Communicator& comm, const
       watchdog_(watchdog) {
   seconds_ = modelled_seconds(schedule, rank, gpu, defaults, calibration);
   std::size_t largest = 0;
-  for (const Instruction& in : stream_) largest = std::max(largest, replay_message_floats(schedule, in));
+  for (const Instruction& in : stream_)
+    largest = std::max(largest, replay_message_floats(schedule, in));
   buffer_.assign(largest, 0.0f);  // touched once, here: the pages are resident before timing
 }
 
@@ -123,7 +127,9 @@ void Replayer::run(const Instruction& instruction, std::size_t index) {
           for (std::size_t k = 0; k < n; ++k)
             if (schedule_.groups[in.group][k] == rank_) position = int(k);
           switch (in.op) {
-            case CollectiveOp::all_reduce: comm_.all_reduce(in.group, message); break;
+            case CollectiveOp::all_reduce:
+              comm_.all_reduce(in.group, message);
+              break;
             case CollectiveOp::reduce_scatter:
               comm_.reduce_scatter(in.group, message, message.first(chunk));
               break;

@@ -26,17 +26,18 @@ std::size_t replay_message_floats(const Schedule& schedule, const Instruction& i
 
 // What one rank of a replay needs in host memory, in bytes.
 struct ReplayMemory {
-  double buffer = 0;        // the shared buffer: the largest message
-  double send_copies = 0;   // the communicator copies each send until it completes (all of a step)
-  double library = 0;       // the collective library's own temporaries (see replay.cpp)
-  double process = 0;       // the process itself: MPI and the other libraries
+  double buffer = 0;       // the shared buffer: the largest message
+  double send_copies = 0;  // the communicator copies each send until it completes (all of a step)
+  double library = 0;      // the collective library's own temporaries (see replay.cpp)
+  double process = 0;      // the process itself: MPI and the other libraries
   double total() const { return buffer + send_copies + library + process; }
 };
 ReplayMemory replay_memory(const Schedule& schedule, int rank);
 
 // The seconds each instruction of a rank's stream sleeps (0 for communication and loads).
 std::vector<double> modelled_seconds(const Schedule& schedule, int rank, const GpuType& gpu,
-                                     const ComputeDefaults& defaults, const Calibration& calibration);
+                                     const ComputeDefaults& defaults,
+                                     const Calibration& calibration);
 
 class Replayer {
  public:

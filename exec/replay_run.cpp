@@ -9,11 +9,11 @@
 #include <thread>
 
 #include "common/error.hpp"
+#include "exec/clock_alignment.hpp"
 #include "exec/host_info.hpp"
 #include "exec/progress.hpp"
 #include "exec/replay.hpp"
 #include "exec/run_record.hpp"
-#include "exec/clock_alignment.hpp"
 #include "exec/step_timings.hpp"
 #include "exec/watchdog.hpp"
 #include "models/model_spec.hpp"
@@ -39,13 +39,14 @@ float machine_id() {
   std::ifstream in("/proc/sys/kernel/random/boot_id");
   std::string id;
   std::getline(in, id);
-  return float(std::hash<std::string>{}(id) & 0xFFFFFF);  // exact in a float
+  return float(std::hash<std::string>{}(id)&0xFFFFFF);  // exact in a float
 }
 
 // Every rank's need is summed per machine before any allocates; a rank whose machine is short
 // takes the job down by name, instead of the kernel's OOM killer taking one rank mid-step.
 void check_memory(const Schedule& schedule, MpiCommunicator& comm, int world_group) {
-  const float mine[2] = {machine_id(), float(replay_memory(schedule, comm.rank()).total() / (1 << 20))};
+  const float mine[2] = {machine_id(),
+                         float(replay_memory(schedule, comm.rank()).total() / (1 << 20))};
   std::vector<float> all(2 * std::size_t(comm.size()));
   comm.all_gather(world_group, mine, all);
   double need_mib = 0;
@@ -57,12 +58,16 @@ void check_memory(const Schedule& schedule, MpiCommunicator& comm, int world_gro
   float short_ranks[1] = {short_here ? 1.0f : 0.0f};
   comm.all_reduce(world_group, short_ranks);
   if (short_here)
-    fail("replay of plan {} needs {:.2f} GiB for the {} ranks on this machine ({}), which has {:.2f} GiB "
-         "available: use fewer ranks per machine or a smaller model",
-         to_string(schedule.plan), need_mib / 1024, ranks_here, comm.host(), gib(available));
+    fail(
+        "replay of plan {} needs {:.2f} GiB for the {} ranks on this machine ({}), which has "
+        "{:.2f} GiB "
+        "available: use fewer ranks per machine or a smaller model",
+        to_string(schedule.plan), need_mib / 1024, ranks_here, comm.host(), gib(available));
   if (short_ranks[0] > 0) {
-    std::this_thread::sleep_for(std::chrono::seconds(2));  // let the short rank's message come first
-    fail("replay of plan {}: another rank's machine has too little memory", to_string(schedule.plan));
+    std::this_thread::sleep_for(
+        std::chrono::seconds(2));  // let the short rank's message come first
+    fail("replay of plan {}: another rank's machine has too little memory",
+         to_string(schedule.plan));
   }
 }
 
@@ -97,24 +102,39 @@ std::vector<double> replay(const ReplayConfig& config, MpiCommunicator& comm) {
                model.parameters());
     fmt::print("  plan     {} ({}), {} ranks, microbatch {} x {} tokens\n", to_string(plan),
                technique_name(plan), comm.size(), schedule.microbatch, config.seq);
-    fmt::print("  batch    {} sequences x {} tokens, {} steps\n", config.batch, config.seq, config.steps);
-    fmt::print("  compute  sleeps as {} at {} ({})\n", gpu.name, to_string(plan.precision),
-               config.calibration.empty() ? "catalog defaults" : "calibration " + config.calibration);
-    fmt::print("  memory   rank 0 needs {:.2f} GiB: buffer {:.2f}, send copies {:.2f}, library {:.2f}\n",
-               gib(memory.total()), gib(memory.buffer), gib(memory.send_copies), gib(memory.library));
+    fmt::print("  batch    {} sequences x {} tokens, {} steps\n", config.batch, config.seq,
+               config.steps);
+    fmt::print(
+        "  compute  sleeps as {} at {} ({})\n", gpu.name, to_string(plan.precision),
+        config.calibration.empty() ? "catalog defaults" : "calibration " + config.calibration);
+    fmt::print(
+        "  memory   rank 0 needs {:.2f} GiB: buffer {:.2f}, send copies {:.2f}, library {:.2f}\n",
+        gib(memory.total()), gib(memory.buffer), gib(memory.send_copies), gib(memory.library));
     std::fflush(stdout);
   }
 
   Watchdog watchdog(comm, config.timeout_s);
-  Replayer replayer(schedule, comm.rank(), comm, gpu, builtin_catalog().compute, calibration, &watchdog);
+  Replayer replayer(schedule, comm.rank(), comm, gpu, builtin_catalog().compute, calibration,
+                    &watchdog);
 
   std::unique_ptr<RunRecord> record;
   std::unique_ptr<ChromeTrace> trace;
   if (root && !config.record.empty()) {
     record = std::make_unique<RunRecord>(config.record);
-    RunHeader h{model, plan, comm.size(), comm.host(), cpu_model(), comm.library_version(),
-                comm.local_size(), "replay:" + gpu.name, 1, config.batch, config.seq,
-                schedule.microbatch, config.steps, 0};
+    RunHeader h{model,
+                plan,
+                comm.size(),
+                comm.host(),
+                cpu_model(),
+                comm.library_version(),
+                comm.local_size(),
+                "replay:" + gpu.name,
+                1,
+                config.batch,
+                config.seq,
+                schedule.microbatch,
+                config.steps,
+                0};
     nlohmann::json header = to_json(h);
     header["mode"] = "replay";
     header["device_type"] = gpu.name;
@@ -127,7 +147,8 @@ std::vector<double> replay(const ReplayConfig& config, MpiCommunicator& comm) {
     // compute durations are checked against.
     nlohmann::json modelled = nlohmann::json::array();
     for (int r = 0; r < comm.size(); ++r)
-      modelled.push_back(modelled_seconds(schedule, r, gpu, builtin_catalog().compute, calibration));
+      modelled.push_back(
+          modelled_seconds(schedule, r, gpu, builtin_catalog().compute, calibration));
     header["modelled_s"] = modelled;
     record->header(header);
   }
@@ -142,21 +163,25 @@ std::vector<double> replay(const ReplayConfig& config, MpiCommunicator& comm) {
   const double tokens_per_step = double(config.batch) * config.seq;
   for (int step = 0; step < config.steps; ++step) {
     // Between the schedule's instructions too, a dead or stopped peer must end the job.
-    watchdog.begin(fmt::format("rank {} step {}: the barrier before the step", comm.rank(), step + 1));
+    watchdog.begin(
+        fmt::format("rank {} step {}: the barrier before the step", comm.rank(), step + 1));
     comm.barrier();  // one time origin for every rank's instruction timings
     watchdog.end();
     const auto start = std::chrono::steady_clock::now();
     const std::vector<InstructionTiming> mine = replayer.play_step(step);
-    const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double wall_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     walls.push_back(wall_s);
-    watchdog.begin(fmt::format("rank {} step {}: gathering the step's timings", comm.rank(), step + 1));
+    watchdog.begin(
+        fmt::format("rank {} step {}: gathering the step's timings", comm.rank(), step + 1));
     double step_start_s = 0;  // the earliest rank's, on the aligned clock
     const StepTimings timings =
         gather_step_timings(comm, world_group, schedule, mine, clock.seconds(start), &step_start_s);
     watchdog.end();
     if (root) {
       progress->timing_step(step, tokens_per_step / wall_s, wall_s);
-      if (record) record->step({step, wall_s, 0.0f, 0.0f, 0.0f, tokens_per_step / wall_s}, schedule, timings);
+      if (record)
+        record->step({step, wall_s, 0.0f, 0.0f, 0.0f, tokens_per_step / wall_s}, schedule, timings);
       if (trace) trace->add_step(step, step_start_s, schedule, timings);
     }
   }

@@ -13,8 +13,8 @@ namespace fabtrain {
 struct ReplayConfig {
   std::string model = "gpt2-nano";
   std::string plan = "dp=1";
-  int batch = 8;   // global sequences per step
-  int seq = 64;    // tokens per sequence
+  int batch = 8;  // global sequences per step
+  int seq = 64;   // tokens per sequence
   int steps = 10;
   std::string record, trace;
   double timeout_s = 300;

@@ -1,8 +1,8 @@
 // Run record lines and the measured Chrome trace (see run_record.hpp).
 #include "exec/run_record.hpp"
 
-#include "common/error.hpp"
 #include "common/atomic_file.hpp"
+#include "common/error.hpp"
 #include "plan/chrome_trace.hpp"
 
 namespace fabtrain {

@@ -33,7 +33,8 @@ class ChromeTrace {
   // labels: one per rank (host, device), shown next to "rank R".
   explicit ChromeTrace(int ranks, std::vector<std::string> labels = {});
   // step_start_s: when this step started (the earliest rank), from the start of the run.
-  void add_step(int step, double step_start_s, const Schedule& schedule, const StepTimings& timings);
+  void add_step(int step, double step_start_s, const Schedule& schedule,
+                const StepTimings& timings);
   void write(const std::string& path) const;
 
  private:

@@ -27,14 +27,17 @@ int sample_token(std::span<const float> logits, float temperature, int top_k, do
   const int v = int(logits.size());
   std::vector<int> order(static_cast<std::size_t>(v));
   std::iota(order.begin(), order.end(), 0);
-  auto better = [&](int a, int b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
+  auto better = [&](int a, int b) {
+    return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
+  };
   if (temperature <= 0) return *std::min_element(order.begin(), order.end(), better);
   const int k = top_k > 0 ? std::min(top_k, v) : v;
   std::partial_sort(order.begin(), order.begin() + k, order.end(), better);
   std::vector<double> p(static_cast<std::size_t>(k));
   const double top = logits[order[0]];
   double sum = 0;
-  for (int i = 0; i < k; ++i) sum += p[std::size_t(i)] = std::exp((logits[order[std::size_t(i)]] - top) / temperature);
+  for (int i = 0; i < k; ++i)
+    sum += p[std::size_t(i)] = std::exp((logits[order[std::size_t(i)]] - top) / temperature);
   double cumulative = 0;
   for (int i = 0; i < k; ++i) {
     cumulative += p[std::size_t(i)] / sum;
@@ -48,8 +51,8 @@ std::vector<int> generate(Gpt2Inference& model, std::span<const int> prompt, con
   const int T = model.model().n_ctx;
   if (prompt.empty()) fail("generate: the prompt needs at least one token");
   if (int(prompt.size()) > T)
-    fail("the prompt is {} tokens, longer than the context of {} tokens of model {}", prompt.size(), T,
-         model.model().name);
+    fail("the prompt is {} tokens, longer than the context of {} tokens of model {}", prompt.size(),
+         T, model.model().name);
   if (o.max_tokens < 0) fail("--max-tokens={} must not be negative", o.max_tokens);
   if (o.top_k < 0) fail("--top-k={} must not be negative", o.top_k);
   SplitMix64 rng{o.seed};

@@ -26,7 +26,8 @@ int sample_token(std::span<const float> logits, float temperature, int top_k, do
 // Runs the prompt (at least one token), then draws up to max_tokens tokens, each fed back in;
 // on_token(id) sees each as it comes. Stops early at stop_token or when the context is full.
 // A prompt longer than the context is an Error.
-std::vector<int> generate(Gpt2Inference& model, std::span<const int> prompt, const SampleOptions& options,
+std::vector<int> generate(Gpt2Inference& model, std::span<const int> prompt,
+                          const SampleOptions& options,
                           const std::function<void(int)>& on_token = {});
 
 }  // namespace fabtrain

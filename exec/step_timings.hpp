@@ -15,7 +15,7 @@ namespace fabtrain {
 // step_start_s: this rank's start of the step on the aligned clock (AlignedClock::seconds).
 // earliest_start_s, when given, receives the earliest rank's, the step's start in a trace.
 StepTimings gather_step_timings(Communicator& comm, int world_group, const Schedule& schedule,
-                                const std::vector<InstructionTiming>& mine,
-                                double step_start_s = 0, double* earliest_start_s = nullptr);
+                                const std::vector<InstructionTiming>& mine, double step_start_s = 0,
+                                double* earliest_start_s = nullptr);
 
 }  // namespace fabtrain

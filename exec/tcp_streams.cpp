@@ -40,10 +40,13 @@ struct Fd {
   }
 };
 
-[[noreturn]] void fail_errno(const std::string& what) { fail("tcp probe: {}: {}", what, std::strerror(errno)); }
+[[noreturn]] void fail_errno(const std::string& what) {
+  fail("tcp probe: {}: {}", what, std::strerror(errno));
+}
 
 double remaining_ms(std::chrono::steady_clock::time_point deadline) {
-  return std::chrono::duration<double, std::milli>(deadline - std::chrono::steady_clock::now()).count();
+  return std::chrono::duration<double, std::milli>(deadline - std::chrono::steady_clock::now())
+      .count();
 }
 
 // Every IPv4 address of this host, the loopback last (it serves two ranks on one machine).
@@ -77,7 +80,8 @@ int connect_within(in_addr addr, int port, double timeout_ms) {
   pollfd p{fd, POLLOUT, 0};
   int err = 0;
   socklen_t len = sizeof err;
-  if (::poll(&p, 1, int(timeout_ms)) != 1 || ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err) {
+  if (::poll(&p, 1, int(timeout_ms)) != 1 ||
+      ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err) {
     ::close(fd);
     return -1;
   }
@@ -103,7 +107,8 @@ void transfer(std::vector<Fd>& socks, double per_stream, bool sending,
       const ssize_t n = sending ? ::send(fds[i].fd, buffer.data(), want, MSG_NOSIGNAL)
                                 : ::recv(fds[i].fd, buffer.data(), want, 0);
       if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
-      if (n <= 0) fail("tcp probe: stream {} {}", i, n == 0 ? "closed early" : std::strerror(errno));
+      if (n <= 0)
+        fail("tcp probe: stream {} {}", i, n == 0 ? "closed early" : std::strerror(errno));
       left[i] -= double(n);
       if (left[i] <= 0) fds[i].events = 0, --open;
     }
@@ -133,7 +138,8 @@ double tcp_bandwidth(Communicator& comm, int sender, int receiver, const TcpOpti
     socklen_t len = sizeof sa;
     if (::bind(listener.fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) fail_errno("bind");
     if (::listen(listener.fd, o.streams) != 0) fail_errno("listen");
-    if (::getsockname(listener.fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0) fail_errno("getsockname");
+    if (::getsockname(listener.fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0)
+      fail_errno("getsockname");
     const auto addrs = local_addresses();
     address[0] = float(ntohs(sa.sin_port));
     address[1] = float(addrs.size());
@@ -145,8 +151,8 @@ double tcp_bandwidth(Communicator& comm, int sender, int receiver, const TcpOpti
     while (int(socks.size()) < o.streams) {
       pollfd p{listener.fd, POLLIN, 0};
       if (::poll(&p, 1, int(std::max(0.0, remaining_ms(deadline)))) != 1)
-        fail("tcp probe: rank {} accepted {} of {} streams from rank {} in time (a firewall?)", receiver,
-             socks.size(), o.streams, sender);
+        fail("tcp probe: rank {} accepted {} of {} streams from rank {} in time (a firewall?)",
+             receiver, socks.size(), o.streams, sender);
       const int fd = ::accept(listener.fd, nullptr, nullptr);
       if (fd < 0) fail_errno("accept");
       ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -172,7 +178,9 @@ double tcp_bandwidth(Communicator& comm, int sender, int receiver, const TcpOpti
            int(address[1]), port);
     for (int s = 1; s < o.streams; ++s) {
       const int fd = connect_within(reached, port, std::max(1.0, remaining_ms(deadline)));
-      if (fd < 0) fail("tcp probe: stream {} from rank {} to {} did not connect", s, sender, inet_ntoa(reached));
+      if (fd < 0)
+        fail("tcp probe: stream {} from rank {} to {} did not connect", s, sender,
+             inet_ntoa(reached));
       socks.emplace_back(fd);
     }
     const auto start = std::chrono::steady_clock::now();

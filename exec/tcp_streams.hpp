@@ -11,8 +11,8 @@ namespace fabtrain::bench {
 
 struct TcpOptions {
   int streams = 1;
-  double bytes = 32 << 20;     // in all, split over the streams
-  double timeout_s = 60;       // for connecting and for the whole transfer
+  double bytes = 32 << 20;  // in all, split over the streams
+  double timeout_s = 60;    // for connecting and for the whole transfer
 };
 
 // Both ranks call it (others do not); returns bytes/s on both (first byte sent to the

@@ -3,39 +3,38 @@
 
 #include <cblas.h>
 #include <omp.h>
-
 #include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <csignal>
-#include <sstream>
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "common/error.hpp"
 #include "common/limits.hpp"
 #include "exec/backend.hpp"
+#include "exec/checkpoint.hpp"
 #include "exec/checkpoint_dir.hpp"
 #include "exec/clock_alignment.hpp"
-#include "exec/host_memory.hpp"
-#include "exec/checkpoint.hpp"
 #include "exec/data_loader.hpp"
 #include "exec/gpt2_stage.hpp"
+#include "exec/host_info.hpp"
+#include "exec/host_memory.hpp"
 #include "exec/interpreter.hpp"
 #include "exec/kernels_layout.hpp"
 #include "exec/lr_schedule.hpp"
 #include "exec/progress.hpp"
 #include "exec/run_record.hpp"
 #include "exec/step_timings.hpp"
-#include "exec/watchdog.hpp"
-#include "exec/host_info.hpp"
 #include "exec/trainable_model.hpp"
+#include "exec/watchdog.hpp"
 #include "models/model_spec.hpp"
 #include "plan/executor_support.hpp"
 #include "plan/schedule.hpp"
@@ -43,12 +42,13 @@
 namespace fabtrain {
 namespace {
 
-
 using Clock = std::chrono::steady_clock;
 
 // Under mpirun a rank is its launcher's child on the launcher's host (and the daemon's child
 // elsewhere): when that dies, the rank must not go on writing checkpoints.
-bool launched_by_mpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMIX_RANK"); }
+bool launched_by_mpirun() {
+  return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMIX_RANK");
+}
 
 std::string join(const std::vector<std::string>& items) {
   std::string out;
@@ -59,9 +59,10 @@ std::string join(const std::vector<std::string>& items) {
 // The settings a resumed run must share with the one that wrote the checkpoint: they change what
 // is trained on, or how (the plan, with its schedule, is checked on its own).
 std::string resume_settings(const TrainConfig& c) {
-  return fmt::format("seq={} batch={} data={} lr={} warmup={} lr-min-fraction={} weight-decay={} "
-                     "grad-clip={}", c.seq, c.batch, join(c.data), c.lr, c.warmup, c.lr_min_fraction,
-                     c.weight_decay, c.grad_clip);
+  return fmt::format(
+      "seq={} batch={} data={} lr={} warmup={} lr-min-fraction={} weight-decay={} "
+      "grad-clip={}",
+      c.seq, c.batch, join(c.data), c.lr, c.warmup, c.lr_min_fraction, c.weight_decay, c.grad_clip);
 }
 
 // The first setting that differs, by name: "seq=64 in the checkpoint, seq=32 now".
@@ -100,7 +101,8 @@ struct Run {
 
   MicrobatchFeed feed(const DataLoader* loader, std::int64_t batch) const {
     return [this, loader, batch](int mb, std::span<int> tokens, std::span<int> targets) {
-      if (!loader) fail("rank {} was asked for data but holds neither embedding nor head", comm.rank());
+      if (!loader)
+        fail("rank {} was asked for data but holds neither embedding nor head", comm.rank());
       loader->sequences(first_sequence(batch, mb), schedule.microbatch, tokens, targets);
     };
   }
@@ -109,7 +111,6 @@ struct Run {
     comm.all_reduce(world_group, std::span<float>(&value, 1));
     return value;
   }
-
 
   float validate() {
     double sum = 0;
@@ -138,8 +139,10 @@ struct Run {
     const std::vector<float> full = gather_full_parameters();
     const std::string& dir = config.checkpoint_dir;
     if (launcher_died())
-      fail("the launcher of this rank died (killed mpirun?): stopping before writing step {}", steps_done);
-    if (is_root()) write_model_checkpoint(model_checkpoint_path(dir, steps_done), model, full, steps_done);
+      fail("the launcher of this rank died (killed mpirun?): stopping before writing step {}",
+           steps_done);
+    if (is_root())
+      write_model_checkpoint(model_checkpoint_path(dir, steps_done), model, full, steps_done);
     RankState state;
     state.step = steps_done;
     state.data_position = steps_done * schedule.global_batch;
@@ -166,14 +169,18 @@ struct Run {
     const auto latest = read_latest_step(config.checkpoint_dir);
     if (!latest) {
       if (is_root())
-        fmt::print("resume: no checkpoint in {} yet, starting from step 0\n", config.checkpoint_dir);
+        fmt::print("resume: no checkpoint in {} yet, starting from step 0\n",
+                   config.checkpoint_dir);
       return 0;
     }
     const std::int64_t step = *latest;
     if (step >= config.steps)
-      fail("--resume: {} holds {} steps done and --steps is {}: nothing to do (give --steps above {})",
-           config.checkpoint_dir, step, config.steps, step);
-    stage->load_full(read_model_checkpoint(model_checkpoint_path(config.checkpoint_dir, step), model, step));
+      fail(
+          "--resume: {} holds {} steps done and --steps is {}: nothing to do (give --steps above "
+          "{})",
+          config.checkpoint_dir, step, config.steps, step);
+    stage->load_full(
+        read_model_checkpoint(model_checkpoint_path(config.checkpoint_dir, step), model, step));
     const std::string state_path = rank_state_path(config.checkpoint_dir, step, comm.rank());
     RankState state = read_rank_state(state_path);
     if (state.world != comm.size() || state.rank != comm.rank())
@@ -183,7 +190,8 @@ struct Run {
       fail("state file {}: written under plan {}, this run uses {}", state_path, state.plan,
            to_string(plan));
     if (const std::string d = first_difference(state.settings, resume_settings(config)); !d.empty())
-      fail("--resume: {} was written with other settings ({}); resume with the same ones", state_path, d);
+      fail("--resume: {} was written with other settings ({}); resume with the same ones",
+           state_path, d);
     if (state.seed != config.seed)
       fail("state file {}: seed {}, this run uses --seed {}", state_path, state.seed, config.seed);
     if (state.step != step || state.data_position != step * schedule.global_batch)
@@ -220,9 +228,11 @@ struct Outputs {
 // Phase 1: the settings that can be refused before anything is built.
 void check_settings(const TrainConfig& config) {
   (void)find_backend(config.device);  // refuses a backend this build lacks, by name
-  if (config.keep_checkpoints < 0) fail("--keep-checkpoints {} must not be negative", config.keep_checkpoints);
+  if (config.keep_checkpoints < 0)
+    fail("--keep-checkpoints {} must not be negative", config.keep_checkpoints);
   if (config.steps < 1) fail("--steps {} must be at least 1", config.steps);
-  if (config.checkpoint_every < 0) fail("--checkpoint-every {} must not be negative", config.checkpoint_every);
+  if (config.checkpoint_every < 0)
+    fail("--checkpoint-every {} must not be negative", config.checkpoint_every);
   if (config.resume && config.checkpoint_dir.empty()) fail("--resume needs --checkpoint-dir");
   if (config.val_batches < 1) fail("--val-batches {} must be at least 1", config.val_batches);
   check_limit(fmt::format("--batch"), config.batch, limits::batch);
@@ -236,10 +246,11 @@ int resolve_plan(Run& run) {
   run.plan = parse_plan(config.plan);
   require_runnable(run.plan, config.device == "cuda" ? ExecutorDevice::cuda : ExecutorDevice::cpu);
   if (run.plan.ranks() != run.comm.size())
-    fail("plan {} needs dp*tp*pp = {}*{}*{} = {} ranks, but the job has {} (start it with "
-         "mpirun -np {})",
-         to_string(run.plan), run.plan.dp, run.plan.tp, run.plan.pp, run.plan.ranks(), run.comm.size(),
-         run.plan.ranks());
+    fail(
+        "plan {} needs dp*tp*pp = {}*{}*{} = {} ranks, but the job has {} (start it with "
+        "mpirun -np {})",
+        to_string(run.plan), run.plan.dp, run.plan.tp, run.plan.pp, run.plan.ranks(),
+        run.comm.size(), run.plan.ranks());
   run.schedule = compile(run.model, run.plan, config.batch, config.seq);
   run.coord = rank_coord(run.plan, run.comm.rank());
   const int threads = choose_threads(config, run.comm);
@@ -298,8 +309,8 @@ std::unique_ptr<Communicator> set_up_groups(Run& run, const Backend& backend) {
 void build_stage(Run& run, const Backend& backend) {
   const TrainConfig& config = run.config;
   const BlockRange blocks = stage_blocks(run.model, run.plan).at(run.coord.pp);
-  check_fits_host(stage_memory_bytes(run.model, blocks, run.plan.tp, run.schedule.microbatch, config.seq,
-                                     run.plan.mb, run.plan.recompute),
+  check_fits_host(stage_memory_bytes(run.model, blocks, run.plan.tp, run.schedule.microbatch,
+                                     config.seq, run.plan.mb, run.plan.recompute),
                   run.comm.local_size());
   run.stage = std::make_unique<Gpt2Stage>(run.model, blocks, run.plan.tp, run.coord.tp,
                                           run.schedule.microbatch, config.seq, run.plan.mb,
@@ -337,10 +348,20 @@ Outputs open_outputs(const Run& run, int threads, const Backend& backend, int st
   if (!run.is_root()) return out;
   if (!config.record.empty()) {
     out.record = std::make_unique<RunRecord>(config.record);
-    RunHeader h{run.model, run.plan, run.comm.size(), run.comm.host(), cpu_model(),
-                run.comm.library_version(), run.comm.local_size(),
-                backend.description, threads, config.batch, config.seq,
-                run.schedule.microbatch, config.steps, start_step};
+    RunHeader h{run.model,
+                run.plan,
+                run.comm.size(),
+                run.comm.host(),
+                cpu_model(),
+                run.comm.library_version(),
+                run.comm.local_size(),
+                backend.description,
+                threads,
+                config.batch,
+                config.seq,
+                run.schedule.microbatch,
+                config.steps,
+                start_step};
     nlohmann::json header = to_json(h);
     header["lr"] = config.lr;
     header["seed"] = config.seed;
@@ -357,18 +378,21 @@ void train_step(Run& run, Outputs& out, const LrSchedule& lr, int step, bool las
   const TrainConfig& config = run.config;
   if (out.timing) run.comm.barrier();  // one time origin for every rank's instruction timings
   const Clock::time_point start = Clock::now();
-  StepOutcome outcome = run.interpreter->play_step(step, lr.at(step), run.feed(run.train_data.get(), step));
+  StepOutcome outcome =
+      run.interpreter->play_step(step, lr.at(step), run.feed(run.train_data.get(), step));
   const float loss = outcome.mean_loss;  // came with the gradient norm: the step is the schedule
   // Every rank has the same all-reduced loss and norm, so all stop here together.
   if (!std::isfinite(loss) || !std::isfinite(outcome.grad_norm))
-    fail("step {}: the loss is {} and the gradient norm {}: training diverged (lower --lr, or "
-         "resume from an earlier checkpoint); no checkpoint was written for this step",
-         step, loss, outcome.grad_norm);
+    fail(
+        "step {}: the loss is {} and the gradient norm {}: training diverged (lower --lr, or "
+        "resume from an earlier checkpoint); no checkpoint was written for this step",
+        step, loss, outcome.grad_norm);
   const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
   result.losses.push_back(loss);
   const double tokens_per_step = double(config.batch) * config.seq;
   StepSummary summary{step, wall_s, loss, lr.at(step), outcome.grad_norm, tokens_per_step / wall_s};
-  if (!config.val_data.empty() && (last || (config.val_every > 0 && (step + 1) % config.val_every == 0))) {
+  if (!config.val_data.empty() &&
+      (last || (config.val_every > 0 && (step + 1) % config.val_every == 0))) {
     summary.val_loss = run.validate();
     result.final_val_loss = summary.val_loss;
   }
@@ -395,8 +419,9 @@ TrainResult train(const TrainConfig& config, MpiCommunicator& comm) {
   if (launched_by_mpirun()) ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // orphans end with their launcher
   Run run{config, comm};
   const int threads = resolve_plan(run);
-  const Backend backend = find_backend(config.device).make(
-      {config.precision, config.comm, comm.local_rank(), comm.local_size(), comm.host(), threads});
+  const Backend backend = find_backend(config.device)
+                              .make({config.precision, config.comm, comm.local_rank(),
+                                     comm.local_size(), comm.host(), threads});
   if (run.is_root()) print_banner(run, backend);
   const std::unique_ptr<Communicator> device_comm = set_up_groups(run, backend);
   Communicator& schedule_comm = device_comm ? *device_comm : static_cast<Communicator&>(comm);
@@ -404,8 +429,9 @@ TrainResult train(const TrainConfig& config, MpiCommunicator& comm) {
   Watchdog watchdog(comm, config.timeout_s);
   AdamW adamw;
   adamw.weight_decay = config.weight_decay;
-  run.interpreter = std::make_unique<Interpreter>(run.model, run.schedule, comm.rank(), *run.stage,
-                                                  schedule_comm, adamw, config.grad_clip, &watchdog);
+  run.interpreter =
+      std::make_unique<Interpreter>(run.model, run.schedule, comm.rank(), *run.stage, schedule_comm,
+                                    adamw, config.grad_clip, &watchdog);
   const std::unique_ptr<CheckpointLock> lock = lock_checkpoint_dir(run);
   int start_step = 0;
   if (config.resume) {

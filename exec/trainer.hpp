@@ -24,24 +24,24 @@ struct TrainConfig {
   int warmup = 0;
   float lr_min_fraction = 0.1f;
   float weight_decay = 0.1f;
-  float grad_clip = 1.0f;                   // 0: no clipping
+  float grad_clip = 1.0f;  // 0: no clipping
   std::uint64_t seed = 1337;
-  std::string init_from;                    // llm.c checkpoint to start from
+  std::string init_from;  // llm.c checkpoint to start from
   std::string checkpoint_dir;
-  int checkpoint_every = 0;                 // 0: only at the end (when a directory is given)
-  int keep_checkpoints = 3;                 // newest checkpoints kept; 0: all
+  int checkpoint_every = 0;  // 0: only at the end (when a directory is given)
+  int keep_checkpoints = 3;  // newest checkpoints kept; 0: all
   bool resume = false;
-  int stop_after = 0;                       // end this run after N steps (0: run to --steps)
-  std::string record;                       // JSON lines run record
-  std::string trace;                        // Chrome trace JSON
-  int val_every = 0;                        // 0: only at the end (when --val-data is given)
-  int val_batches = 4;                      // global batches per validation
-  std::string device = "cpu";               // a registered backend (exec/backend.hpp)
-  std::string comm = "auto";                // cuda: nccl (one GPU per rank), mpi, or auto
-  std::string precision;                    // empty: the plan's (exec/precision_option.hpp)
-  double timeout_s = 300;                   // watchdog per instruction
-  int threads = 0;                          // OpenMP threads per rank; 0: cores / ranks per host
-  int print_every = 10;                     // plain progress lines when not on a terminal
+  int stop_after = 0;          // end this run after N steps (0: run to --steps)
+  std::string record;          // JSON lines run record
+  std::string trace;           // Chrome trace JSON
+  int val_every = 0;           // 0: only at the end (when --val-data is given)
+  int val_batches = 4;         // global batches per validation
+  std::string device = "cpu";  // a registered backend (exec/backend.hpp)
+  std::string comm = "auto";   // cuda: nccl (one GPU per rank), mpi, or auto
+  std::string precision;       // empty: the plan's (exec/precision_option.hpp)
+  double timeout_s = 300;      // watchdog per instruction
+  int threads = 0;             // OpenMP threads per rank; 0: cores / ranks per host
+  int print_every = 10;        // plain progress lines when not on a terminal
 };
 
 struct TrainResult {

@@ -14,10 +14,14 @@ Precision parse_precision(const std::string& text) {
 
 const char* to_string(Precision p) {
   switch (p) {
-    case Precision::fp32: return "fp32";
-    case Precision::fp16: return "fp16";
-    case Precision::bf16: return "bf16";
-    case Precision::tf32: return "tf32";
+    case Precision::fp32:
+      return "fp32";
+    case Precision::fp16:
+      return "fp16";
+    case Precision::bf16:
+      return "bf16";
+    case Precision::tf32:
+      return "tf32";
   }
   return "?";
 }
@@ -33,19 +37,26 @@ Attention parse_attention(const std::string& text) {
 
 const char* to_string(Attention a) {
   switch (a) {
-    case Attention::naive: return "naive";
-    case Attention::eager: return "eager";
-    case Attention::flash: return "flash";
+    case Attention::naive:
+      return "naive";
+    case Attention::eager:
+      return "eager";
+    case Attention::flash:
+      return "flash";
   }
   return "?";
 }
 
 const char* to_string(BlockKind kind) {
   switch (kind) {
-    case BlockKind::embed: return "embed";
-    case BlockKind::attn: return "attn";
-    case BlockKind::mlp: return "mlp";
-    case BlockKind::head: return "head";
+    case BlockKind::embed:
+      return "embed";
+    case BlockKind::attn:
+      return "attn";
+    case BlockKind::mlp:
+      return "mlp";
+    case BlockKind::head:
+      return "head";
   }
   return "?";
 }
@@ -155,7 +166,8 @@ WorkCost backward_cost(const ModelSpec& m, Block block, int b, int s, int tp, Pr
 std::int64_t block_parameters(const ModelSpec& m, Block block, int tp) {
   const std::int64_t C = m.n_embd;
   switch (block.kind) {
-    case BlockKind::embed: return std::int64_t(m.vocab_size) * C + std::int64_t(m.n_ctx) * C;
+    case BlockKind::embed:
+      return std::int64_t(m.vocab_size) * C + std::int64_t(m.n_ctx) * C;
     case BlockKind::attn:  // ln1 (2C) + qkv (3C^2+3C)/tp + proj C^2/tp + proj bias C
       return 2 * C + (3 * C * C + 3 * C) / tp + C * C / tp + C;
     case BlockKind::mlp: {  // ln2 (2C) + fc (C*F+F)/tp + fcproj C*F/tp + bias C
@@ -173,14 +185,14 @@ double activation_bytes(const ModelSpec& m, Block block, int b, int s, int tp, P
   const double C = m.n_embd, tokens = double(b) * s, e = element_bytes(p);
   const double input = tokens * C * e;
   switch (block.kind) {
-    case BlockKind::embed: return 0;  // needs only the token ids
+    case BlockKind::embed:
+      return 0;  // needs only the token ids
     case BlockKind::attn:
       if (recompute) return input;
       // ln1 out, mean/rstd, qkv, attention out, pre-softmax and softmax scores, residual
       if (attention == Attention::flash)  // log-sum-exp per row instead of the scores
         return tokens * C * e * (2 + 4.0 / tp) + 2 * tokens * 4 + tokens * m.n_head * 4.0 / tp;
-      return tokens * C * e * (2 + 4.0 / tp) + 2 * tokens * 4 +
-             2.0 * b * m.n_head * s * s * e / tp;
+      return tokens * C * e * (2 + 4.0 / tp) + 2 * tokens * 4 + 2.0 * b * m.n_head * s * s * e / tp;
     case BlockKind::mlp:
       if (recompute) return input;
       // ln2 out, mean/rstd, fc out, activation out (F wide each), residual

@@ -14,18 +14,42 @@ namespace fabtrain {
 namespace {
 
 // Read into the ModelSpec.
-const char* const kShapeKeys[] = {"n_layer", "n_embd", "n_head", "n_positions", "vocab_size",
-                                  "n_ctx", "n_inner", "tie_word_embeddings", "activation_function"};
+const char* const kShapeKeys[] = {"n_layer",
+                                  "n_embd",
+                                  "n_head",
+                                  "n_positions",
+                                  "vocab_size",
+                                  "n_ctx",
+                                  "n_inner",
+                                  "tie_word_embeddings",
+                                  "activation_function"};
 // GPT2Config's and PretrainedConfig's keys that leave the step's FLOPs, bytes, parameters and
 // memory as they are: dropout rates, initialisation, token ids, the double-heads model's summary
 // head (not trained here), bookkeeping. Checked for their stock value where it matters (below).
-const char* const kNeutralKeys[] = {
-    "model_type", "architectures", "_name_or_path", "transformers_version", "torch_dtype",
-    "attn_pdrop", "embd_pdrop", "resid_pdrop", "summary_first_dropout", "initializer_range",
-    "bos_token_id", "eos_token_id", "pad_token_id", "use_cache", "task_specific_params",
-    "summary_activation", "summary_proj_to_labels", "summary_type", "summary_use_proj",
-    "layer_norm_epsilon", "scale_attn_weights", "scale_attn_by_inverse_layer_idx",
-    "reorder_and_upcast_attn", "output_past"};
+const char* const kNeutralKeys[] = {"model_type",
+                                    "architectures",
+                                    "_name_or_path",
+                                    "transformers_version",
+                                    "torch_dtype",
+                                    "attn_pdrop",
+                                    "embd_pdrop",
+                                    "resid_pdrop",
+                                    "summary_first_dropout",
+                                    "initializer_range",
+                                    "bos_token_id",
+                                    "eos_token_id",
+                                    "pad_token_id",
+                                    "use_cache",
+                                    "task_specific_params",
+                                    "summary_activation",
+                                    "summary_proj_to_labels",
+                                    "summary_type",
+                                    "summary_use_proj",
+                                    "layer_norm_epsilon",
+                                    "scale_attn_weights",
+                                    "scale_attn_by_inverse_layer_idx",
+                                    "reorder_and_upcast_attn",
+                                    "output_past"};
 const char* const kArchitectures[] = {"GPT2LMHeadModel", "GPT2Model"};
 const char* const kActivations[] = {"gelu_new", "gelu", "relu"};
 
@@ -47,13 +71,15 @@ bool contains(const char* const (&list)[N], const std::string& key) {
 
 // model_type and architectures first: a Llama config is "not GPT-2", not "missing n_layer".
 void require_gpt2(const nlohmann::json& j, const std::string& path) {
-  const std::string supported = fmt::format(
-      "fabtrain supports GPT-2 configs only: model_type \"gpt2\", architectures {}", joined(kArchitectures));
+  const std::string supported =
+      fmt::format("fabtrain supports GPT-2 configs only: model_type \"gpt2\", architectures {}",
+                  joined(kArchitectures));
   if (j.contains("model_type") && j["model_type"] != "gpt2")
     fail("model file {}: model_type is {}; {}", path, j["model_type"].dump(), supported);
   if (!j.contains("architectures")) return;
   const auto& a = j["architectures"];
-  if (!a.is_array()) fail("model file {}: architectures must be a list of names; {}", path, supported);
+  if (!a.is_array())
+    fail("model file {}: architectures must be a list of names; {}", path, supported);
   for (const auto& name : a)
     if (!name.is_string() || !contains(kArchitectures, name.get<std::string>()))
       fail("model file {}: architectures names {}; {}", path, name.dump(), supported);
@@ -62,9 +88,10 @@ void require_gpt2(const nlohmann::json& j, const std::string& path) {
 void refuse_unknown_keys(const nlohmann::json& j, const std::string& path) {
   for (const auto& [key, value] : j.items())
     if (!contains(kShapeKeys, key) && !contains(kNeutralKeys, key))
-      fail("model file {}: key '{}' is not a GPT-2 setting fabtrain knows (it reads {}; it accepts "
-           "and ignores {})",
-           path, key, joined(kShapeKeys), joined(kNeutralKeys));
+      fail(
+          "model file {}: key '{}' is not a GPT-2 setting fabtrain knows (it reads {}; it accepts "
+          "and ignores {})",
+          path, key, joined(kShapeKeys), joined(kNeutralKeys));
 }
 
 // Settings that change the numbers of a step but not its cost: only GPT-2's own values, so a
@@ -88,13 +115,15 @@ ModelSpec load_hf_config(const std::string& path) {
   std::ifstream in(path);
   if (!in || std::filesystem::is_directory(path)) fail("model file {}: cannot be opened", path);
   const nlohmann::json j = parse_json_strict(in, fmt::format("model file {}", path));
-  if (!j.is_object()) fail("model file {}: expected a JSON object (a Hugging Face config.json)", path);
+  if (!j.is_object())
+    fail("model file {}: expected a JSON object (a Hugging Face config.json)", path);
   require_gpt2(j, path);
   refuse_unknown_keys(j, path);
   require_stock_numerics(j, path);
   auto field = [&](const char* key) -> int {
     if (!j.contains(key)) fail("model file {}: missing field '{}'", path, key);
-    if (!j[key].is_number_integer()) fail("model file {}: field '{}' must be an integer", path, key);
+    if (!j[key].is_number_integer())
+      fail("model file {}: field '{}' must be an integer", path, key);
     return int(json_integer(j[key], fmt::format("model file {}: {}", path, key), INT_MIN, INT_MAX));
   };
   ModelSpec m;
@@ -121,9 +150,12 @@ ModelSpec load_hf_config(const std::string& path) {
   if (j.contains("activation_function")) {
     const auto& a = j["activation_function"];
     const std::string name = a.is_string() ? a.get<std::string>() : a.dump();
-    if (name == "gelu_new") m.activation = Activation::gelu_new;
-    else if (name == "gelu") m.activation = Activation::gelu;
-    else if (name == "relu") m.activation = Activation::relu;
+    if (name == "gelu_new")
+      m.activation = Activation::gelu_new;
+    else if (name == "gelu")
+      m.activation = Activation::gelu;
+    else if (name == "relu")
+      m.activation = Activation::relu;
     else
       fail("model file {}: activation_function is {}; supported: {}", path, a.dump(),
            joined(kActivations));

@@ -24,9 +24,12 @@ std::int64_t ModelSpec::parameters() const {
 
 const char* to_string(Activation a) {
   switch (a) {
-    case Activation::gelu_new: return "gelu_new";
-    case Activation::gelu: return "gelu";
-    case Activation::relu: return "relu";
+    case Activation::gelu_new:
+      return "gelu_new";
+    case Activation::gelu:
+      return "gelu";
+    case Activation::relu:
+      return "relu";
   }
   return "?";
 }
@@ -36,7 +39,8 @@ bool ModelSpec::is_stock_gpt2() const { return non_stock_settings().empty(); }
 std::string ModelSpec::non_stock_settings() const {
   std::string out;
   auto add = [&](const std::string& s) { out += (out.empty() ? "" : ", ") + s; };
-  if (mlp_width() != 4 * n_embd) add(fmt::format("n_inner={} (stock: 4*n_embd={})", n_inner, 4 * n_embd));
+  if (mlp_width() != 4 * n_embd)
+    add(fmt::format("n_inner={} (stock: 4*n_embd={})", n_inner, 4 * n_embd));
   if (!tie_word_embeddings) add("tie_word_embeddings=false (stock: true)");
   if (activation != Activation::gelu_new)
     add(fmt::format("activation_function={} (stock: gelu_new)", to_string(activation)));
@@ -45,10 +49,8 @@ std::string ModelSpec::non_stock_settings() const {
 
 const std::vector<ModelSpec>& builtin_models() {
   static const std::vector<ModelSpec> models = {
-      {"gpt2-nano", 2, 64, 4, 128, 256},
-      {"gpt2", 12, 768, 12, 1024, 50257},
-      {"gpt2-medium", 24, 1024, 16, 1024, 50257},
-      {"gpt2-large", 36, 1280, 20, 1024, 50257},
+      {"gpt2-nano", 2, 64, 4, 128, 256},          {"gpt2", 12, 768, 12, 1024, 50257},
+      {"gpt2-medium", 24, 1024, 16, 1024, 50257}, {"gpt2-large", 36, 1280, 20, 1024, 50257},
       {"gpt2-xl", 48, 1600, 25, 1024, 50257},
   };
   return models;
@@ -63,7 +65,8 @@ void validate(const ModelSpec& m) {
   positive("n_head", m.n_head);
   positive("n_positions", m.n_ctx);
   positive("vocab_size", m.vocab_size);
-  if (m.n_inner < 0) fail("model {}: n_inner={} must be positive (or null: 4*n_embd)", m.name, m.n_inner);
+  if (m.n_inner < 0)
+    fail("model {}: n_inner={} must be positive (or null: 4*n_embd)", m.name, m.n_inner);
   auto at_most = [&](const char* field, int value, const Limit& limit) {
     check_limit(fmt::format("model {}: {}", m.name, field), value, limit);
   };

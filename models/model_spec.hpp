@@ -15,12 +15,12 @@ const char* to_string(Activation a);
 
 struct ModelSpec {
   std::string name;
-  int n_layer = 0;     // L
-  int n_embd = 0;      // C
-  int n_head = 0;      // NH
-  int n_ctx = 0;       // maxT, positions
-  int vocab_size = 0;  // V
-  int n_inner = 0;     // the MLP's width; 0: GPT-2's 4*C
+  int n_layer = 0;                  // L
+  int n_embd = 0;                   // C
+  int n_head = 0;                   // NH
+  int n_ctx = 0;                    // maxT, positions
+  int vocab_size = 0;               // V
+  int n_inner = 0;                  // the MLP's width; 0: GPT-2's 4*C
   bool tie_word_embeddings = true;  // the output layer reuses wte (GPT-2); false: its own V x C
   Activation activation = Activation::gelu_new;
 

@@ -18,17 +18,29 @@ using nlohmann::json;
 
 json metadata(int rank, const std::vector<std::string>& labels) {
   json out = json::array();
-  out.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", rank},
+  out.push_back({{"ph", "M"},
+                 {"name", "process_name"},
+                 {"pid", rank},
                  {"args", {{"name", fmt::format("rank {}", rank)}}}});
-  out.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", rank},
+  out.push_back({{"ph", "M"},
+                 {"name", "process_sort_index"},
+                 {"pid", rank},
                  {"args", {{"sort_index", rank}}}});
   if (rank < int(labels.size()) && !labels[rank].empty())
-    out.push_back({{"ph", "M"}, {"name", "process_labels"}, {"pid", rank},
+    out.push_back({{"ph", "M"},
+                   {"name", "process_labels"},
+                   {"pid", rank},
                    {"args", {{"labels", labels[rank]}}}});
   for (int lane = 0; lane < kLaneCount; ++lane) {
-    out.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", rank}, {"tid", lane},
+    out.push_back({{"ph", "M"},
+                   {"name", "thread_name"},
+                   {"pid", rank},
+                   {"tid", lane},
                    {"args", {{"name", lane_name(lane)}}}});
-    out.push_back({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", rank}, {"tid", lane},
+    out.push_back({{"ph", "M"},
+                   {"name", "thread_sort_index"},
+                   {"pid", rank},
+                   {"tid", lane},
                    {"args", {{"sort_index", lane}}}});
   }
   return out;
@@ -80,11 +92,22 @@ void add_flows(const Schedule& schedule, const std::vector<TimelineEvent>& event
       const TimelineEvent& s = *queue[k];
       const TimelineEvent& r = *matching[k];
       const std::string name = to_string(schedule.ranks[s.rank][s.instruction]);
-      out.push_back({{"ph", "s"}, {"id", id}, {"name", name}, {"cat", "transfer"},
-                     {"pid", s.rank}, {"tid", s.lane}, {"ts", s.start_s * 1e6}});
+      out.push_back({{"ph", "s"},
+                     {"id", id},
+                     {"name", name},
+                     {"cat", "transfer"},
+                     {"pid", s.rank},
+                     {"tid", s.lane},
+                     {"ts", s.start_s * 1e6}});
       // "e": bound to the receive's slice, at its middle (inside it however short).
-      out.push_back({{"ph", "f"}, {"bp", "e"}, {"id", id}, {"name", name}, {"cat", "transfer"},
-                     {"pid", r.rank}, {"tid", r.lane}, {"ts", (r.start_s + r.end_s) / 2 * 1e6}});
+      out.push_back({{"ph", "f"},
+                     {"bp", "e"},
+                     {"id", id},
+                     {"name", name},
+                     {"cat", "transfer"},
+                     {"pid", r.rank},
+                     {"tid", r.lane},
+                     {"ts", (r.start_s + r.end_s) / 2 * 1e6}});
       ++id;
     }
   }

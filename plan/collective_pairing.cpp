@@ -7,13 +7,16 @@ namespace fabtrain {
 
 CollectiveOp op_for(Purpose purpose) {
   switch (purpose) {
-    case Purpose::zero_gradients: return CollectiveOp::reduce_scatter;
-    case Purpose::zero_parameters: return CollectiveOp::all_gather;
+    case Purpose::zero_gradients:
+      return CollectiveOp::reduce_scatter;
+    case Purpose::zero_parameters:
+      return CollectiveOp::all_gather;
     case Purpose::tp_forward:
     case Purpose::tp_backward:
     case Purpose::dp_gradients:
     case Purpose::tied_embedding:
-    case Purpose::grad_norm: return CollectiveOp::all_reduce;
+    case Purpose::grad_norm:
+      return CollectiveOp::all_reduce;
   }
   return CollectiveOp::all_reduce;
 }

@@ -28,8 +28,12 @@ namespace {
 class StepBuilder {
  public:
   StepBuilder(const ModelSpec& model, const Plan& plan, int global_batch, int seq)
-      : m_(model), plan_(plan), b_(global_batch / (plan.dp * plan.mb)), s_(seq),
-        e_(element_bytes(plan.precision)), stages_(stage_blocks(model, plan)) {
+      : m_(model),
+        plan_(plan),
+        b_(global_batch / (plan.dp * plan.mb)),
+        s_(seq),
+        e_(element_bytes(plan.precision)),
+        stages_(stage_blocks(model, plan)) {
     schedule_.world = plan.ranks();
     schedule_.plan = plan;
     schedule_.global_batch = global_batch;
@@ -42,10 +46,9 @@ class StepBuilder {
   Schedule build() {
     for (int rank = 0; rank < plan_.ranks(); ++rank) {
       const int stage = rank_coord(plan_, rank).pp;
-      schedule_.static_bytes.push_back(
-          model_state_bytes(stage_parameters(m_, plan_, stage), plan_.precision, plan_.zero,
-                            plan_.dp)
-              .total());
+      schedule_.static_bytes.push_back(model_state_bytes(stage_parameters(m_, plan_, stage),
+                                                         plan_.precision, plan_.zero, plan_.dp)
+                                           .total());
       emit_step(rank);
     }
     return std::move(schedule_);
@@ -79,7 +82,8 @@ class StepBuilder {
     if (plan_.pp > 1 && m_.tie_word_embeddings)  // untied: the head's matrix is its own
       for (int d = 0; d < plan_.dp; ++d)
         for (int t = 0; t < plan_.tp; ++t) {
-          const std::vector<int> g = {rank_of(plan_, {d, t, 0}), rank_of(plan_, {d, t, plan_.pp - 1})};
+          const std::vector<int> g = {rank_of(plan_, {d, t, 0}),
+                                      rank_of(plan_, {d, t, plan_.pp - 1})};
           for (int r : g) tied_group_[r] = int(schedule_.groups.size());
           add_group(GroupKind::tied_embedding, g);
         }
@@ -95,16 +99,16 @@ class StepBuilder {
     bool all_replicated = true;
     for (int i = begin; i < end; ++i) {
       const Block block = block_at(m_, i);
-      const WorkCost w = forward_cost(m_, block, b_, s_, plan_.tp, plan_.precision, plan_.attention);
+      const WorkCost w =
+          forward_cost(m_, block, b_, s_, plan_.tp, plan_.precision, plan_.attention);
       f.flops += w.flops;
       f.bytes += w.bytes;
       f.matmul_bytes += w.matmul_bytes;
       f.attention_flops += w.attention_flops;
       f.attention_bytes += w.attention_bytes;
       f.kernels += w.kernels;
-      f.activation_bytes +=
-          activation_bytes(m_, block, b_, s_, plan_.tp, plan_.precision, plan_.recompute,
-                           plan_.attention);
+      f.activation_bytes += activation_bytes(m_, block, b_, s_, plan_.tp, plan_.precision,
+                                             plan_.recompute, plan_.attention);
       all_replicated = all_replicated && replicated_over_tp(block);
     }
     f.replicas = all_replicated ? plan_.tp : 1;
@@ -116,7 +120,8 @@ class StepBuilder {
     bool all_replicated = true;
     for (int i = begin; i < end; ++i) {
       const Block block = block_at(m_, i);
-      const WorkCost w = backward_cost(m_, block, b_, s_, plan_.tp, plan_.precision, plan_.attention);
+      const WorkCost w =
+          backward_cost(m_, block, b_, s_, plan_.tp, plan_.precision, plan_.attention);
       bw.flops += w.flops;
       bw.bytes += w.bytes;
       bw.matmul_bytes += w.matmul_bytes;
@@ -125,7 +130,8 @@ class StepBuilder {
       bw.kernels += w.kernels;
       // Recomputation rebuilds the layers' activations; the embedding and head keep theirs.
       if (plan_.recompute && !replicated_over_tp(block)) {
-        const WorkCost again = forward_cost(m_, block, b_, s_, plan_.tp, plan_.precision, plan_.attention);
+        const WorkCost again =
+            forward_cost(m_, block, b_, s_, plan_.tp, plan_.precision, plan_.attention);
         bw.flops += again.flops;
         bw.bytes += again.bytes;
         bw.matmul_bytes += again.matmul_bytes;
@@ -134,9 +140,8 @@ class StepBuilder {
         bw.kernels += again.kernels;
         bw.recompute = true;
       }
-      bw.activation_bytes +=
-          activation_bytes(m_, block, b_, s_, plan_.tp, plan_.precision, plan_.recompute,
-                           plan_.attention);
+      bw.activation_bytes += activation_bytes(m_, block, b_, s_, plan_.tp, plan_.precision,
+                                              plan_.recompute, plan_.attention);
       all_replicated = all_replicated && replicated_over_tp(block);
     }
     bw.replicas = all_replicated ? plan_.tp : 1;
@@ -149,9 +154,7 @@ class StepBuilder {
     return Collective{op_for(purpose), purpose, group, bytes, mb, block};
   }
 
-  double stage_parameter_bytes(int stage) const {
-    return stage_parameters(m_, plan_, stage) * e_;
-  }
+  double stage_parameter_bytes(int stage) const { return stage_parameters(m_, plan_, stage) * e_; }
 
   void emit_forward(int rank, int mb) {
     auto& out = schedule_.ranks[rank];
@@ -160,8 +163,8 @@ class StepBuilder {
     const bool first = c.pp == 0, last = c.pp == plan_.pp - 1;
     if (first || last) out.push_back(LoadMicrobatch{mb, b_, b_ * s_});
     if (plan_.zero == 3)
-      out.push_back(collective(Purpose::zero_parameters,
-                               dp_group_[rank], stage_parameter_bytes(c.pp), mb));
+      out.push_back(
+          collective(Purpose::zero_parameters, dp_group_[rank], stage_parameter_bytes(c.pp), mb));
     if (!first)
       out.push_back(Recv{Tensor::activation, mb, rank_of(plan_, {c.dp, c.tp, c.pp - 1}),
                          boundary_bytes(m_, b_, s_, plan_.precision)});
@@ -186,8 +189,8 @@ class StepBuilder {
     const BlockRange range = stages_[c.pp];
     const bool first = c.pp == 0, last = c.pp == plan_.pp - 1;
     if (plan_.zero == 3)
-      out.push_back(collective(Purpose::zero_parameters,
-                               dp_group_[rank], stage_parameter_bytes(c.pp), mb));
+      out.push_back(
+          collective(Purpose::zero_parameters, dp_group_[rank], stage_parameter_bytes(c.pp), mb));
     if (!last)
       out.push_back(Recv{Tensor::gradient, mb, rank_of(plan_, {c.dp, c.tp, c.pp + 1}),
                          boundary_bytes(m_, b_, s_, plan_.precision)});
@@ -197,17 +200,16 @@ class StepBuilder {
       for (int i = range.end - 1; i >= range.begin; --i) {
         out.push_back(backward_of(mb, i, i + 1));
         if (!replicated_over_tp(block_at(m_, i)))
-          out.push_back(collective(Purpose::tp_backward,
-                                   tp_group_[rank], boundary_bytes(m_, b_, s_, plan_.precision),
-                                   mb, i));
+          out.push_back(collective(Purpose::tp_backward, tp_group_[rank],
+                                   boundary_bytes(m_, b_, s_, plan_.precision), mb, i));
       }
     }
     if (!first)
       out.push_back(Send{Tensor::gradient, mb, rank_of(plan_, {c.dp, c.tp, c.pp - 1}),
                          boundary_bytes(m_, b_, s_, plan_.precision)});
     if (plan_.zero >= 2)
-      out.push_back(collective(Purpose::zero_gradients,
-                               dp_group_[rank], stage_parameter_bytes(c.pp), mb));
+      out.push_back(
+          collective(Purpose::zero_gradients, dp_group_[rank], stage_parameter_bytes(c.pp), mb));
   }
 
   void emit_step(int rank) {
@@ -219,7 +221,7 @@ class StepBuilder {
     } else {
       const int warmup = std::min(plan_.pp - c.pp - 1, m);
       for (int mb = 0; mb < warmup; ++mb) emit_forward(rank, mb);  // warm-up
-      for (int i = 0; i < m - warmup; ++i) {                        // steady: 1F1B
+      for (int i = 0; i < m - warmup; ++i) {                       // steady: 1F1B
         emit_forward(rank, warmup + i);
         emit_backward(rank, i);
       }
@@ -233,22 +235,19 @@ class StepBuilder {
     const RankCoord c = rank_coord(plan_, rank);
     const double param_bytes = stage_parameter_bytes(c.pp);
     if (plan_.dp > 1 && plan_.zero == 0)
-      out.push_back(collective(Purpose::dp_gradients, dp_group_[rank],
-                               param_bytes));
+      out.push_back(collective(Purpose::dp_gradients, dp_group_[rank], param_bytes));
     if (plan_.dp > 1 && plan_.zero == 1)
-      out.push_back(collective(Purpose::zero_gradients,
-                               dp_group_[rank], param_bytes));
+      out.push_back(collective(Purpose::zero_gradients, dp_group_[rank], param_bytes));
     if (tied_group_[rank] >= 0 && (c.pp == 0 || c.pp == plan_.pp - 1))
-      out.push_back(collective(Purpose::tied_embedding,
-                               tied_group_[rank], double(m_.vocab_size) * m_.n_embd * e_));
+      out.push_back(collective(Purpose::tied_embedding, tied_group_[rank],
+                               double(m_.vocab_size) * m_.n_embd * e_));
     // Two floats: the squared gradient norm and the step's loss, so reporting the loss costs no
     // call of its own.
     out.push_back(collective(Purpose::grad_norm, world_group_, 8));
     const double owned = stage_parameters(m_, plan_, c.pp) / (plan_.zero >= 1 ? plan_.dp : 1);
     out.push_back(OptimizerStep{owned, optimizer_bytes(owned)});
     if (plan_.zero == 1 || plan_.zero == 2)
-      out.push_back(collective(Purpose::zero_parameters,
-                               dp_group_[rank], param_bytes));
+      out.push_back(collective(Purpose::zero_parameters, dp_group_[rank], param_bytes));
   }
 
   // AdamW reads weights and gradients and writes weights, reads and writes m and v (fp32), and
@@ -292,10 +291,11 @@ Schedule compile(const ModelSpec& model, const Plan& plan, int global_batch, int
   // block with tp > 1 (an all-reduce after each), plus its gradient collectives per block.
   const std::int64_t blocks_per_stage = block_count(model) / plan.pp + 1;
   const std::int64_t per_microbatch = plan.tp > 1 ? 4 * blocks_per_stage : 8;
-  check_limit(fmt::format("the schedule of {} on {} ({} ranks, {} microbatches): its instruction count",
-                          to_string(plan), model.name, plan.ranks(), plan.mb),
-              std::int64_t(plan.ranks()) * (plan.mb * per_microbatch + 2 * blocks_per_stage),
-              limits::instructions);
+  check_limit(
+      fmt::format("the schedule of {} on {} ({} ranks, {} microbatches): its instruction count",
+                  to_string(plan), model.name, plan.ranks(), plan.mb),
+      std::int64_t(plan.ranks()) * (plan.mb * per_microbatch + 2 * blocks_per_stage),
+      limits::instructions);
   return StepBuilder(model, plan, global_batch, seq).build();
 }
 

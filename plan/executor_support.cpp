@@ -20,14 +20,17 @@ std::vector<Precision> executor_precisions(ExecutorDevice device) {
 
 std::optional<std::string> why_not_runnable(const Plan& plan, ExecutorDevice device) {
   if (plan.attention == Attention::flash)
-    return std::string("attention=flash: fabtrain-exec's attention is not fused: it keeps the scores "
-                       "in memory, which the plan's memory estimate leaves out");
+    return std::string(
+        "attention=flash: fabtrain-exec's attention is not fused: it keeps the scores "
+        "in memory, which the plan's memory estimate leaves out");
   const auto supported = executor_precisions(device);
   if (std::find(supported.begin(), supported.end(), plan.precision) != supported.end())
     return std::nullopt;
   std::string list;
   for (std::size_t i = 0; i < supported.size(); ++i)
-    list += (i == 0 ? "" : i + 1 == supported.size() ? " or " : ", ") +
+    list += (i == 0                      ? ""
+             : i + 1 == supported.size() ? " or "
+                                         : ", ") +
             std::string(to_string(supported[i]));
   return fmt::format(
       "precision={}: fabtrain-exec trains in {} on {} (fp16 and bf16 mixed precision is "

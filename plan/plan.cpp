@@ -1,12 +1,14 @@
 // A Plan's shape: its layer split over pipeline stages, the block range of each stage, the
 // placement of ranks (Megatron's order: tp innermost, then dp, then pp) and the checks against a
 // model and a batch. Not here: text forms (plan_text.cpp) or the schedule (compile.cpp).
+#include "plan/plan.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
 #include <set>
 
 #include "common/error.hpp"
-#include "plan/plan.hpp"
 
 namespace fabtrain {
 
@@ -30,8 +32,8 @@ std::vector<int> stage_layers(const ModelSpec& model, const Plan& plan) {
     sum += plan.layers[i];
   }
   if (sum != L)
-    fail("layers={} sums to {} but {} has {} layers", fmt::join(plan.layers, ":"), sum,
-         model.name, L);
+    fail("layers={} sums to {} but {} has {} layers", fmt::join(plan.layers, ":"), sum, model.name,
+         L);
   return plan.layers;
 }
 
@@ -86,8 +88,8 @@ int device_of(const Plan& plan, int rank) {
     fail("rank {} out of range for a plan of {} ranks", rank, plan.ranks());
   if (plan.devices.empty()) return rank;
   if (rank >= int(plan.devices.size()))
-    fail("devices={} has {} entries, fewer than the plan's {} ranks",
-         fmt::join(plan.devices, ":"), plan.devices.size(), plan.ranks());
+    fail("devices={} has {} entries, fewer than the plan's {} ranks", fmt::join(plan.devices, ":"),
+         plan.devices.size(), plan.ranks());
   return plan.devices[rank];
 }
 

@@ -1,7 +1,8 @@
 // A Plan: how one training step of a model is split over a slice's GPUs. Text form
 // "dp=2,tp=1,pp=2,mb=8,zero=0,schedule=1f1b,recompute=off,layers=10:14,precision=fp32" and a
-// JSON form (attention=flash or eager is printed only when set: naive is the default). Keys left out take the defaults below. The study's techniques map onto plans:
-// data parallel = dp=N; ZeRO-2 = dp=N,zero=2; shard = tp=N; pipeshard = pp>1 (tp/dp per stage).
+// JSON form (attention=flash or eager is printed only when set: naive is the default). Keys left
+// out take the defaults below. The study's techniques map onto plans: data parallel = dp=N; ZeRO-2
+// = dp=N,zero=2; shard = tp=N; pipeshard = pp>1 (tp/dp per stage).
 #pragma once
 #include <nlohmann/json_fwd.hpp>
 #include <string>
@@ -24,8 +25,9 @@ struct Plan {
   int zero = 0;  // ZeRO stage 0..3 over the dp group
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   bool recompute = false;
-  std::vector<int> layers = {};   // layers per stage; empty = as even as possible
-  std::vector<int> devices = {};  // explicit device order (indices into the slice's GPUs); empty = 0..n-1
+  std::vector<int> layers = {};  // layers per stage; empty = as even as possible
+  std::vector<int> devices =
+      {};  // explicit device order (indices into the slice's GPUs); empty = 0..n-1
   Precision precision = Precision::fp32;
   Attention attention = Attention::naive;  // flash: fused (scores never in HBM); eager: PyTorch's
 

@@ -1,9 +1,10 @@
 // A Plan's text and JSON forms and its name in the study's words. One table of keys drives the
 // parser, the printer and the JSON reader, so the three cannot drift apart. Not here: checks
 // against a model or a batch (plan.cpp's validate).
-#include <climits>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <climits>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -40,7 +41,8 @@ std::vector<int> parse_list(const std::string& key, const std::string& value, co
   while (true) {
     const std::size_t colon = value.find(':', start);
     const std::string item = value.substr(start, colon - start);
-    if (item.empty()) fail("plan key '{}': '{}' has an empty entry (expected e.g. 10:14)", key, value);
+    if (item.empty())
+      fail("plan key '{}': '{}' has an empty entry (expected e.g. 10:14)", key, value);
     out.push_back(parse_int(key, item));
     check_limit(fmt::format("plan key '{}': an entry", key), out.back(), limit);
     if (int(out.size()) > limits::ranks.max)
@@ -71,7 +73,8 @@ const std::vector<Key>& keys() {
        [](const Plan& p) { return std::to_string(p.tp); }},
       {"pp", [](Plan& p, const std::string& v) { p.pp = parse_bounded("pp", v, limits::ranks); },
        [](const Plan& p) { return std::to_string(p.pp); }},
-      {"mb", [](Plan& p, const std::string& v) { p.mb = parse_bounded("mb", v, limits::microbatches); },
+      {"mb",
+       [](Plan& p, const std::string& v) { p.mb = parse_bounded("mb", v, limits::microbatches); },
        [](const Plan& p) { return std::to_string(p.mb); }},
       {"zero",
        [](Plan& p, const std::string& v) {
@@ -81,19 +84,26 @@ const std::vector<Key>& keys() {
        [](const Plan& p) { return std::to_string(p.zero); }},
       {"schedule",
        [](Plan& p, const std::string& v) {
-         if (v == "1f1b") p.schedule = PipelineSchedule::one_f_one_b;
-         else if (v == "gpipe") p.schedule = PipelineSchedule::gpipe;
-         else fail("plan key 'schedule': '{}' is not a pipeline schedule (1f1b or gpipe)", v);
+         if (v == "1f1b")
+           p.schedule = PipelineSchedule::one_f_one_b;
+         else if (v == "gpipe")
+           p.schedule = PipelineSchedule::gpipe;
+         else
+           fail("plan key 'schedule': '{}' is not a pipeline schedule (1f1b or gpipe)", v);
        },
        [](const Plan& p) { return std::string(to_string(p.schedule)); }},
       {"recompute",
        [](Plan& p, const std::string& v) {
-         if (v == "on" || v == "true") p.recompute = true;
-         else if (v == "off" || v == "false") p.recompute = false;
-         else fail("plan key 'recompute': '{}' is not on or off", v);
+         if (v == "on" || v == "true")
+           p.recompute = true;
+         else if (v == "off" || v == "false")
+           p.recompute = false;
+         else
+           fail("plan key 'recompute': '{}' is not on or off", v);
        },
        [](const Plan& p) { return std::string(p.recompute ? "on" : "off"); }},
-      {"layers", [](Plan& p, const std::string& v) { p.layers = parse_list("layers", v, limits::layers); },
+      {"layers",
+       [](Plan& p, const std::string& v) { p.layers = parse_list("layers", v, limits::layers); },
        [](const Plan& p) { return fmt::format("{}", fmt::join(p.layers, ":")); }},
       {"precision",
        [](Plan& p, const std::string& v) {
@@ -114,9 +124,14 @@ const std::vector<Key>& keys() {
        },
        // Left out when naive, so plans written before the key existed print as they did.
        [](const Plan& p) {
-         return p.attention == Attention::naive ? std::string() : std::string(to_string(p.attention));
+         return p.attention == Attention::naive ? std::string()
+                                                : std::string(to_string(p.attention));
        }},
-      {"devices", [](Plan& p, const std::string& v) { p.devices = parse_list("devices", v, Limit{limits::gpus.max - 1, "GPUs are numbered from 0"}); },
+      {"devices",
+       [](Plan& p, const std::string& v) {
+         p.devices =
+             parse_list("devices", v, Limit{limits::gpus.max - 1, "GPUs are numbered from 0"});
+       },
        [](const Plan& p) { return fmt::format("{}", fmt::join(p.devices, ":")); }},
   };
   return table;
@@ -152,8 +167,7 @@ Plan parse_plan(const std::string& text) {
     const std::size_t comma = all.find(',', start);
     const std::string item = trim(all.substr(start, comma - start));
     const std::size_t eq = item.find('=');
-    if (eq == std::string::npos)
-      fail("plan entry '{}' is not key=value (in '{}')", item, text);
+    if (eq == std::string::npos) fail("plan entry '{}' is not key=value (in '{}')", item, text);
     const std::string key = trim(item.substr(0, eq)), value = trim(item.substr(eq + 1));
     const Key& k = find_key(key);
     if (!seen.insert(key).second) fail("plan key '{}' given twice (in '{}')", key, text);
@@ -236,8 +250,10 @@ std::string to_short_string(const Plan& plan) {
   if (plan.pp > 1) text += fmt::format(",schedule={}", to_string(plan.schedule));
   if (plan.recompute) text += ",recompute=on";
   if (!plan.layers.empty()) text += fmt::format(",layers={}", fmt::join(plan.layers, ":"));
-  if (plan.precision != Precision::fp32) text += fmt::format(",precision={}", to_string(plan.precision));
-  if (plan.attention != Attention::naive) text += fmt::format(",attention={}", to_string(plan.attention));
+  if (plan.precision != Precision::fp32)
+    text += fmt::format(",precision={}", to_string(plan.precision));
+  if (plan.attention != Attention::naive)
+    text += fmt::format(",attention={}", to_string(plan.attention));
   return text;
 }
 

@@ -17,9 +17,9 @@ using namespace json_fields;
 namespace {
 
 // The header's keys this reader knows; any other is the mode's own (RunHeader::extra).
-const std::set<std::string> kHeaderKeys = {"type",  "model", "plan",       "technique", "world",
-                                           "host",  "device", "threads",   "batch",     "seq",
-                                           "microbatch", "steps", "start_step", "versions"};
+const std::set<std::string> kHeaderKeys = {
+    "type",    "model", "plan", "technique",  "world", "host",       "device",
+    "threads", "batch", "seq",  "microbatch", "steps", "start_step", "versions"};
 
 int optional_int(const json& node, const std::string& key, const std::string& where,
                  const std::string& file, int fallback) {
@@ -38,8 +38,12 @@ json to_json(const RunHeader& h) {
   j.update(json{
       {"type", "header"},
       {"model",
-       {{"name", h.model.name}, {"layers", h.model.n_layer}, {"hidden", h.model.n_embd},
-        {"heads", h.model.n_head}, {"context", h.model.n_ctx}, {"vocab", h.model.vocab_size}}},
+       {{"name", h.model.name},
+        {"layers", h.model.n_layer},
+        {"hidden", h.model.n_embd},
+        {"heads", h.model.n_head},
+        {"context", h.model.n_ctx},
+        {"vocab", h.model.vocab_size}}},
       {"plan", to_string(h.plan)},
       {"technique", technique_name(h.plan)},
       {"world", h.world},
@@ -122,17 +126,19 @@ StepLine step_line(const StepSummary& summary, const Schedule& schedule,
 
 json to_json(const StepLine& line) {
   const StepSummary& s = line.summary;
-  json j = {{"type", "step"},       {"step", s.step},
-            {"wall_s", s.wall_s},   {"loss", s.loss},
-            {"lr", s.lr},           {"grad_norm", s.grad_norm},
+  json j = {{"type", "step"},
+            {"step", s.step},
+            {"wall_s", s.wall_s},
+            {"loss", s.loss},
+            {"lr", s.lr},
+            {"grad_norm", s.grad_norm},
             {"tokens_per_s", s.tokens_per_s}};
   if (s.val_loss >= 0) j["val_loss"] = s.val_loss;
   if (line.instructions.empty()) return j;
   json instructions = json::array();
   for (const InstructionRecord& r : line.instructions) {
-    json item = {{"rank", r.rank},       {"index", r.index},
-                 {"kind", r.kind},       {"name", r.name},
-                 {"duration_s", r.duration_s}, {"bytes", r.bytes},
+    json item = {{"rank", r.rank},  {"index", r.index},           {"kind", r.kind},
+                 {"name", r.name},  {"duration_s", r.duration_s}, {"bytes", r.bytes},
                  {"peers", r.peers}};
     if (r.start_s >= 0) item["start_s"] = r.start_s;
     if (r.flops > 0) item["flops"] = r.flops;
@@ -144,8 +150,9 @@ json to_json(const StepLine& line) {
 
 StepLine step_line_from_json(const json& j, int world, const std::string& where,
                              const std::string& file) {
-  reject_unknown(j, {"type", "step", "wall_s", "loss", "lr", "grad_norm", "tokens_per_s",
-                     "val_loss", "instructions"},
+  reject_unknown(j,
+                 {"type", "step", "wall_s", "loss", "lr", "grad_norm", "tokens_per_s", "val_loss",
+                  "instructions"},
                  where, file);
   StepLine line;
   StepSummary& s = line.summary;
@@ -164,9 +171,10 @@ StepLine step_line_from_json(const json& j, int world, const std::string& where,
   const json& items = array(j, "instructions", where, file);
   for (std::size_t i = 0; i < items.size(); ++i) {
     const std::string w = fmt::format("{} instructions[{}]", where, i);
-    reject_unknown(items[i], {"rank", "index", "kind", "name", "start_s", "duration_s", "bytes",
-                              "peers", "flops"},
-                   w, file);
+    reject_unknown(
+        items[i],
+        {"rank", "index", "kind", "name", "start_s", "duration_s", "bytes", "peers", "flops"}, w,
+        file);
     InstructionRecord r;
     r.rank = integer(items[i], "rank", w, file, 0, INT_MAX);
     if (r.rank >= world)

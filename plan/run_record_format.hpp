@@ -48,7 +48,8 @@ struct RunHeader {
   int threads = 1;
   int batch = 0, seq = 0, microbatch = 0, steps = 0, start_step = 0;
   int cores = int(std::thread::hardware_concurrency());
-  std::string fabtrain_version = FABTRAIN_VERSION, compiler = __VERSION__;  // CMake's project(VERSION)
+  std::string fabtrain_version = FABTRAIN_VERSION,
+              compiler = __VERSION__;  // CMake's project(VERSION)
   nlohmann::json extra = nlohmann::json::object();
 };
 nlohmann::json to_json(const RunHeader& header);
@@ -61,8 +62,8 @@ RunHeader run_header_from_json(const nlohmann::json& line, const std::string& wh
 struct InstructionRecord {
   int rank = 0;
   int index = 0;
-  std::string kind;  // verb()
-  std::string name;  // the schedule's line, to_string(instruction)
+  std::string kind;     // verb()
+  std::string name;     // the schedule's line, to_string(instruction)
   double start_s = -1;  // < 0: not recorded
   double duration_s = 0;
   double bytes = 0;
@@ -74,7 +75,8 @@ struct StepLine {
   std::vector<InstructionRecord> instructions;  // empty: the step was not timed
 };
 // The line of one step: its summary and, when timings are given, every rank's instructions.
-StepLine step_line(const StepSummary& summary, const Schedule& schedule, const StepTimings& timings);
+StepLine step_line(const StepSummary& summary, const Schedule& schedule,
+                   const StepTimings& timings);
 nlohmann::json to_json(const StepLine& line);
 // Unknown keys are refused; ranks must be within world.
 StepLine step_line_from_json(const nlohmann::json& line, int world, const std::string& where,

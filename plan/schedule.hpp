@@ -86,10 +86,10 @@ enum class CollectiveOp { all_reduce, reduce_scatter, all_gather };
 struct Collective {
   CollectiveOp op = CollectiveOp::all_reduce;
   Purpose purpose = Purpose::dp_gradients;
-  int group = 0;      // index into Schedule::groups
-  double bytes = 0;   // the full buffer (all-reduce input; reduce-scatter input; all-gather output)
-  int mb = -1;        // microbatch, or -1 for once per step
-  int block = -1;     // block this belongs to (tp and ZeRO-3), or -1
+  int group = 0;     // index into Schedule::groups
+  double bytes = 0;  // the full buffer (all-reduce input; reduce-scatter input; all-gather output)
+  int mb = -1;       // microbatch, or -1 for once per step
+  int block = -1;    // block this belongs to (tp and ZeRO-3), or -1
 };
 
 // AdamW on the parameters this rank owns (its shard under ZeRO >= 1).
@@ -107,13 +107,13 @@ enum class GroupKind { tp, dp, tied_embedding, world };
 struct Schedule {
   int world = 0;
   Plan plan;
-  int global_batch = 0;  // sequences per step over all replicas
-  int microbatch = 0;    // sequences per microbatch (b)
-  int seq = 0;           // tokens per sequence (s)
-  std::vector<std::vector<int>> groups;          // collective groups, ranks in ring order
-  std::vector<GroupKind> group_kinds;            // what each group is for
-  std::vector<std::vector<Instruction>> ranks;   // ranks[r] = r's instruction stream
-  std::vector<double> static_bytes;              // per rank: weights+grads+optimizer+buffers
+  int global_batch = 0;                         // sequences per step over all replicas
+  int microbatch = 0;                           // sequences per microbatch (b)
+  int seq = 0;                                  // tokens per sequence (s)
+  std::vector<std::vector<int>> groups;         // collective groups, ranks in ring order
+  std::vector<GroupKind> group_kinds;           // what each group is for
+  std::vector<std::vector<Instruction>> ranks;  // ranks[r] = r's instruction stream
+  std::vector<double> static_bytes;             // per rank: weights+grads+optimizer+buffers
 };
 
 // Compiles one training step. Validates the plan against the model and batch first.

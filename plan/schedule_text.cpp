@@ -2,6 +2,7 @@
 // as JSON for programs. Numbers print with 6 significant digits so golden files stay readable
 // and still show any change of a cost model. Not here: building the schedule (compile.cpp).
 #include <fmt/format.h>
+
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
@@ -30,32 +31,46 @@ std::string optional_fields(int mb, int block) {
 
 const char* to_string(Purpose p) {
   switch (p) {
-    case Purpose::tp_forward: return "tp_forward";
-    case Purpose::tp_backward: return "tp_backward";
-    case Purpose::dp_gradients: return "dp_gradients";
-    case Purpose::zero_gradients: return "zero_gradients";
-    case Purpose::zero_parameters: return "zero_parameters";
-    case Purpose::tied_embedding: return "tied_embedding";
-    case Purpose::grad_norm: return "grad_norm";
+    case Purpose::tp_forward:
+      return "tp_forward";
+    case Purpose::tp_backward:
+      return "tp_backward";
+    case Purpose::dp_gradients:
+      return "dp_gradients";
+    case Purpose::zero_gradients:
+      return "zero_gradients";
+    case Purpose::zero_parameters:
+      return "zero_parameters";
+    case Purpose::tied_embedding:
+      return "tied_embedding";
+    case Purpose::grad_norm:
+      return "grad_norm";
   }
   return "?";
 }
 
 const char* to_string(CollectiveOp op) {
   switch (op) {
-    case CollectiveOp::all_reduce: return "all_reduce";
-    case CollectiveOp::reduce_scatter: return "reduce_scatter";
-    case CollectiveOp::all_gather: return "all_gather";
+    case CollectiveOp::all_reduce:
+      return "all_reduce";
+    case CollectiveOp::reduce_scatter:
+      return "reduce_scatter";
+    case CollectiveOp::all_gather:
+      return "all_gather";
   }
   return "?";
 }
 
 const char* to_string(GroupKind kind) {
   switch (kind) {
-    case GroupKind::tp: return "tp";
-    case GroupKind::dp: return "dp";
-    case GroupKind::tied_embedding: return "tied_embedding";
-    case GroupKind::world: return "world";
+    case GroupKind::tp:
+      return "tp";
+    case GroupKind::dp:
+      return "dp";
+    case GroupKind::tied_embedding:
+      return "tied_embedding";
+    case GroupKind::world:
+      return "world";
   }
   return "?";
 }
@@ -63,41 +78,44 @@ const char* to_string(GroupKind kind) {
 const char* to_string(Tensor t) { return t == Tensor::activation ? "act" : "grad"; }
 
 std::string to_string(const Instruction& instruction) {
-  return verb(instruction) + std::visit(
-      overloaded{
-          [](const LoadMicrobatch& i) {
-            return fmt::format(" mb={} sequences={} tokens={}", i.mb, i.sequences, i.tokens);
-          },
-          [](const Forward& i) {
-            std::string s = fmt::format(" mb={} blocks={}:{} flops={:.6g} bytes={:.6g} act={:.6g}",
-                                        i.mb, i.begin, i.end, i.flops, i.bytes, i.activation_bytes);
-            if (i.replicas != 1) s += fmt::format(" replicas={}", i.replicas);
-            return s;
-          },
-          [](const Backward& i) {
-            std::string s = fmt::format(" mb={} blocks={}:{} flops={:.6g} bytes={:.6g} act={:.6g}",
-                                        i.mb, i.begin, i.end, i.flops, i.bytes, i.activation_bytes);
-            if (i.recompute) s += " recompute";
-            if (i.replicas != 1) s += fmt::format(" replicas={}", i.replicas);
-            return s;
-          },
-          [](const Send& i) {
-            return fmt::format(" {} mb={} to={} bytes={:.6g}", to_string(i.what), i.mb, i.peer,
-                               i.bytes);
-          },
-          [](const Recv& i) {
-            return fmt::format(" {} mb={} from={} bytes={:.6g}", to_string(i.what), i.mb,
-                               i.peer, i.bytes);
-          },
-          [](const Collective& i) {
-            return fmt::format(" {} group={} bytes={:.6g}{}", to_string(i.purpose), i.group, i.bytes,
-                               optional_fields(i.mb, i.block));
-          },
-          [](const OptimizerStep& i) {
-            return fmt::format(" params={:.6g} bytes={:.6g}", i.parameters, i.bytes);
-          },
-      },
-      instruction);
+  return verb(instruction) +
+         std::visit(
+             overloaded{
+                 [](const LoadMicrobatch& i) {
+                   return fmt::format(" mb={} sequences={} tokens={}", i.mb, i.sequences, i.tokens);
+                 },
+                 [](const Forward& i) {
+                   std::string s =
+                       fmt::format(" mb={} blocks={}:{} flops={:.6g} bytes={:.6g} act={:.6g}", i.mb,
+                                   i.begin, i.end, i.flops, i.bytes, i.activation_bytes);
+                   if (i.replicas != 1) s += fmt::format(" replicas={}", i.replicas);
+                   return s;
+                 },
+                 [](const Backward& i) {
+                   std::string s =
+                       fmt::format(" mb={} blocks={}:{} flops={:.6g} bytes={:.6g} act={:.6g}", i.mb,
+                                   i.begin, i.end, i.flops, i.bytes, i.activation_bytes);
+                   if (i.recompute) s += " recompute";
+                   if (i.replicas != 1) s += fmt::format(" replicas={}", i.replicas);
+                   return s;
+                 },
+                 [](const Send& i) {
+                   return fmt::format(" {} mb={} to={} bytes={:.6g}", to_string(i.what), i.mb,
+                                      i.peer, i.bytes);
+                 },
+                 [](const Recv& i) {
+                   return fmt::format(" {} mb={} from={} bytes={:.6g}", to_string(i.what), i.mb,
+                                      i.peer, i.bytes);
+                 },
+                 [](const Collective& i) {
+                   return fmt::format(" {} group={} bytes={:.6g}{}", to_string(i.purpose), i.group,
+                                      i.bytes, optional_fields(i.mb, i.block));
+                 },
+                 [](const OptimizerStep& i) {
+                   return fmt::format(" params={:.6g} bytes={:.6g}", i.parameters, i.bytes);
+                 },
+             },
+             instruction);
 }
 
 std::string to_text(const Schedule& schedule, int only_rank) {
@@ -116,32 +134,40 @@ void to_json(nlohmann::json& j, const Instruction& instruction) {
   j = std::visit(
       overloaded{
           [](const LoadMicrobatch& i) {
-            return nlohmann::json{{"mb", i.mb}, {"sequences", i.sequences},
-                                  {"tokens", i.tokens}};
+            return nlohmann::json{{"mb", i.mb}, {"sequences", i.sequences}, {"tokens", i.tokens}};
           },
           [](const Forward& i) {
-            return nlohmann::json{{"mb", i.mb}, {"begin", i.begin},
-                                  {"end", i.end}, {"flops", i.flops}, {"bytes", i.bytes},
+            return nlohmann::json{{"mb", i.mb},
+                                  {"begin", i.begin},
+                                  {"end", i.end},
+                                  {"flops", i.flops},
+                                  {"bytes", i.bytes},
                                   {"activation_bytes", i.activation_bytes},
                                   {"replicas", i.replicas}};
           },
           [](const Backward& i) {
-            return nlohmann::json{{"mb", i.mb}, {"begin", i.begin},
-                                  {"end", i.end}, {"flops", i.flops}, {"bytes", i.bytes},
+            return nlohmann::json{{"mb", i.mb},
+                                  {"begin", i.begin},
+                                  {"end", i.end},
+                                  {"flops", i.flops},
+                                  {"bytes", i.bytes},
                                   {"activation_bytes", i.activation_bytes},
-                                  {"recompute", i.recompute}, {"replicas", i.replicas}};
+                                  {"recompute", i.recompute},
+                                  {"replicas", i.replicas}};
           },
           [](const Send& i) {
-            return nlohmann::json{{"what", to_string(i.what)}, {"mb", i.mb},
-                                  {"peer", i.peer}, {"bytes", i.bytes}};
+            return nlohmann::json{
+                {"what", to_string(i.what)}, {"mb", i.mb}, {"peer", i.peer}, {"bytes", i.bytes}};
           },
           [](const Recv& i) {
-            return nlohmann::json{{"what", to_string(i.what)}, {"mb", i.mb},
-                                  {"peer", i.peer}, {"bytes", i.bytes}};
+            return nlohmann::json{
+                {"what", to_string(i.what)}, {"mb", i.mb}, {"peer", i.peer}, {"bytes", i.bytes}};
           },
           [](const Collective& i) {
             return nlohmann::json{{"purpose", to_string(i.purpose)},
-                                  {"group", i.group}, {"bytes", i.bytes}, {"mb", i.mb},
+                                  {"group", i.group},
+                                  {"bytes", i.bytes},
+                                  {"mb", i.mb},
                                   {"block", i.block}};
           },
           [](const OptimizerStep& i) {
@@ -155,8 +181,8 @@ void to_json(nlohmann::json& j, const Instruction& instruction) {
 void to_json(nlohmann::json& j, const Schedule& schedule) {
   nlohmann::json groups = nlohmann::json::array();
   for (std::size_t g = 0; g < schedule.groups.size(); ++g)
-    groups.push_back({{"kind", to_string(schedule.group_kinds.at(g))},
-                      {"ranks", schedule.groups[g]}});
+    groups.push_back(
+        {{"kind", to_string(schedule.group_kinds.at(g))}, {"ranks", schedule.groups[g]}});
   nlohmann::json ranks = nlohmann::json::array();
   for (const auto& stream : schedule.ranks) {
     nlohmann::json list = nlohmann::json::array();
@@ -169,10 +195,13 @@ void to_json(nlohmann::json& j, const Schedule& schedule) {
   }
   nlohmann::json plan;
   to_json(plan, schedule.plan);
-  j = nlohmann::json{{"world", schedule.world},         {"plan", plan},
+  j = nlohmann::json{{"world", schedule.world},
+                     {"plan", plan},
                      {"global_batch", schedule.global_batch},
-                     {"microbatch", schedule.microbatch}, {"seq", schedule.seq},
-                     {"groups", groups},                  {"static_bytes", schedule.static_bytes},
+                     {"microbatch", schedule.microbatch},
+                     {"seq", schedule.seq},
+                     {"groups", groups},
+                     {"static_bytes", schedule.static_bytes},
                      {"ranks", ranks}};
 }
 

@@ -3,9 +3,10 @@
 // progress ends the play, done or stuck.
 #include "plan/symbolic_run.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <deque>
-#include <fmt/format.h>
 #include <map>
 #include <tuple>
 
@@ -56,7 +57,8 @@ class Player {
       for (std::size_t i = 0; i < std::min<std::size_t>(stuck.size(), 8); ++i)
         list += (i ? "; " : "") + stuck[i];
       if (stuck.size() > 8) list += fmt::format("; and {} more", stuck.size() - 8);
-      return failed(fmt::format("deadlock: {} of {} ranks stuck: {}", stuck.size(), s_.world, list));
+      return failed(
+          fmt::format("deadlock: {} of {} ranks stuck: {}", stuck.size(), s_.world, list));
     }
     for (const auto& [key, queue] : channels_)
       if (!queue.empty()) {
@@ -150,8 +152,9 @@ class Player {
     for (int m : members) {
       const auto& other = std::get<Collective>(s_.ranks[m][state_[m].pc]);
       if (!same_collective(c, other)) {
-        error_ = fmt::format("collective mismatch in group {}: rank {} at '{}', rank {} at '{}'",
-                             c.group, r, to_string(Instruction(c)), m, to_string(Instruction(other)));
+        error_ =
+            fmt::format("collective mismatch in group {}: rank {} at '{}', rank {} at '{}'",
+                        c.group, r, to_string(Instruction(c)), m, to_string(Instruction(other)));
         return false;
       }
     }

@@ -7,9 +7,12 @@ namespace fabtrain {
 
 const char* lane_name(int lane) {
   switch (lane) {
-    case kComputeLane: return "compute";
-    case kCommunicationLane: return "communication";
-    default: return "sends in flight";
+    case kComputeLane:
+      return "compute";
+    case kCommunicationLane:
+      return "communication";
+    default:
+      return "sends in flight";
   }
 }
 

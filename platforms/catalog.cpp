@@ -1,11 +1,12 @@
 // Catalog look-ups (by name, with errors that list what is known) and the inter-site latency:
 // measured where the catalog has it, otherwise estimated from great-circle distance.
 // Loading the file is catalog_loader.cpp.
+#include "platforms/catalog.hpp"
+
 #include <cmath>
 #include <numbers>
 
 #include "common/error.hpp"
-#include "platforms/catalog.hpp"
 
 namespace fabtrain {
 namespace {
@@ -46,9 +47,7 @@ const GpuType& Catalog::gpu(const std::string& name) const {
 const NicType& Catalog::nic(const std::string& name) const {
   return find_named(nics, name, "NIC type");
 }
-const Site& Catalog::site(const std::string& name) const {
-  return find_named(sites, name, "site");
-}
+const Site& Catalog::site(const std::string& name) const { return find_named(sites, name, "site"); }
 const LinkClass& Catalog::link_class(const std::string& name) const {
   return find_named(link_classes, name, "link class");
 }
@@ -62,10 +61,12 @@ SiteLatency Catalog::latency(const std::string& a, const std::string& b) const {
   const Site& site_b = site(b);
   if (a == b) return {a, b, 0.0, false, "same site: no wide-area round trip"};
   for (const auto& l : latencies)
-    if ((l.a == a && l.b == b) || (l.a == b && l.b == a)) return {a, b, l.rtt_s, l.measured, l.source};
+    if ((l.a == a && l.b == b) || (l.a == b && l.b == a))
+      return {a, b, l.rtt_s, l.measured, l.source};
   const LatencyEstimate& e = latency_estimate;
   const double path_m = great_circle_distance_m(site_a, site_b) * e.route_factor;
-  const double rtt = 2 * path_m / (e.fibre_fraction_of_c * kSpeedOfLightMPerS) + e.switching_allowance_s;
+  const double rtt =
+      2 * path_m / (e.fibre_fraction_of_c * kSpeedOfLightMPerS) + e.switching_allowance_s;
   return {a, b, rtt, false,
           fmt::format("estimated from {:.0f} km great-circle distance ({})",
                       great_circle_distance_m(site_a, site_b) / 1000, e.source)};

@@ -10,13 +10,13 @@
 namespace fabtrain {
 
 struct GpuType {
-  std::string name;          // FABRIC component name, e.g. GPU_RTX6000; CPU devices too
-  std::string description;   // "NVIDIA Quadro RTX 6000"
+  std::string name;         // FABRIC component name, e.g. GPU_RTX6000; CPU devices too
+  std::string description;  // "NVIDIA Quadro RTX 6000"
   double memory_bytes = 0;
   double peak_fp32_flops = 0;
-  double peak_tf32_flops = 0;  // 0 where the GPU has no TF32
-  double peak_fp16_flops = 0;  // dense tensor-core
-  double peak_bf16_flops = 0;  // 0 where the GPU has no bf16
+  double peak_tf32_flops = 0;   // 0 where the GPU has no TF32
+  double peak_fp16_flops = 0;   // dense tensor-core
+  double peak_bf16_flops = 0;   // 0 where the GPU has no bf16
   double memory_bandwidth = 0;  // bytes/s
   int pcie_generation = 0;
   double pcie_bandwidth = 0;    // bytes/s per direction
@@ -29,8 +29,8 @@ struct GpuType {
 };
 
 struct NicType {
-  std::string name;        // NIC_Basic, NIC_ConnectX_5, NIC_ConnectX_6
-  double bandwidth = 0;    // bytes/s per direction
+  std::string name;      // NIC_Basic, NIC_ConnectX_5, NIC_ConnectX_6
+  double bandwidth = 0;  // bytes/s per direction
   std::string source;
 };
 
@@ -49,10 +49,10 @@ struct SiteLatency {
 
 // Network behaviour of a class of link (what a TCP flow over it can do).
 struct LinkClass {
-  std::string name;            // l2bridge, l2sts, pcie, nvlink, switched
-  double latency_s = 0;        // one-way latency added per hop of this class (inside a site)
-  double tcp_window_bytes = 0; // per TCP stream; 0 = not window-limited (RDMA, NVLink, PCIe)
-  double efficiency = 1;       // achievable fraction of the line rate
+  std::string name;             // l2bridge, l2sts, pcie, nvlink, switched
+  double latency_s = 0;         // one-way latency added per hop of this class (inside a site)
+  double tcp_window_bytes = 0;  // per TCP stream; 0 = not window-limited (RDMA, NVLink, PCIe)
+  double efficiency = 1;        // achievable fraction of the line rate
   std::string source;
 };
 
@@ -75,8 +75,8 @@ struct CommunicatorProfile {
 // Per-kind compute efficiencies and overheads: fractions of peak reached by matrix products and
 // element-wise kernels, a per-kernel launch overhead, and the framework/CUDA context memory.
 struct ComputeDefaults {
-  double matmul_efficiency = 0.5;              // of the FP32 peak (no tensor cores)
-  double tensor_core_matmul_efficiency = 0;    // of the fp16/bf16/tf32 tensor-core peak; 0: as above
+  double matmul_efficiency = 0.5;            // of the FP32 peak (no tensor cores)
+  double tensor_core_matmul_efficiency = 0;  // of the fp16/bf16/tf32 tensor-core peak; 0: as above
   // How a block's products and its element-wise kernels share time: overlapped (max of the two,
   // the roofline of one kernel) or one after the other (their sum, as a stream of kernels runs).
   bool serial_kernels = false;
@@ -90,8 +90,8 @@ struct ComputeDefaults {
 // 2 * distance * route_factor / (fibre_fraction_of_c * c) + switching_allowance.
 struct LatencyEstimate {
   double fibre_fraction_of_c = 2.0 / 3.0;
-  double route_factor = 1;          // fibre path length over great-circle distance
-  double switching_allowance_s = 0; // added to the round trip
+  double route_factor = 1;           // fibre path length over great-circle distance
+  double switching_allowance_s = 0;  // added to the round trip
   std::string source;
 };
 
@@ -110,7 +110,7 @@ struct Catalog {
   LatencyEstimate latency_estimate;
   std::string path;  // the file it was loaded from
 
-  const GpuType& gpu(const std::string& name) const;     // throws naming the known types
+  const GpuType& gpu(const std::string& name) const;  // throws naming the known types
   const NicType& nic(const std::string& name) const;
   const Site& site(const std::string& name) const;
   const LinkClass& link_class(const std::string& name) const;

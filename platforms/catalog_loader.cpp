@@ -35,8 +35,8 @@ std::string required_source(const YamlFields& f) {
 GpuType read_gpu(const YamlFields& f, const std::string& name) {
   f.allow_only({"description", "memory_gib", "peak_fp32_tflops", "peak_tf32_tflops",
                 "peak_fp16_tflops", "peak_bf16_tflops", "memory_bandwidth_gb_s", "pcie_generation",
-                "pcie_bandwidth_gb_s", "nvlink_bandwidth_gb_s", "is_cpu",
-                "fp32_matmul_efficiency", "source"});
+                "pcie_bandwidth_gb_s", "nvlink_bandwidth_gb_s", "is_cpu", "fp32_matmul_efficiency",
+                "source"});
   GpuType g;
   g.name = name;
   g.description = f.text("description");
@@ -70,7 +70,8 @@ NicType read_nic(const YamlFields& f, const std::string& name) {
 Site read_site(const YamlFields& f, const std::string& name) {
   f.allow_only({"location", "latitude", "longitude"});
   Site s{name, f.text("location"), f.number("latitude"), f.number("longitude")};
-  if (s.latitude < -90 || s.latitude > 90) fail("{}: {} is not in [-90, 90]", f.field("latitude"), s.latitude);
+  if (s.latitude < -90 || s.latitude > 90)
+    fail("{}: {} is not in [-90, 90]", f.field("latitude"), s.latitude);
   if (s.longitude < -180 || s.longitude > 180)
     fail("{}: {} is not in [-180, 180]", f.field("longitude"), s.longitude);
   return s;
@@ -135,7 +136,8 @@ void read_sections(const YamlFields& top, Catalog& cat, bool overlay) {
   if (wanted("link_classes")) read_named(top, "link_classes", cat.link_classes, read_link_class);
   for (const char* needed : {"pcie", "nvlink", "l2bridge", "l2sts", "switched"})
     if (!cat.link_classes.count(needed)) fail("{}: link_classes: missing class '{}'", path, needed);
-  if (wanted("communicators")) read_named(top, "communicators", cat.communicators, read_communicator);
+  if (wanted("communicators"))
+    read_named(top, "communicators", cat.communicators, read_communicator);
   if (wanted("default_communicator")) cat.default_communicator = top.text("default_communicator");
   if (!cat.communicators.count(cat.default_communicator))
     fail("{}: default_communicator '{}' is not in communicators", path, cat.default_communicator);
@@ -149,7 +151,8 @@ void read_sections(const YamlFields& top, Catalog& cat, bool overlay) {
     l.a = f.text("a");
     l.b = f.text("b");
     for (const auto& s : {l.a, l.b})
-      if (!cat.sites.count(s)) fail("{}: site '{}' is not in sites", f.field(s == l.a ? "a" : "b"), s);
+      if (!cat.sites.count(s))
+        fail("{}: site '{}' is not in sites", f.field(s == l.a ? "a" : "b"), s);
     if (l.a == l.b) fail("{}: a and b are the same site '{}'", f.field("b"), l.a);
     const auto pair = std::minmax(l.a, l.b);
     if (!seen_pairs.insert({pair.first, pair.second}).second)
@@ -157,9 +160,8 @@ void read_sections(const YamlFields& top, Catalog& cat, bool overlay) {
     l.rtt_s = non_negative(f, "rtt_ms") * 1e-3;
     l.measured = f.flag_or("measured", false);
     l.source = required_source(f);
-    std::erase_if(cat.latencies, [&](const SiteLatency& old) {
-      return std::minmax(old.a, old.b) == pair;
-    });
+    std::erase_if(cat.latencies,
+                  [&](const SiteLatency& old) { return std::minmax(old.a, old.b) == pair; });
     cat.latencies.push_back(l);
   }
 
@@ -214,7 +216,8 @@ Catalog load_catalog(const std::string& path) {
 
 Catalog extend_catalog(const Catalog& base, const YamlFields& section) {
   Catalog cat = base;
-  cat.path = base.path + " + " + section.file() + (section.where().empty() ? "" : ":" + section.where());
+  cat.path =
+      base.path + " + " + section.file() + (section.where().empty() ? "" : ":" + section.where());
   read_sections(section, cat, true);
   return cat;
 }

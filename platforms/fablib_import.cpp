@@ -23,7 +23,7 @@ struct ModelName {
   const char* catalog;
 };
 constexpr ModelName kGpuModels[] = {
-    {"GPU", "RTX6000", "GPU_RTX6000"}, {"GPU", "Quadro RTX 6000/8000", "GPU_RTX6000"},
+    {"GPU", "RTX6000", "GPU_RTX6000"},  {"GPU", "Quadro RTX 6000/8000", "GPU_RTX6000"},
     {"GPU", "Tesla T4", "GPU_TeslaT4"}, {"GPU", "A30", "GPU_A30"},
     {"GPU", "A30 PCIe", "GPU_A30"},     {"GPU", "A40", "GPU_A40"},
 };
@@ -45,12 +45,14 @@ const std::map<std::string, std::string> kNetworkKinds = {
 template <size_t N>
 std::string known_models(const ModelName (&table)[N]) {
   std::string out;
-  for (const auto& m : table) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", m.type, m.model);
+  for (const auto& m : table)
+    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", m.type, m.model);
   return out;
 }
 
 template <size_t N>
-std::string catalog_name(const PropertyGraph& g, int v, const ModelName (&table)[N], const char* what) {
+std::string catalog_name(const PropertyGraph& g, int v, const ModelName (&table)[N],
+                         const char* what) {
   const std::string& type = g.get(v, "Type");
   const std::string& model = g.get(v, "Model");
   for (const auto& m : table)
@@ -79,7 +81,8 @@ std::string capacities_text(const PropertyGraph& g, int v) {
   if (!c.is_object()) fail("{}: {}: Capacities must be a JSON object", g.path, g.describe(v));
   std::vector<std::string> parts;
   auto add = [&](const char* key, const char* unit) {
-    if (c.contains(key) && c[key].is_number()) parts.push_back(fmt::format("{} {}", c[key].dump(), unit));
+    if (c.contains(key) && c[key].is_number())
+      parts.push_back(fmt::format("{} {}", c[key].dump(), unit));
   };
   add("core", "cores");
   add("ram", "GB RAM");
@@ -130,8 +133,10 @@ ImportedSlice import_fablib_slice(const std::string& path, const Catalog& catalo
   out.format = g.format;
   out.name = std::filesystem::path(path).stem().string();
   const int n = int(g.vertices.size());
-  if (std::none_of(g.vertices.begin(), g.vertices.end(), [](auto& v) { return v.props.count("Class"); }))
-    fail("{}: a {} graph, but no vertex has a Class: not a FIM topology saved by fablib", path, g.format);
+  if (std::none_of(g.vertices.begin(), g.vertices.end(),
+                   [](auto& v) { return v.props.count("Class"); }))
+    fail("{}: a {} graph, but no vertex has a Class: not a FIM topology saved by fablib", path,
+         g.format);
 
   // VMs and their GPUs; VMs without a GPU are left out.
   std::map<int, int> vm_of_vertex;  // graph vertex -> index into out.vms
@@ -145,7 +150,8 @@ ImportedSlice import_fablib_slice(const std::string& path, const Catalog& catalo
     Vm& vm = iv.vm;
     vm.name = g.get(v, "Name");
     if (vm.name.empty()) fail("{}: {}: a VM needs a Name", path, g.describe(v));
-    if (!vm_names.insert(vm.name).second) fail("{}: {}: two VMs are named '{}'", path, g.describe(v), vm.name);
+    if (!vm_names.insert(vm.name).second)
+      fail("{}: {}: two VMs are named '{}'", path, g.describe(v), vm.name);
     vm.site = g.get(v, "Site");
     if (vm.site.empty()) fail("{}: {}: VM '{}' has no Site", path, g.describe(v), vm.name);
     iv.capacities = capacities_text(g, v);
@@ -159,21 +165,24 @@ ImportedSlice import_fablib_slice(const std::string& path, const Catalog& catalo
     }
     if (gpu_counts.size() > 1) {
       std::string types;
-      for (const auto& [t, k] : gpu_counts) types += fmt::format("{}{} x {}", types.empty() ? "" : ", ", k, t);
+      for (const auto& [t, k] : gpu_counts)
+        types += fmt::format("{}{} x {}", types.empty() ? "" : ", ", k, t);
       fail("{}: {}: VM '{}' holds GPUs of two types ({}); a fabtrain VM holds one type", path,
            g.describe(v), vm.name, types);
     }
     if (!catalog.sites.count(vm.site)) {
       std::string known;
       for (const auto& [name, s] : catalog.sites) known += (known.empty() ? "" : ", ") + name;
-      fail("{}: {}: VM '{}' is at site '{}', which the catalog does not know (known: {}); add it "
-           "with --catalog",
-           path, g.describe(v), vm.name, vm.site, known);
+      fail(
+          "{}: {}: VM '{}' is at site '{}', which the catalog does not know (known: {}); add it "
+          "with --catalog",
+          path, g.describe(v), vm.name, vm.site, known);
     }
     vm.gpu = gpu_counts.begin()->first;
     vm.gpus = gpu_counts.begin()->second;
     const nlohmann::json labels = json_attribute(g, v, "LabelAllocations");
-    if (labels.is_object() && labels.contains("instance_parent") && labels["instance_parent"].is_string())
+    if (labels.is_object() && labels.contains("instance_parent") &&
+        labels["instance_parent"].is_string())
       vm.host = labels["instance_parent"].get<std::string>();
     const nlohmann::json reservation = json_attribute(g, v, "ReservationInfo");
     if (reservation.is_object() && reservation.contains("reservation_state"))
@@ -184,7 +193,8 @@ ImportedSlice import_fablib_slice(const std::string& path, const Catalog& catalo
     out.vms.push_back(iv);
   }
   if (vm_vertices == 0) fail("{}: no VM in the slice (no NetworkNode vertex of Type VM)", path);
-  if (out.vms.empty()) fail("{}: none of its {} VMs has a GPU, so there is nothing to train on", path, vm_vertices);
+  if (out.vms.empty())
+    fail("{}: none of its {} VMs has a GPU, so there is nothing to train on", path, vm_vertices);
 
   // Networks, in file order; FABNetv4 (v6) services, one per site, are one routed network.
   std::map<int, std::vector<int>> nics_used;  // VM index -> NIC vertices networks reach it through
@@ -198,7 +208,8 @@ ImportedSlice import_fablib_slice(const std::string& path, const Catalog& catalo
     const std::string name = g.get(v, "Name").empty() ? g.vertices[v].id : g.get(v, "Name");
     const auto kind = kNetworkKinds.find(type);
     if (kind == kNetworkKinds.end()) {
-      out.left_out.push_back(fmt::format("network '{}': Type {} is not one fabtrain models", name, type));
+      out.left_out.push_back(
+          fmt::format("network '{}': Type {} is not one fabtrain models", name, type));
       continue;
     }
     std::vector<std::string> members;
@@ -206,7 +217,8 @@ ImportedSlice import_fablib_slice(const std::string& path, const Catalog& catalo
       const auto it = vm_of_vertex.find(vm_vertex);
       if (it == vm_of_vertex.end()) continue;  // a VM without GPU
       const std::string& vm_name = out.vms[it->second].vm.name;
-      if (std::find(members.begin(), members.end(), vm_name) == members.end()) members.push_back(vm_name);
+      if (std::find(members.begin(), members.end(), vm_name) == members.end())
+        members.push_back(vm_name);
       if (nic >= 0) nics_used[it->second].push_back(nic);
     }
     const bool is_routed = kind->second == "fabnetv4" || kind->second == "fabnetv6";
@@ -232,21 +244,26 @@ ImportedSlice import_fablib_slice(const std::string& path, const Catalog& catalo
   std::vector<Network> kept;
   for (auto& net : out.networks) {
     if (net.vms.size() < 2) {
-      out.left_out.push_back(fmt::format("network '{}' ({}): joins {} VM(s) with a GPU, fewer than two",
-                                         net.name, net.kind, net.vms.size()));
+      out.left_out.push_back(
+          fmt::format("network '{}' ({}): joins {} VM(s) with a GPU, fewer than two", net.name,
+                      net.kind, net.vms.size()));
       continue;
     }
     for (const auto& m : net.vms)
       for (const auto& iv : out.vms)
-        if (iv.vm.name == m && std::find(net.sites.begin(), net.sites.end(), iv.vm.site) == net.sites.end())
+        if (iv.vm.name == m &&
+            std::find(net.sites.begin(), net.sites.end(), iv.vm.site) == net.sites.end())
           net.sites.push_back(iv.vm.site);
     if (net.kind == "l2bridge" && net.sites.size() != 1)
-      fail("{}: network '{}' is an L2Bridge, which stays inside one site, but reaches VMs at {} sites",
-           path, net.name, net.sites.size());
+      fail(
+          "{}: network '{}' is an L2Bridge, which stays inside one site, but reaches VMs at {} "
+          "sites",
+          path, net.name, net.sites.size());
     if (is_two_site_kind(net.kind) && net.sites.size() == 1) {
-      out.assumptions.push_back(fmt::format(
-          "network '{}' ({}) joins only VMs at {} once the VMs without GPU are left out: written as l2bridge",
-          net.name, net.kind, net.sites[0]));
+      out.assumptions.push_back(
+          fmt::format("network '{}' ({}) joins only VMs at {} once the VMs without GPU are left "
+                      "out: written as l2bridge",
+                      net.name, net.kind, net.sites[0]));
       net.kind = "l2bridge";
     }
     kept.push_back(net);
@@ -257,7 +274,8 @@ ImportedSlice import_fablib_slice(const std::string& path, const Catalog& catalo
       std::string list;
       for (const auto& s : services) list += (list.empty() ? "" : ", ") + s;
       out.assumptions.push_back(fmt::format(
-          "the {} services {} (one per site) are one routed network, as FABRIC routes between them", kind, list));
+          "the {} services {} (one per site) are one routed network, as FABRIC routes between them",
+          kind, list));
     }
 
   // Each VM's NIC: the fastest one a network reaches it through, else its first NIC.
@@ -275,7 +293,8 @@ ImportedSlice import_fablib_slice(const std::string& path, const Catalog& catalo
     if (candidates.empty()) {
       vm.nic = "NIC_Basic";
       out.assumptions.push_back(fmt::format(
-          "VM '{}' has no dataplane NIC; NIC_Basic is written in its place (no network reaches it)", vm.name));
+          "VM '{}' has no dataplane NIC; NIC_Basic is written in its place (no network reaches it)",
+          vm.name));
       continue;
     }
     double best = -1;
@@ -292,11 +311,13 @@ ImportedSlice import_fablib_slice(const std::string& path, const Catalog& catalo
           vm.name, types.size(), vm.nic));
   }
   if (!reservation_state.empty())
-    out.assumptions.push_back(fmt::format("an instantiated slice (reservation state {}); VMs with the "
-                                          "same host share one physical machine",
-                                          reservation_state));
+    out.assumptions.push_back(
+        fmt::format("an instantiated slice (reservation state {}); VMs with the "
+                    "same host share one physical machine",
+                    reservation_state));
   out.assumptions.push_back(
-      "round trips and bandwidths: the saved file has none; the catalog's are used (estimated) until "
+      "round trips and bandwidths: the saved file has none; the catalog's are used (estimated) "
+      "until "
       "`fabtrain-exec probe` measures them");
   out.assumptions.push_back("GPUs of a VM talk over PCIe (FABRIC hosts fit no NVLink bridges)");
   return out;
@@ -304,8 +325,9 @@ ImportedSlice import_fablib_slice(const std::string& path, const Catalog& catalo
 
 std::string to_slice_yaml(const ImportedSlice& s) {
   YAML::Emitter y;
-  y << YAML::Comment(fmt::format("Imported by `fabtrain slice import` from {} ({} saved by fablib).",
-                                 std::filesystem::path(s.path).filename().string(), s.format));
+  y << YAML::Comment(
+      fmt::format("Imported by `fabtrain slice import` from {} ({} saved by fablib).",
+                  std::filesystem::path(s.path).filename().string(), s.format));
   y << YAML::BeginMap;
   y << YAML::Key << "name" << YAML::Value << s.name;
   y << YAML::Key << "description" << YAML::Value

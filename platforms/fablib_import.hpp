@@ -20,9 +20,9 @@ struct ImportedVm {
 };
 
 struct ImportedSlice {
-  std::string name;       // the file's stem
-  std::string path;       // the saved file
-  std::string format;     // GraphML or node-link JSON
+  std::string name;    // the file's stem
+  std::string path;    // the saved file
+  std::string format;  // GraphML or node-link JSON
   std::vector<ImportedVm> vms;
   std::vector<Network> networks;
   std::vector<std::string> left_out;     // one line each: what was not imported and why

@@ -2,10 +2,9 @@
 // property_graph.hpp.
 #include "platforms/property_graph.hpp"
 
-#include <pugixml.hpp>
-
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <pugixml.hpp>
 #include <sstream>
 #include <unordered_map>
 
@@ -18,7 +17,8 @@ namespace {
 class Builder {
  public:
   explicit Builder(PropertyGraph& g) : g_(g) {}
-  void vertex(const std::string& id, std::map<std::string, std::string> props, const std::string& where) {
+  void vertex(const std::string& id, std::map<std::string, std::string> props,
+              const std::string& where) {
     if (id.empty()) fail("{}: {}: a vertex needs an id", g_.path, where);
     if (!index_.emplace(id, int(g_.vertices.size())).second)
       fail("{}: {}: vertex id '{}' is used twice", g_.path, where, id);
@@ -52,7 +52,8 @@ void read_graphml(const std::string& text, PropertyGraph& g) {
   const pugi::xml_parse_result ok = doc.load_buffer(text.data(), text.size());
   if (!ok) fail("{}: not well-formed XML: {} at byte {}", g.path, ok.description(), ok.offset);
   const pugi::xml_node root = doc.child("graphml");
-  if (!root) fail("{}: XML, but its root element is <{}>, not <graphml>", g.path, doc.first_child().name());
+  if (!root)
+    fail("{}: XML, but its root element is <{}>, not <graphml>", g.path, doc.first_child().name());
   // <key id="d0" for="node" attr.name="Class"/>: data elements name their attribute by key id.
   std::map<std::string, std::string> key_names;
   for (const auto& key : root.children("key")) {
@@ -76,7 +77,8 @@ void read_graphml(const std::string& text, PropertyGraph& g) {
   Builder b(g);
   int n = 0;
   for (const auto& node : graph.children("node")) {
-    const std::string where = fmt::format("<node> #{} (id '{}')", ++n, node.attribute("id").value());
+    const std::string where =
+        fmt::format("<node> #{} (id '{}')", ++n, node.attribute("id").value());
     b.vertex(node.attribute("id").value(), data_of(node, where), where);
   }
   int m = 0;
@@ -84,13 +86,17 @@ void read_graphml(const std::string& text, PropertyGraph& g) {
     const std::string where = fmt::format("<edge> #{}", ++m);
     auto props = data_of(edge, where);
     // FIM writes the edge's class both as data and as a label attribute; either will do.
-    if (!props.count("Class") && edge.attribute("label")) props["Class"] = edge.attribute("label").value();
-    b.edge(edge.attribute("source").value(), edge.attribute("target").value(), std::move(props), where);
+    if (!props.count("Class") && edge.attribute("label"))
+      props["Class"] = edge.attribute("label").value();
+    b.edge(edge.attribute("source").value(), edge.attribute("target").value(), std::move(props),
+           where);
   }
   b.finish();
 }
 
-std::string as_text(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+std::string as_text(const nlohmann::json& v) {
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
 
 void read_node_link(const std::string& text, PropertyGraph& g) {
   nlohmann::json doc;
@@ -108,7 +114,8 @@ void read_node_link(const std::string& text, PropertyGraph& g) {
   for (size_t i = 0; i < doc["nodes"].size(); ++i) {
     const auto& node = doc["nodes"][i];
     const std::string where = fmt::format("nodes[{}]", i);
-    if (!node.is_object() || !node.contains("id")) fail("{}: {}: a node needs an \"id\"", g.path, where);
+    if (!node.is_object() || !node.contains("id"))
+      fail("{}: {}: a node needs an \"id\"", g.path, where);
     std::map<std::string, std::string> props;
     for (const auto& [k, v] : node.items())
       if (k != "id") props[k] = as_text(v);
@@ -172,8 +179,9 @@ PropertyGraph read_property_graph(const std::string& path) {
     read_node_link(text, g);
   } else {
     const std::string start = text.substr(first, std::min<size_t>(20, text.size() - first));
-    fail("{}: neither GraphML nor node-link JSON (it starts with '{}'), so not a saved fablib slice",
-         path, start.substr(0, start.find('\n')));
+    fail(
+        "{}: neither GraphML nor node-link JSON (it starts with '{}'), so not a saved fablib slice",
+        path, start.substr(0, start.find('\n')));
   }
   return g;
 }

@@ -1,11 +1,12 @@
 // What a loaded Slice answers: its GPUs in order, its sites, the network between two VMs and
 // the latency over it, and the what-if override of every inter-site round trip.
 // Loading and validating a slice file is slice_loader.cpp.
+#include "platforms/slice.hpp"
+
 #include <algorithm>
 
 #include "common/error.hpp"
 #include "common/limits.hpp"
-#include "platforms/slice.hpp"
 
 namespace fabtrain {
 namespace {
@@ -60,7 +61,9 @@ std::vector<std::string> Slice::site_names() const {
 const Network& Slice::network_between(const std::string& vm_a, const std::string& vm_b) const {
   vm_named(*this, vm_a);
   vm_named(*this, vm_b);
-  if (vm_a == vm_b) fail("slice {}: '{}' and '{}' are the same VM; no network joins a VM to itself", name, vm_a, vm_b);
+  if (vm_a == vm_b)
+    fail("slice {}: '{}' and '{}' are the same VM; no network joins a VM to itself", name, vm_a,
+         vm_b);
   for (const auto& n : networks)
     if (contains(n.vms, vm_a) && contains(n.vms, vm_b)) return n;
   fail("slice {}: no network joins VMs '{}' and '{}'", name, vm_a, vm_b);
@@ -87,20 +90,24 @@ const SiteLink* Slice::link_between(const std::string& site_a, const std::string
   return nullptr;
 }
 
-PairValue Slice::site_rtt(const Network& net, const std::string& site_a, const std::string& site_b) const {
+PairValue Slice::site_rtt(const Network& net, const std::string& site_a,
+                          const std::string& site_b) const {
   if (!catalog) fail("slice {}: has no catalog to take latencies from", name);
   if (site_a == site_b) {
     const auto& cls = catalog->link_class(net.kind);
     return {2 * cls.latency_s, "intra-site", cls.source};
   }
-  if (net.rtt_s >= 0) return {net.rtt_s, "given", fmt::format("network {} (slice file or override)", net.name)};
+  if (net.rtt_s >= 0)
+    return {net.rtt_s, "given", fmt::format("network {} (slice file or override)", net.name)};
   if (const SiteLink* l = link_between(site_a, site_b)) return {l->rtt_s, "measured", l->source};
   const SiteLatency l = catalog->latency(site_a, site_b);
   return {l.rtt_s, l.measured ? "measured" : "estimated", l.source};
 }
 
-PairValue Slice::site_bandwidth(const Network& net, const std::string& site_a, const std::string& site_b) const {
-  if (net.bandwidth > 0) return {net.bandwidth, "given", fmt::format("network {} (slice file)", net.name)};
+PairValue Slice::site_bandwidth(const Network& net, const std::string& site_a,
+                                const std::string& site_b) const {
+  if (net.bandwidth > 0)
+    return {net.bandwidth, "given", fmt::format("network {} (slice file)", net.name)};
   if (site_a != site_b)
     if (const SiteLink* l = link_between(site_a, site_b); l && l->bandwidth > 0)
       return {l->bandwidth, "measured", l->source};
@@ -116,8 +123,10 @@ std::vector<std::string> network_kinds() {
 void override_wan_latency(Slice& slice, double rtt_s) {
   if (!(rtt_s >= 0)) fail("wide-area round trip {} s must be zero or positive", rtt_s);
   if (rtt_s * 1e3 > limits::rtt_ms_max)
-    fail("wide-area round trip {} ms; fabtrain handles at most {} ms (the longest paths on Earth "
-         "take 600 ms)", rtt_s * 1e3, limits::rtt_ms_max);
+    fail(
+        "wide-area round trip {} ms; fabtrain handles at most {} ms (the longest paths on Earth "
+        "take 600 ms)",
+        rtt_s * 1e3, limits::rtt_ms_max);
   for (auto& n : slice.networks)
     if (network_sites(slice, n).size() > 1) n.rtt_s = rtt_s;
 }
@@ -172,7 +181,8 @@ double pair_rtt_s(const Slice& slice, const std::string& site_a, const std::stri
 }
 
 void use_communicator(Slice& slice, const std::string& profile) {
-  if (!slice.catalog) fail("slice {}: has no catalog to take communicator profiles from", slice.name);
+  if (!slice.catalog)
+    fail("slice {}: has no catalog to take communicator profiles from", slice.name);
   slice.communicator = slice.catalog->communicator(profile);
 }
 

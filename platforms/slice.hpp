@@ -13,12 +13,12 @@ namespace fabtrain {
 struct Vm {
   std::string name;
   std::string site;
-  std::string gpu;          // GpuType name
+  std::string gpu;  // GpuType name
   int gpus = 1;
-  std::string nic;          // NicType name
+  std::string nic;                    // NicType name
   std::string interconnect = "pcie";  // between the VM's GPUs: pcie or nvlink
-  std::string host = {};    // physical host (fablib's instance_parent); "" = unknown. VMs of one
-                            // host with NIC_Basic share its NIC port (sim/slice_platform.hpp)
+  std::string host = {};  // physical host (fablib's instance_parent); "" = unknown. VMs of one
+                          // host with NIC_Basic share its NIC port (sim/slice_platform.hpp)
 };
 
 // How VMs are joined: l2bridge (one site), l2sts or l2ptp (exactly two sites), fabnetv4 or
@@ -26,24 +26,24 @@ struct Vm {
 // latency and bandwidth).
 struct Network {
   std::string name;
-  std::string kind;                 // l2bridge | l2sts | l2ptp | fabnetv4 | fabnetv6 | switched
-  std::vector<std::string> vms;     // member VMs
-  std::vector<std::string> sites;   // the sites of its VMs (l2sts/l2ptp: the two sites)
-  double rtt_s = -1;                // l2sts/switched: round trip; -1 = from the catalog
-  double bandwidth = 0;             // bytes/s; 0 = limited by the NICs only
-  double tcp_window_bytes = -1;     // -1 = from the link class
+  std::string kind;                // l2bridge | l2sts | l2ptp | fabnetv4 | fabnetv6 | switched
+  std::vector<std::string> vms;    // member VMs
+  std::vector<std::string> sites;  // the sites of its VMs (l2sts/l2ptp: the two sites)
+  double rtt_s = -1;               // l2sts/switched: round trip; -1 = from the catalog
+  double bandwidth = 0;            // bytes/s; 0 = limited by the NICs only
+  double tcp_window_bytes = -1;    // -1 = from the link class
 };
 
 // A measured link between two sites of the slice (what `fabtrain-exec probe` writes): it gives
 // the round trip and bandwidth of every network between the pair unless the network sets its own.
 struct SiteLink {
   std::string a, b;
-  double rtt_s = 0;                  // median round trip
-  double rtt_p90_s = -1;             // -1 = not given
-  double bandwidth = 0;              // bytes/s with `streams` TCP streams; 0 = not measured
-  double bandwidth_one_stream = 0;   // bytes/s with one stream; 0 = not measured
-  int streams = 0;                   // streams behind `bandwidth`; 0 = not given
-  std::string source;                // who measured it, when, how
+  double rtt_s = 0;                 // median round trip
+  double rtt_p90_s = -1;            // -1 = not given
+  double bandwidth = 0;             // bytes/s with `streams` TCP streams; 0 = not measured
+  double bandwidth_one_stream = 0;  // bytes/s with one stream; 0 = not measured
+  int streams = 0;                  // streams behind `bandwidth`; 0 = not given
+  std::string source;               // who measured it, when, how
 };
 
 // The round trip or bandwidth between two sites over a network, and where it comes from.
@@ -56,16 +56,16 @@ struct PairValue {
 // One GPU of the slice, in slice order (VMs in file order, GPUs within a VM).
 struct SliceGpu {
   int index = 0;
-  int vm = 0;        // index into Slice::vms
-  int local = 0;     // GPU index within the VM
+  int vm = 0;     // index into Slice::vms
+  int local = 0;  // GPU index within the VM
   const GpuType* type = nullptr;
 };
 
 struct Slice {
   std::string name;
-  std::string description;   // includes the assumptions the file states
+  std::string description;               // includes the assumptions the file states
   std::vector<std::string> assumptions;  // one line each, as the file lists them
-  std::string path;          // the file it was loaded from
+  std::string path;                      // the file it was loaded from
   std::vector<Vm> vms;
   std::vector<Network> networks;
   // The library that moves the bytes (the catalog's profile, with the slice's overrides).
@@ -85,10 +85,12 @@ struct Slice {
   const SiteLink* link_between(const std::string& site_a, const std::string& site_b) const;
   // Round trip between two different sites over a network: the network's own (file or
   // override), else the measured link, else the catalog (measured or estimated).
-  PairValue site_rtt(const Network& network, const std::string& site_a, const std::string& site_b) const;
+  PairValue site_rtt(const Network& network, const std::string& site_a,
+                     const std::string& site_b) const;
   // Wide-area bandwidth between two sites (bytes/s): the network's own, else the measured link,
   // else 0 (limited by the NICs only).
-  PairValue site_bandwidth(const Network& network, const std::string& site_a, const std::string& site_b) const;
+  PairValue site_bandwidth(const Network& network, const std::string& site_a,
+                           const std::string& site_b) const;
 };
 
 // True for the kinds that join exactly two sites (l2sts, l2ptp).

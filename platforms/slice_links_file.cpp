@@ -22,10 +22,12 @@ std::string quoted(const std::string& text) {
 std::string number(double v) { return fmt::format("{:.4g}", v); }
 
 std::string link_line(const SiteLink& l) {
-  std::string line = fmt::format("  - {{sites: [{}, {}], rtt_ms: {}", l.a, l.b, number(l.rtt_s * 1e3));
+  std::string line =
+      fmt::format("  - {{sites: [{}, {}], rtt_ms: {}", l.a, l.b, number(l.rtt_s * 1e3));
   if (l.rtt_p90_s >= 0) line += ", rtt_p90_ms: " + number(l.rtt_p90_s * 1e3);
   if (l.bandwidth > 0) line += ", bandwidth_gbit_s: " + number(l.bandwidth * 8 / 1e9);
-  if (l.bandwidth_one_stream > 0) line += ", bandwidth_one_stream_gbit_s: " + number(l.bandwidth_one_stream * 8 / 1e9);
+  if (l.bandwidth_one_stream > 0)
+    line += ", bandwidth_one_stream_gbit_s: " + number(l.bandwidth_one_stream * 8 / 1e9);
   if (l.streams > 0) line += fmt::format(", streams: {}", l.streams);
   return line + ", source: " + quoted(l.source) + "}\n";
 }

@@ -8,8 +8,8 @@
 
 #include "common/data_dir.hpp"
 #include "common/error.hpp"
-#include "platforms/catalog_section.hpp"
 #include "common/limits.hpp"
+#include "platforms/catalog_section.hpp"
 #include "platforms/slice.hpp"
 #include "platforms/yaml_fields.hpp"
 
@@ -91,11 +91,14 @@ Network read_network(const YamlFields& f, const std::vector<Vm>& vms, const Cata
       fail("{}: VM '{}' is listed twice", f.field("vms"), name);
     if (!contains(member_sites, vm->site)) member_sites.push_back(vm->site);
   }
-  if (n.vms.size() < 2) fail("{}: a network joins at least two VMs, found {}", f.field("vms"), n.vms.size());
+  if (n.vms.size() < 2)
+    fail("{}: a network joins at least two VMs, found {}", f.field("vms"), n.vms.size());
 
   if (f.has("sites") && !is_two_site_kind(n.kind))
-    fail("{}: only an l2sts or l2ptp network names its sites; a {} network's sites follow from its VMs",
-         f.field("sites"), n.kind);
+    fail(
+        "{}: only an l2sts or l2ptp network names its sites; a {} network's sites follow from its "
+        "VMs",
+        f.field("sites"), n.kind);
   if (n.kind == "l2ptp" && n.vms.size() != 2)
     fail("{}: an l2ptp network joins exactly two interfaces, so two VMs; found {}", f.field("vms"),
          n.vms.size());
@@ -106,10 +109,12 @@ Network read_network(const YamlFields& f, const std::vector<Vm>& vms, const Cata
         fail("{}: unknown site '{}' (known: {})", f.field("sites"), s, known_names(cat.sites));
     const std::set<std::string> distinct(named.begin(), named.end());
     if (named.size() != 2 || distinct.size() != 2)
-      fail("{}: an {} network joins exactly two sites, found [{}]", f.field("sites"), n.kind, joined(named));
+      fail("{}: an {} network joins exactly two sites, found [{}]", f.field("sites"), n.kind,
+           joined(named));
     for (const auto& s : member_sites)
       if (!distinct.count(s))
-        fail("{}: has a VM at {}, which is not one of its sites [{}]", f.field("vms"), s, joined(named));
+        fail("{}: has a VM at {}, which is not one of its sites [{}]", f.field("vms"), s,
+             joined(named));
     for (const auto& s : named)
       if (!contains(member_sites, s))
         fail("{}: no VM at site {}, so the network does not join two sites", f.field("vms"), s);
@@ -123,8 +128,10 @@ Network read_network(const YamlFields& f, const std::vector<Vm>& vms, const Cata
 
   if (f.has("rtt_ms")) {
     if (n.kind == "l2bridge")
-      fail("{}: an l2bridge network's latency is its link class's; rtt_ms applies to networks between sites and to switched ones",
-           f.field("rtt_ms"));
+      fail(
+          "{}: an l2bridge network's latency is its link class's; rtt_ms applies to networks "
+          "between sites and to switched ones",
+          f.field("rtt_ms"));
     const double ms = f.number("rtt_ms");
     if (ms < 0) fail("{}: latency {} ms is negative", f.field("rtt_ms"), ms);
     if (ms > limits::rtt_ms_max)
@@ -160,7 +167,8 @@ SiteLink read_link(const YamlFields& f, const std::vector<std::string>& slice_si
     fail("{}: a link joins two different sites, found [{}]", f.field("sites"), joined(sites));
   for (const auto& s : sites)
     if (!contains(slice_sites, s))
-      fail("{}: site {} has no VM in this slice (sites: {})", f.field("sites"), s, joined(slice_sites));
+      fail("{}: site {} has no VM in this slice (sites: {})", f.field("sites"), s,
+           joined(slice_sites));
   SiteLink l;
   l.a = sites[0], l.b = sites[1];
   auto non_negative = [&](const char* key) {
@@ -206,7 +214,8 @@ CommunicatorProfile read_communicator_choice(const YamlFields& top, const Catalo
   const YAML::Node node = top.node()["communicator"];
   auto profile = [&](const std::string& name, const std::string& field) {
     if (!catalog.communicators.count(name))
-      fail("{}: unknown communicator profile '{}' (known: {})", field, name, known_names(catalog.communicators));
+      fail("{}: unknown communicator profile '{}' (known: {})", field, name,
+           known_names(catalog.communicators));
     return catalog.communicator(name);
   };
   if (node.IsScalar()) return profile(node.Scalar(), top.field("communicator"));
@@ -220,9 +229,11 @@ CommunicatorProfile read_communicator_choice(const YamlFields& top, const Catalo
     return v;
   };
   if (f.has("streams_per_peer")) c.streams_per_peer = int(at_least("streams_per_peer", 1));
-  if (f.has("max_in_flight_mib")) c.max_in_flight_bytes = at_least("max_in_flight_mib", 0) * (1 << 20);
+  if (f.has("max_in_flight_mib"))
+    c.max_in_flight_bytes = at_least("max_in_flight_mib", 0) * (1 << 20);
   if (f.has("eager_limit_kib")) c.eager_limit_bytes = at_least("eager_limit_kib", 0) * 1024;
-  if (f.has("rendezvous_round_trips")) c.rendezvous_round_trips = at_least("rendezvous_round_trips", 0);
+  if (f.has("rendezvous_round_trips"))
+    c.rendezvous_round_trips = at_least("rendezvous_round_trips", 0);
   return c;
 }
 
@@ -232,7 +243,8 @@ Slice load_slice(const std::string& name_or_path, const Catalog& catalog) {
   const std::string path = resolve_slice_path(name_or_path);
   const YAML::Node root = load_yaml_file(path, "slice");
   const YamlFields top(path, "", root);
-  top.allow_only({"name", "description", "assumptions", "catalog", "communicator", "vms", "networks", "links"});
+  top.allow_only({"name", "description", "assumptions", "catalog", "communicator", "vms",
+                  "networks", "links"});
   Slice s;
   s.path = path;
   s.catalog = &catalog;
@@ -253,7 +265,8 @@ Slice load_slice(const std::string& name_or_path, const Catalog& catalog) {
   for (std::size_t i = 0; i < vms.size(); ++i) {
     Vm vm = read_vm(YamlFields(path, fmt::format("vms[{}]", i), vms[i]), *s.catalog);
     gpus += vm.gpus;  // each VM is within the limit, so the sum cannot wrap before it is checked
-    check_limit(fmt::format("{}: vms: the slice's GPU count (through vms[{}])", path, i), gpus, limits::gpus);
+    check_limit(fmt::format("{}: vms: the slice's GPU count (through vms[{}])", path, i), gpus,
+                limits::gpus);
     for (const auto& other : s.vms)
       if (other.name == vm.name) fail("{}: vms[{}].name: duplicate VM name '{}'", path, i, vm.name);
     s.vms.push_back(vm);
@@ -261,9 +274,11 @@ Slice load_slice(const std::string& name_or_path, const Catalog& catalog) {
 
   const YAML::Node nets = top.sequence_or_empty("networks");
   for (std::size_t i = 0; i < nets.size(); ++i) {
-    Network n = read_network(YamlFields(path, fmt::format("networks[{}]", i), nets[i]), s.vms, *s.catalog);
+    Network n =
+        read_network(YamlFields(path, fmt::format("networks[{}]", i), nets[i]), s.vms, *s.catalog);
     for (const auto& other : s.networks)
-      if (other.name == n.name) fail("{}: networks[{}].name: duplicate network name '{}'", path, i, n.name);
+      if (other.name == n.name)
+        fail("{}: networks[{}].name: duplicate network name '{}'", path, i, n.name);
     s.networks.push_back(n);
   }
 
@@ -278,9 +293,10 @@ Slice load_slice(const std::string& name_or_path, const Catalog& catalog) {
   // Every two VMs must share a network, or no collective could span them.
   for (std::size_t i = 0; i < s.vms.size(); ++i)
     for (std::size_t j = i + 1; j < s.vms.size(); ++j) {
-      const bool joined_by_one = std::any_of(s.networks.begin(), s.networks.end(), [&](const Network& n) {
-        return contains(n.vms, s.vms[i].name) && contains(n.vms, s.vms[j].name);
-      });
+      const bool joined_by_one =
+          std::any_of(s.networks.begin(), s.networks.end(), [&](const Network& n) {
+            return contains(n.vms, s.vms[i].name) && contains(n.vms, s.vms[j].name);
+          });
       if (!joined_by_one)
         fail("{}: networks: no network joins VM '{}' ({}) and VM '{}' ({})", path, s.vms[i].name,
              s.vms[i].site, s.vms[j].name, s.vms[j].site);

@@ -6,9 +6,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <csignal>
 #include <cstdio>
-#include <climits>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -21,11 +21,16 @@ namespace {
 
 std::string kind_name(const YAML::Node& n) {
   switch (n.Type()) {
-    case YAML::NodeType::Null: return "nothing";
-    case YAML::NodeType::Scalar: return "a scalar '" + n.Scalar() + "'";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Map: return "a mapping";
-    default: return "undefined";
+    case YAML::NodeType::Null:
+      return "nothing";
+    case YAML::NodeType::Scalar:
+      return "a scalar '" + n.Scalar() + "'";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a mapping";
+    default:
+      return "undefined";
   }
 }
 
@@ -61,7 +66,8 @@ std::string parse_would_hang(const std::string& text) {
   const pid_t pid = ::fork();
   if (pid < 0) return "";  // cannot tell: parse here as before
   if (pid == 0) {
-    std::signal(SIGALRM, SIG_DFL);  // whatever the parent installed (libFuzzer does), it ends the child
+    std::signal(SIGALRM,
+                SIG_DFL);  // whatever the parent installed (libFuzzer does), it ends the child
     ::alarm(kParseSeconds);
     try {
       (void)YAML::LoadAll(text);
@@ -73,7 +79,8 @@ std::string parse_would_hang(const std::string& text) {
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
-    return fmt::format("the YAML parser did not finish within {} s (malformed brackets or braces?)", kParseSeconds);
+    return fmt::format("the YAML parser did not finish within {} s (malformed brackets or braces?)",
+                       kParseSeconds);
   return "";
 }
 
@@ -91,8 +98,8 @@ YamlFields::YamlFields(std::string file, std::string where, const YAML::Node& no
   std::vector<std::string> seen;
   for (const auto& kv : node_) {
     if (!kv.first.IsScalar())
-      fail("{}: {}: a key must be a plain name, found {}", file_, where_.empty() ? "top level" : where_,
-           kind_name(kv.first));
+      fail("{}: {}: a key must be a plain name, found {}", file_,
+           where_.empty() ? "top level" : where_, kind_name(kv.first));
     const std::string key = kv.first.Scalar();
     if (std::find(seen.begin(), seen.end(), key) != seen.end())
       fail("{}: duplicate key (it appears twice)", field(key));
@@ -198,7 +205,8 @@ YAML::Node load_yaml_file(const std::string& path, const std::string& what) {
   if (const std::size_t at = first_non_text(text); at != std::string::npos)
     fail("{}: byte {} (0x{:02x}) is not UTF-8 text; a {} file is YAML text", path, at,
          static_cast<unsigned char>(text[at]), what);
-  if (const std::string why = parse_would_hang(text); !why.empty()) fail("{}: not valid YAML: {}", path, why);
+  if (const std::string why = parse_would_hang(text); !why.empty())
+    fail("{}: not valid YAML: {}", path, why);
   std::vector<YAML::Node> documents;
   try {
     documents = YAML::LoadAll(text);
@@ -206,7 +214,8 @@ YAML::Node load_yaml_file(const std::string& path, const std::string& what) {
     fail("{}: not valid YAML: {}", path, e.what());
   }
   if (documents.size() > 1)
-    fail("{}: holds {} YAML documents (separated by ---); a {} file is one", path, documents.size(), what);
+    fail("{}: holds {} YAML documents (separated by ---); a {} file is one", path, documents.size(),
+         what);
   return documents.empty() ? YAML::Node() : documents.front();
 }
 

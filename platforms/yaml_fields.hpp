@@ -22,9 +22,9 @@ class YamlFields {
 
   std::string text(const std::string& key) const;  // required
   std::string text_or(const std::string& key, const std::string& fallback) const;
-  double number(const std::string& key) const;      // required
+  double number(const std::string& key) const;  // required
   double number_or(const std::string& key, double fallback) const;
-  int integer(const std::string& key) const;        // required
+  int integer(const std::string& key) const;  // required
   int integer_or(const std::string& key, int fallback) const;
   bool flag_or(const std::string& key, bool fallback) const;
   std::vector<std::string> text_list_or(const std::string& key) const;  // empty when absent

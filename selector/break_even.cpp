@@ -19,8 +19,8 @@ std::string winner_name(const Slice& slice, const Evaluated& e) {
     if (seen.insert(site).second) sites += (sites.empty() ? "" : "+") + site;
   }
   const int n = e.candidate.plan.ranks();
-  return fmt::format("{} on {} GPU{} {}", to_string(family_of(e.candidate.plan)), n, n == 1 ? "" : "s",
-                     seen.size() == 1 ? "at one site" : "over " + sites);
+  return fmt::format("{} on {} GPU{} {}", to_string(family_of(e.candidate.plan)), n,
+                     n == 1 ? "" : "s", seen.size() == 1 ? "at one site" : "over " + sites);
 }
 
 namespace {
@@ -30,8 +30,9 @@ constexpr double kLowestMs = 0.1, kHighestMs = 1000, kPrecision = 1.05;
 std::string sentence(const PairBreakEvens& p) {
   const std::string pair = p.site_a + "-" + p.site_b;
   if (p.changes.empty())
-    return fmt::format("{}: {} stays best at every round trip from {} ms to {:.0f} ms (now {:.3g} ms)",
-                       pair, p.winner, kLowestMs, kHighestMs, p.rtt_ms);
+    return fmt::format(
+        "{}: {} stays best at every round trip from {} ms to {:.0f} ms (now {:.3g} ms)", pair,
+        p.winner, kLowestMs, kHighestMs, p.rtt_ms);
   // The nearest change below the slice's round trip and the nearest above it.
   const BreakEven* below = nullptr;
   const BreakEven* above = nullptr;
@@ -71,11 +72,13 @@ std::vector<PairBreakEvens> break_evens(const ModelSpec& model, const Slice& sli
         override_pair_latency(what_if, p.site_a, p.site_b, ms / 1e3);
         const SearchResult r = search(model, what_if, one);
         ++p.searches;
-        return winners[ms] = r.ranked.empty() ? "nothing fits" : winner_name(what_if, r.ranked.front());
+        return winners[ms] =
+                   r.ranked.empty() ? "nothing fits" : winner_name(what_if, r.ranked.front());
       };
       p.winner = winner_at(p.rtt_ms);
       std::vector<double> grid;
-      for (double ms = kLowestMs; ms <= kHighestMs * 1.0001; ms *= std::sqrt(10.0)) grid.push_back(ms);
+      for (double ms = kLowestMs; ms <= kHighestMs * 1.0001; ms *= std::sqrt(10.0))
+        grid.push_back(ms);
       for (double ms : grid) winner_at(ms);
       // Bisect every neighbouring pair of round trips with different winners.
       std::vector<std::pair<double, double>> open;

@@ -18,11 +18,11 @@ struct BreakEven {
 
 struct PairBreakEvens {
   std::string site_a, site_b;
-  double rtt_ms = 0;                 // the slice's own round trip for the pair
-  std::string winner;                // at rtt_ms
-  std::vector<BreakEven> changes;    // in increasing round trip
+  double rtt_ms = 0;               // the slice's own round trip for the pair
+  std::string winner;              // at rtt_ms
+  std::vector<BreakEven> changes;  // in increasing round trip
   int searches = 0;
-  std::string sentence;              // "pipeshard ... stays best above 7.1 ms; below it, ..."
+  std::string sentence;  // "pipeshard ... stays best above 7.1 ms; below it, ..."
 };
 
 // The name a winner goes by in break-evens.

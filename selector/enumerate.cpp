@@ -52,10 +52,14 @@ std::vector<GpuSubset> gpu_subsets(const Slice& slice, bool all_subsets) {
 
 static double gpu_peak(const GpuType& type, Precision p) {
   switch (p) {
-    case Precision::fp32: return type.peak_fp32_flops;
-    case Precision::fp16: return type.peak_fp16_flops;
-    case Precision::bf16: return type.peak_bf16_flops;
-    case Precision::tf32: return type.peak_tf32_flops;
+    case Precision::fp32:
+      return type.peak_fp32_flops;
+    case Precision::fp16:
+      return type.peak_fp16_flops;
+    case Precision::bf16:
+      return type.peak_bf16_flops;
+    case Precision::tf32:
+      return type.peak_tf32_flops;
   }
   return type.peak_fp32_flops;
 }
@@ -83,7 +87,8 @@ std::vector<int> balanced_layers(const ModelSpec& model, const Slice& slice,
   int assigned = std::accumulate(layers.begin(), layers.end(), 0);
   std::stable_sort(remainders.begin(), remainders.end(),
                    [](auto& a, auto& b) { return a.first > b.first; });
-  for (size_t i = 0; assigned < L; ++i, ++assigned) ++layers[remainders[i % remainders.size()].second];
+  for (size_t i = 0; assigned < L; ++i, ++assigned)
+    ++layers[remainders[i % remainders.size()].second];
   return layers;
 }
 
@@ -120,8 +125,8 @@ std::vector<Candidate> enumerate_plans(const ModelSpec& model, const Slice& slic
                 plan.recompute = recompute;
                 plan.precision = space.precision;
                 plan.devices = subset.gpus;
-                // B is dp*mb's multiple here (mb divides B/dp), so a plan's default batch is B: `fabtrain
-                // simulate --plan` of a candidate plays the step the search played.
+                // B is dp*mb's multiple here (mb divides B/dp), so a plan's default batch is B:
+                // `fabtrain simulate --plan` of a candidate plays the step the search played.
                 Candidate c{plan, space.global_batch > 0 ? B : default_global_batch(plan), subset};
                 out.push_back(c);
                 if (pp > 1) {

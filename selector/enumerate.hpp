@@ -16,10 +16,10 @@
 namespace fabtrain {
 
 struct SearchSpace {
-  int global_batch = 0;   // sequences per step; 0 = 8 per GPU of each plan (Alpa's default)
-  int seq = 0;            // 0 = the model's context
+  int global_batch = 0;  // sequences per step; 0 = 8 per GPU of each plan (Alpa's default)
+  int seq = 0;           // 0 = the model's context
   Precision precision = Precision::fp32;
-  bool all_subsets = true;       // also plans on fewer GPUs than the slice has
+  bool all_subsets = true;  // also plans on fewer GPUs than the slice has
   int max_microbatches = 64;
   bool recompute_only_if_needed = true;  // recompute=on is kept only where off does not fit
 };

@@ -13,7 +13,8 @@ namespace {
 // Quoted for a POSIX shell when it holds anything but the characters paths and plans use.
 std::string shell_word(const std::string& word) {
   const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || std::string("_./:=,+-@%").find(c) != std::string::npos;
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           std::string("_./:=,+-@%").find(c) != std::string::npos;
   });
   if (plain) return word;
   std::string out = "'";
@@ -32,10 +33,12 @@ std::string placement(const std::vector<std::string>& rank_vms) {
       runs.push_back({vm, 1});
   bool consecutive = true;
   for (size_t i = 0; i < runs.size(); ++i)
-    for (size_t j = i + 1; j < runs.size(); ++j) consecutive = consecutive && runs[i].first != runs[j].first;
+    for (size_t j = i + 1; j < runs.size(); ++j)
+      consecutive = consecutive && runs[i].first != runs[j].first;
   std::string hosts;
   if (consecutive) {
-    for (const auto& [vm, n] : runs) hosts += fmt::format("{}{}:{}", hosts.empty() ? "" : ",", vm, n);
+    for (const auto& [vm, n] : runs)
+      hosts += fmt::format("{}{}:{}", hosts.empty() ? "" : ",", vm, n);
     return "--host " + shell_word(hosts);
   }
   for (const auto& vm : rank_vms) hosts += (hosts.empty() ? "" : ",") + vm;
@@ -44,7 +47,8 @@ std::string placement(const std::vector<std::string>& rank_vms) {
 
 }  // namespace
 
-LaunchLine launch_line(const std::string& model_arg, const Slice& slice, const Evaluated& e, int seq) {
+LaunchLine launch_line(const std::string& model_arg, const Slice& slice, const Evaluated& e,
+                       int seq) {
   const Plan& plan = e.candidate.plan;
   const auto gpus = slice.gpus();
   LaunchLine out;
@@ -60,10 +64,11 @@ LaunchLine launch_line(const std::string& model_arg, const Slice& slice, const E
   std::string device_flags;
   if (!cpu) device_flags = " --device cuda";
   if (!cpu && plan.precision == Precision::tf32) device_flags += " --precision tf32";
-  out.command = fmt::format("mpirun -np {} {} fabtrain-exec train --model {} --plan {} --batch {} "
-                            "--seq {}{} --data TRAIN_TOKENS.bin",
-                            plan.ranks(), placement(out.rank_vms), shell_word(model_arg),
-                            to_string(plan), e.candidate.global_batch, seq, device_flags);
+  out.command = fmt::format(
+      "mpirun -np {} {} fabtrain-exec train --model {} --plan {} --batch {} "
+      "--seq {}{} --data TRAIN_TOKENS.bin",
+      plan.ranks(), placement(out.rank_vms), shell_word(model_arg), to_string(plan),
+      e.candidate.global_batch, seq, device_flags);
   return out;
 }
 

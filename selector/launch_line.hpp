@@ -13,14 +13,15 @@
 namespace fabtrain {
 
 struct LaunchLine {
-  std::string command;        // the mpirun line; data is the placeholder TRAIN_TOKENS.bin
-  std::string device;         // "cpu" or "cuda"
+  std::string command;                // the mpirun line; data is the placeholder TRAIN_TOKENS.bin
+  std::string device;                 // "cpu" or "cuda"
   std::vector<std::string> rank_vms;  // the VM of each rank, in rank order
-  std::string simulate_only;  // empty when the command runs the plan as simulated
+  std::string simulate_only;          // empty when the command runs the plan as simulated
 };
 
 // model_arg: the --model the user gave (a built-in name or a config.json path, kept as given).
 // seq: the resolved sequence length.
-LaunchLine launch_line(const std::string& model_arg, const Slice& slice, const Evaluated& e, int seq);
+LaunchLine launch_line(const std::string& model_arg, const Slice& slice, const Evaluated& e,
+                       int seq);
 
 }  // namespace fabtrain

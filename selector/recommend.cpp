@@ -1,9 +1,9 @@
 // Choosing the GPU count from the best plan of each GPU subset (see recommend.hpp).
 #include "selector/recommend.hpp"
 
-#include <algorithm>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "common/error.hpp"
@@ -14,8 +14,10 @@ Recommendation recommend(const SearchResult& result, const Slice& slice, double 
                          double tolerance, Objective objective) {
   // 0 keeps only the fastest; below 0 (or NaN) no count qualifies, at 1 every count would.
   if (!(tolerance >= 0 && tolerance < 1))
-    fail("--tolerance {} must be at least 0 and below 1 (the fraction of the best throughput a "
-         "smaller count may lose)", tolerance);
+    fail(
+        "--tolerance {} must be at least 0 and below 1 (the fraction of the best throughput a "
+        "smaller count may lose)",
+        tolerance);
   Recommendation rec;
   std::map<std::vector<int>, size_t> by_subset;  // ranked is fastest first: first seen is best
   for (const auto& e : result.ranked) {
@@ -58,12 +60,13 @@ Recommendation recommend(const SearchResult& result, const Slice& slice, double 
     rec.why = fmt::format("{} GPUs ({}) have the least {}, and no smaller set comes within {:.0f}%",
                           c.gpus, where(c), measure, 100 * tolerance);
   else
-    rec.why = fmt::format("{} GPUs ({}) reach {:.0f}% of the {}-GPU throughput ({}): {:.0f}% of its "
-                          "time to train with {:.0f}% of its GPU-hours, within the {:.0f}% tolerance "
-                          "on {}",
-                          c.gpus, where(c), 100 * c.best.tokens_per_s / b.best.tokens_per_s, b.gpus,
-                          where(b), 100 * c.time_to_train_s / b.time_to_train_s,
-                          100 * c.gpu_hours / b.gpu_hours, 100 * tolerance, measure);
+    rec.why = fmt::format(
+        "{} GPUs ({}) reach {:.0f}% of the {}-GPU throughput ({}): {:.0f}% of its "
+        "time to train with {:.0f}% of its GPU-hours, within the {:.0f}% tolerance "
+        "on {}",
+        c.gpus, where(c), 100 * c.best.tokens_per_s / b.best.tokens_per_s, b.gpus, where(b),
+        100 * c.time_to_train_s / b.time_to_train_s, 100 * c.gpu_hours / b.gpu_hours,
+        100 * tolerance, measure);
   return rec;
 }
 

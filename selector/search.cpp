@@ -2,8 +2,8 @@
 #include "selector/search.hpp"
 
 #include <algorithm>
-#include <functional>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <queue>
 #include <set>
@@ -41,9 +41,8 @@ std::vector<std::pair<std::string, int>> count_gpus_by(
 }
 
 std::string describe_gpus(const Slice& slice, const std::vector<int>& gpus) {
-  const auto groups = count_gpus_by(slice, gpus, [&](const SliceGpu& g) {
-    return g.type->name + "@" + slice.vms[g.vm].site;
-  });
+  const auto groups = count_gpus_by(
+      slice, gpus, [&](const SliceGpu& g) { return g.type->name + "@" + slice.vms[g.vm].site; });
   std::string out;
   for (auto& [key, n] : groups) out += fmt::format("{}{}x {}", out.empty() ? "" : " + ", n, key);
   return out;
@@ -58,8 +57,13 @@ class Evaluation {
  public:
   Evaluation(const ModelSpec& model, const Slice& slice, const std::vector<Candidate>& candidates,
              const SearchOptions& options, SearchResult& out)
-      : model_(model), slice_(slice), candidates_(candidates), options_(options), out_(out),
-        seq_(options.space.seq > 0 ? options.space.seq : model.n_ctx), n_(int(candidates.size())),
+      : model_(model),
+        slice_(slice),
+        candidates_(candidates),
+        options_(options),
+        out_(out),
+        seq_(options.space.seq > 0 ? options.space.seq : model.n_ctx),
+        n_(int(candidates.size())),
         pool_(slice, options.calibration, options.workers),
         floor_(pool_.plan_floor(model, seq_, options.space.precision)),
         global_(options.keep_top > 0) {
@@ -74,7 +78,9 @@ class Evaluation {
 
  private:
   // Costs per token in the objective's terms: seconds, or GPU-seconds for gpu-hours.
-  double weight(const Candidate& c) const { return objective_weight(options_.objective, c.plan.ranks()); }
+  double weight(const Candidate& c) const {
+    return objective_weight(options_.objective, c.plan.ranks());
+  }
 
   static std::string key_of(const Plan& plan, int global_batch) {
     return to_string(plan) + "/" + std::to_string(global_batch);
@@ -86,7 +92,8 @@ class Evaluation {
     floor_per_token_.resize(n_);
     for (int i = 0; i < n_; ++i)
       floor_per_token_[i] =
-          floor_.seconds_per_token(candidates_[i].plan, candidates_[i].global_batch) * weight(candidates_[i]);
+          floor_.seconds_per_token(candidates_[i].plan, candidates_[i].global_batch) *
+          weight(candidates_[i]);
     order_.resize(n_);
     for (int i = 0; i < n_; ++i) order_[i] = i;
     std::stable_sort(order_.begin(), order_.end(),
@@ -110,7 +117,8 @@ class Evaluation {
     e.oom = true;
     e.peak_memory_bytes = floor_bytes;
     e.memory_capacity_bytes = gpu.type->memory_bytes;
-    e.memory_rank = fmt::format("rank {} ({} at {})", rank, gpu.type->name, slice_.vms[gpu.vm].site);
+    e.memory_rank =
+        fmt::format("rank {} ({} at {})", rank, gpu.type->name, slice_.vms[gpu.vm].site);
     e.reason = fmt::format("{} needs at least {:.1f} GiB of {:.1f} GiB", e.memory_rank,
                            floor_bytes / GiB, e.memory_capacity_bytes / GiB);
     return e;
@@ -165,7 +173,8 @@ class Evaluation {
       ++out_.skipped_recompute;
       return;
     }
-    const double bound = pool_.step_lower_bound(schedule) * weight(c) / (double(c.global_batch) * seq_);
+    const double bound =
+        pool_.step_lower_bound(schedule) * weight(c) / (double(c.global_batch) * seq_);
     if (bound >= threshold(i)) {
       ++out_.bounded;
       return;
@@ -175,7 +184,8 @@ class Evaluation {
 
   // Expands every candidate whose floor (never above its full bound) is below the queue's least.
   void expand_below_queue() {
-    while (next_ < order_.size() && (queue_.empty() || floor_per_token_[order_[next_]] < queue_.top().first)) {
+    while (next_ < order_.size() &&
+           (queue_.empty() || floor_per_token_[order_[next_]] < queue_.top().first)) {
       const int i = order_[next_];
       if (floor_per_token_[i] >= threshold(i)) {
         if (global_) {  // sorted by floor: no later candidate can win either
@@ -225,7 +235,8 @@ class Evaluation {
     double& best = best_per_set_.try_emplace(e.candidate.subset.gpus, 1e300).first->second;
     best = std::min(best, cost);
     fastest_.insert(cost);
-    if (global_ && int(fastest_.size()) > options_.keep_top) fastest_.erase(std::prev(fastest_.end()));
+    if (global_ && int(fastest_.size()) > options_.keep_top)
+      fastest_.erase(std::prev(fastest_.end()));
   }
 
   // Plans are decided in waves of a fixed size: a wave is chosen against the results of the
@@ -248,7 +259,8 @@ class Evaluation {
       }
       if (wave.empty()) return;
       const std::vector<SimOutcome> results = pool_.run(wave, job);
-      for (std::size_t k = 0; k < wave.size(); ++k) settle(wave[k], results[k]);  // in the wave's order
+      for (std::size_t k = 0; k < wave.size(); ++k)
+        settle(wave[k], results[k]);  // in the wave's order
     }
   }
 
@@ -263,7 +275,7 @@ class Evaluation {
   const bool global_;
   std::vector<double> floor_per_token_;
   std::vector<int> order_;
-  std::size_t next_ = 0;  // into order_: the next candidate to expand
+  std::size_t next_ = 0;                 // into order_: the next candidate to expand
   std::map<std::string, int> index_of_;  // plan text + batch -> candidate index
   std::map<int, Evaluated> checked_;
   using Entry = std::pair<double, int>;  // full bound per token, candidate
@@ -274,7 +286,9 @@ class Evaluation {
 
 // Best first by the objective's cost per token, then fewer GPUs, then by plan text.
 void rank_by_objective(std::vector<Evaluated>& ranked, Objective objective) {
-  auto cost = [&](const Evaluated& e) { return objective_weight(objective, e.candidate.plan.ranks()) / e.tokens_per_s; };
+  auto cost = [&](const Evaluated& e) {
+    return objective_weight(objective, e.candidate.plan.ranks()) / e.tokens_per_s;
+  };
   std::sort(ranked.begin(), ranked.end(), [&](const Evaluated& a, const Evaluated& b) {
     const double ca = cost(a), cb = cost(b);
     if (ca != cb) return ca < cb;

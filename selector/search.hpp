@@ -22,9 +22,9 @@ namespace fabtrain {
 struct SearchOptions {
   SearchSpace space;
   const Calibration* calibration = nullptr;
-  int workers = 0;                      // 0 = one per core
-  std::optional<double> train_tokens;   // for time to train
-  bool exhaustive = false;              // simulate every plan that fits (no bound pruning)
+  int workers = 0;                     // 0 = one per core
+  std::optional<double> train_tokens;  // for time to train
+  bool exhaustive = false;             // simulate every plan that fits (no bound pruning)
   // What the bound must keep exact: 0 = the best plan of every GPU set (recommend needs them);
   // k > 0 = the k fastest plans overall (plan's table), which prunes far more on many sites.
   int keep_top = 0;
@@ -38,14 +38,14 @@ struct Evaluated {
   double tokens_per_s = 0;
   double tflops_per_gpu = 0;
   double mfu = 0;
-  double time_to_train_s = 0;       // 0 when no token count was given
-  double peak_memory_bytes = 0;     // of the rank with the least headroom
-  double memory_capacity_bytes = 0; // of that rank
-  std::string memory_rank;          // "rank 3 (GPU_TeslaT4 at GPN)"
+  double time_to_train_s = 0;        // 0 when no token count was given
+  double peak_memory_bytes = 0;      // of the rank with the least headroom
+  double memory_capacity_bytes = 0;  // of that rank
+  std::string memory_rank;           // "rank 3 (GPU_TeslaT4 at GPN)"
   // The simulated step's split on its critical rank (sim/simulator.hpp's Breakdown).
   double compute_s = 0, exposed_comm_s = 0, bubble_s = 0;
   bool oom = false;
-  std::string reason;               // why it does not fit, or why it failed to simulate
+  std::string reason;  // why it does not fit, or why it failed to simulate
 };
 
 struct SearchResult {

@@ -27,7 +27,9 @@ std::vector<StudyCell> study_cells(const std::vector<std::string>& clusters,
       const SearchResult r = evaluate(model, slice, candidates, every_plan(options));
       for (const auto& technique : kTechniques) {
         StudyCell cell{cluster, name, technique};
-        auto same = [&](const Evaluated& e) { return technique_name(e.candidate.plan) == technique; };
+        auto same = [&](const Evaluated& e) {
+          return technique_name(e.candidate.plan) == technique;
+        };
         auto ok = std::find_if(r.ranked.begin(), r.ranked.end(), same);  // fastest first
         // The leanest variant that still does not fit says best what is short.
         auto oom = r.out_of_memory.end();
@@ -58,11 +60,16 @@ std::vector<StudyCell> study_cells(const std::vector<std::string>& clusters,
 static std::string escape(const std::string& s) {
   std::string out;
   for (char c : s) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else if (c == '"') out += "&quot;";
-    else out += c;
+    if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '&')
+      out += "&amp;";
+    else if (c == '"')
+      out += "&quot;";
+    else
+      out += c;
   }
   return out;
 }
@@ -85,7 +92,8 @@ namespace {
 // 1375 -> "1,375": minutes as the study prints them.
 std::string grouped(double value) {
   std::string digits = fmt::format("{:.0f}", value);
-  for (int at = int(digits.size()) - 3; at > (digits[0] == '-' ? 1 : 0); at -= 3) digits.insert(at, ",");
+  for (int at = int(digits.size()) - 3; at > (digits[0] == '-' ? 1 : 0); at -= 3)
+    digits.insert(at, ",");
   return digits;
 }
 
@@ -103,9 +111,11 @@ std::vector<std::string> in_order(const std::vector<StudyCell>& cells,
 
 // One chart: groups of bars (one group per model, one bar per technique) on the given axis, the
 // value axis titled with its unit, the category axis with what its groups are.
-std::string chart(const std::string& cluster, const std::vector<StudyCell>& cells, const ValueAxis& axis) {
+std::string chart(const std::string& cluster, const std::vector<StudyCell>& cells,
+                  const ValueAxis& axis) {
   const std::vector<std::string> models = in_order(cells, &StudyCell::model, cluster);
-  const int bar = 46, gap = 40, height = 220, left = 78, top_margin = 34, base = top_margin + height;
+  const int bar = 46, gap = 40, height = 220, left = 78, top_margin = 34,
+            base = top_margin + height;
   const int width = std::max(left + int(models.size()) * (4 * bar + gap) + 20, left + 4 * 120 + 20);
   std::string svg = fmt::format(
       "<svg xmlns='http://www.w3.org/2000/svg' width='{}' height='{}' viewBox='0 0 {} {}' "
@@ -117,14 +127,17 @@ std::string chart(const std::string& cluster, const std::vector<StudyCell>& cell
   for (int t = 0; t <= steps; ++t) {
     const double v = axis.step * t;
     const double y = base - height * v / axis.top;
-    svg += fmt::format("<line x1='{}' x2='{}' y1='{:.1f}' y2='{:.1f}' stroke='{}'/>"
-                       "<text x='{}' y='{:.1f}' text-anchor='end'>{:g}</text>\n",
-                       left, width - 10, y, y, t == 0 ? "#000" : "#ddd", left - 6, y + 4, v);
+    svg += fmt::format(
+        "<line x1='{}' x2='{}' y1='{:.1f}' y2='{:.1f}' stroke='{}'/>"
+        "<text x='{}' y='{:.1f}' text-anchor='end'>{:g}</text>\n",
+        left, width - 10, y, y, t == 0 ? "#000" : "#ddd", left - 6, y + 4, v);
   }
-  svg += fmt::format("<line x1='{0}' x2='{0}' y1='{1}' y2='{2}' stroke='#000'/>\n", left, top_margin, base);
-  svg += fmt::format("<text transform='translate({},{}) rotate(-90)' text-anchor='middle'>TFLOP/s "
-                     "per GPU (Alpa's formula)</text>\n",
-                     18, top_margin + height / 2);
+  svg += fmt::format("<line x1='{0}' x2='{0}' y1='{1}' y2='{2}' stroke='#000'/>\n", left,
+                     top_margin, base);
+  svg += fmt::format(
+      "<text transform='translate({},{}) rotate(-90)' text-anchor='middle'>TFLOP/s "
+      "per GPU (Alpa's formula)</text>\n",
+      18, top_margin + height / 2);
   for (size_t m = 0; m < models.size(); ++m) {
     const int x0 = left + 10 + int(m) * (4 * bar + gap);
     for (size_t t = 0; t < kTechniques.size(); ++t) {
@@ -134,31 +147,34 @@ std::string chart(const std::string& cluster, const std::vector<StudyCell>& cell
       if (it == cells.end()) continue;
       const int x = x0 + int(t) * bar;
       if (it->oom || it->unavailable) {
-        svg += fmt::format("<text x='{}' y='{}' text-anchor='middle' font-size='20' fill='{}'>"
-                           "{}<title>{}</title></text>\n",
-                           x + bar / 2, base - 6, kColors[t], it->oom ? "&#x2717;" : "-",
-                           escape(it->oom ? "out of memory: " + it->note : "not applicable"));
+        svg += fmt::format(
+            "<text x='{}' y='{}' text-anchor='middle' font-size='20' fill='{}'>"
+            "{}<title>{}</title></text>\n",
+            x + bar / 2, base - 6, kColors[t], it->oom ? "&#x2717;" : "-",
+            escape(it->oom ? "out of memory: " + it->note : "not applicable"));
         continue;
       }
       const double h = std::max(1.0, height * it->tflops_per_gpu / axis.top);
-      svg += fmt::format("<rect x='{}' y='{:.1f}' width='{}' height='{:.1f}' fill='{}'><title>{}: {:.3g} "
-                         "TFLOP/s per GPU ({})</title></rect>"
-                         "<text x='{}' y='{:.1f}' text-anchor='middle' font-size='10'>{:.3g}</text>\n",
-                         x + 3, base - h, bar - 6, h, kColors[t], escape(kTechniques[t]),
-                         it->tflops_per_gpu, escape(it->plan), x + bar / 2, base - h - 3,
-                         it->tflops_per_gpu);
+      svg += fmt::format(
+          "<rect x='{}' y='{:.1f}' width='{}' height='{:.1f}' fill='{}'><title>{}: {:.3g} "
+          "TFLOP/s per GPU ({})</title></rect>"
+          "<text x='{}' y='{:.1f}' text-anchor='middle' font-size='10'>{:.3g}</text>\n",
+          x + 3, base - h, bar - 6, h, kColors[t], escape(kTechniques[t]), it->tflops_per_gpu,
+          escape(it->plan), x + bar / 2, base - h - 3, it->tflops_per_gpu);
     }
     svg += fmt::format("<text x='{}' y='{}' text-anchor='middle'>{}</text>\n", x0 + 2 * bar,
                        base + 18, escape(models[m]));
   }
-  svg += fmt::format("<text x='{}' y='{}' text-anchor='middle'>model (every GPU of the cluster; "
-                     "&#x2717; = out of GPU memory)</text>\n",
-                     (left + width) / 2, base + 36);
+  svg += fmt::format(
+      "<text x='{}' y='{}' text-anchor='middle'>model (every GPU of the cluster; "
+      "&#x2717; = out of GPU memory)</text>\n",
+      (left + width) / 2, base + 36);
   for (size_t t = 0; t < kTechniques.size(); ++t)
-    svg += fmt::format("<rect x='{}' y='{}' width='10' height='10' fill='{}'/>"
-                       "<text x='{}' y='{}'>{}</text>\n",
-                       left + int(t) * 120, base + 52, kColors[t], left + int(t) * 120 + 14,
-                       base + 61, escape(kTechniques[t]));
+    svg += fmt::format(
+        "<rect x='{}' y='{}' width='10' height='10' fill='{}'/>"
+        "<text x='{}' y='{}'>{}</text>\n",
+        left + int(t) * 120, base + 52, kColors[t], left + int(t) * 120 + 14, base + 61,
+        escape(kTechniques[t]));
   return svg + "</svg>\n";
 }
 
@@ -177,7 +193,8 @@ const StudyCell* cell_of(const std::vector<StudyCell>& cells, const std::string&
 
 // The study's wall-clock figure beside the prediction: per model, data parallel against
 // pipeshard on the study's slice (minutes when the tokens to train are known, and the ratio).
-std::string measured_beside_predicted(const std::vector<StudyCell>& cells, const StudyReportContext& c) {
+std::string measured_beside_predicted(const std::vector<StudyCell>& cells,
+                                      const StudyReportContext& c) {
   const StudyMeasurement& m = c.measured;
   std::string html = fmt::format(
       "<h2>The study's measurement beside the prediction</h2>\n<p>Measured by the study on {} "
@@ -186,8 +203,7 @@ std::string measured_beside_predicted(const std::vector<StudyCell>& cells, const
       "min</th><th>predicted step s</th><th>predicted min</th><th>data parallel / pipeshard"
       "</th></tr>\n",
       escape(m.slice), m.rtt_ms, m.epochs, grouped(m.data_parallel_minutes),
-      grouped(m.pipeshard_minutes), m.ratio(),
-      escape(m.source));
+      grouped(m.pipeshard_minutes), m.ratio(), escape(m.source));
   bool any = false;
   for (const auto& model : in_order(cells, &StudyCell::model, m.slice)) {
     const StudyCell* dp = cell_of(cells, m.slice, model, "data parallel");
@@ -203,23 +219,27 @@ std::string measured_beside_predicted(const std::vector<StudyCell>& cells, const
       const bool is_dp = x == dp;
       const std::string minutes =
           ok(x) && c.train_tokens ? grouped(*c.train_tokens / x->tokens_per_s / 60) : "-";
-      html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-                          escape(model), escape(x->technique),
-                          grouped(is_dp ? m.data_parallel_minutes : m.pipeshard_minutes),
-                          ok(x) ? fmt::format("{:.3f}", x->step_time_s)
-                                : x->oom ? "&#x2717; out of memory" : "n/a",
-                          minutes, is_dp ? ratio : "");
+      html += fmt::format(
+          "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+          escape(model), escape(x->technique),
+          grouped(is_dp ? m.data_parallel_minutes : m.pipeshard_minutes),
+          ok(x)    ? fmt::format("{:.3f}", x->step_time_s)
+          : x->oom ? "&#x2717; out of memory"
+                   : "n/a",
+          minutes, is_dp ? ratio : "");
     }
   }
   html += "</table>\n";
   if (!any)
-    html += fmt::format("<p>The report does not include the study's slice {}: add it to --clusters "
-                        "to compare.</p>\n",
-                        escape(m.slice));
+    html += fmt::format(
+        "<p>The report does not include the study's slice {}: add it to --clusters "
+        "to compare.</p>\n",
+        escape(m.slice));
   if (!c.train_tokens)
-    html += "<p>Predicted minutes need the tokens the study trained (20 epochs of its data set, "
-            "which it does not state): give <code>--tokens</code>. The ratio does not depend on "
-            "them.</p>\n";
+    html +=
+        "<p>Predicted minutes need the tokens the study trained (20 epochs of its data set, "
+        "which it does not state): give <code>--tokens</code>. The ratio does not depend on "
+        "them.</p>\n";
   html += "<p>Not stated by the study:</p><ul>\n";
   for (const auto& u : m.unstated) html += "<li>" + escape(u) + "</li>\n";
   return html + "</ul>\n";
@@ -258,15 +278,17 @@ std::string study_html(const std::vector<StudyCell>& cells, const StudyReportCon
       "has the same scale.</p>\n";
   for (const auto& [cluster, svg] : study_svgs(cells)) {
     html += "<h2>" + escape(cluster) + "</h2>\n" + svg;
-    html += "<table><tr><th>model</th><th>technique</th><th>plan</th><th>step s</th><th>TFLOP/s "
-            "per GPU</th></tr>\n";
+    html +=
+        "<table><tr><th>model</th><th>technique</th><th>plan</th><th>step s</th><th>TFLOP/s "
+        "per GPU</th></tr>\n";
     for (const auto& c : cells) {
       if (c.cluster != cluster) continue;
       html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
                           escape(c.model), escape(c.technique), escape(c.plan),
                           c.oom || c.unavailable ? "-" : fmt::format("{:.3f}", c.step_time_s),
-                          c.oom ? "&#x2717; " + escape(c.note)
-                                : c.unavailable ? "n/a" : fmt::format("{:.2f}", c.tflops_per_gpu));
+                          c.oom           ? "&#x2717; " + escape(c.note)
+                          : c.unavailable ? "n/a"
+                                          : fmt::format("{:.2f}", c.tflops_per_gpu));
     }
     html += "</table>\n";
   }

@@ -74,8 +74,8 @@ RuleDecision study_rule(const ModelSpec& model, const Slice& slice, const Search
   const GpuSubset& all = subsets.back().gpus.size() == size_t(slice.gpu_count())
                              ? subsets.back()
                              : gpu_subsets(slice, false).front();
-  const SearchResult r =
-      evaluate(model, slice, study_techniques(model, slice, all, options.space), every_plan(options));
+  const SearchResult r = evaluate(model, slice, study_techniques(model, slice, all, options.space),
+                                  every_plan(options));
   const bool one_site = all.sites.size() == 1;
   const Evaluated* pick = nullptr;
   if (one_site) {
@@ -89,8 +89,8 @@ RuleDecision study_rule(const ModelSpec& model, const Slice& slice, const Search
       pick = dp ? dp : shard;
   } else {
     pick = find(r, "pipeshard");
-    d.steps.push_back(fmt::format("{} sites: pipeshard {}", all.sites.size(),
-                                  pick ? "fits" : "does not fit"));
+    d.steps.push_back(
+        fmt::format("{} sites: pipeshard {}", all.sites.size(), pick ? "fits" : "does not fit"));
   }
   if (!pick) {
     pick = find(r, "ZeRO-2");
@@ -107,8 +107,8 @@ RuleDecision study_rule(const ModelSpec& model, const Slice& slice, const Search
       if (gpus_per_site(slice, subset, subset.sites[0]) !=
           gpus_per_site(slice, all, subset.sites[0]))
         continue;  // only a whole site
-      const SearchResult s =
-          evaluate(model, slice, study_techniques(model, slice, subset, options.space), every_plan(options));
+      const SearchResult s = evaluate(
+          model, slice, study_techniques(model, slice, subset, options.space), every_plan(options));
       const Evaluated* best = s.ranked.empty() ? nullptr : &s.ranked.front();
       if (best && best->tokens_per_s >= (1 - tolerance) * d.chosen.tokens_per_s) {
         d.steps.push_back(fmt::format(

@@ -19,9 +19,9 @@
 namespace fabtrain {
 
 struct RuleDecision {
-  Evaluated chosen;                 // chosen.candidate.plan is the rule's plan
-  std::string technique;            // the study's technique name
-  std::vector<std::string> steps;   // the reasoning, one line per rule applied
+  Evaluated chosen;                // chosen.candidate.plan is the rule's plan
+  std::string technique;           // the study's technique name
+  std::vector<std::string> steps;  // the reasoning, one line per rule applied
   bool found = false;
 };
 

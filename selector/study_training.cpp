@@ -24,8 +24,12 @@ StudyTraining load_study_training(const std::string& path) {
   return t;
 }
 
-std::string builtin_study_training_path() { return source_dir() + "/selector/data/study_training.yaml"; }
+std::string builtin_study_training_path() {
+  return source_dir() + "/selector/data/study_training.yaml";
+}
 
-StudyTraining builtin_study_training() { return load_study_training(builtin_study_training_path()); }
+StudyTraining builtin_study_training() {
+  return load_study_training(builtin_study_training_path());
+}
 
 }  // namespace fabtrain

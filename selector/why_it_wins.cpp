@@ -8,10 +8,14 @@ namespace fabtrain {
 
 const char* to_string(Family family) {
   switch (family) {
-    case Family::data_parallel: return "data parallel";
-    case Family::zero: return "ZeRO";
-    case Family::shard: return "shard";
-    case Family::pipeshard: return "pipeshard";
+    case Family::data_parallel:
+      return "data parallel";
+    case Family::zero:
+      return "ZeRO";
+    case Family::shard:
+      return "shard";
+    case Family::pipeshard:
+      return "pipeshard";
   }
   return "data parallel";
 }
@@ -24,8 +28,9 @@ Family family_of(const Plan& plan) {
 }
 
 std::string dominant_term(const Evaluated& e) {
-  const std::pair<double, const char*> terms[] = {
-      {e.compute_s, "compute"}, {e.exposed_comm_s, "exposed communication"}, {e.bubble_s, "pipeline bubble"}};
+  const std::pair<double, const char*> terms[] = {{e.compute_s, "compute"},
+                                                  {e.exposed_comm_s, "exposed communication"},
+                                                  {e.bubble_s, "pipeline bubble"}};
   const auto& top = *std::max_element(std::begin(terms), std::end(terms),
                                       [](auto& a, auto& b) { return a.first < b.first; });
   const double share = e.step_time_s > 0 ? 100 * top.first / e.step_time_s : 0;
@@ -45,9 +50,12 @@ std::string split(const Evaluated& e) {
 
 const char* measure(Objective objective) {
   switch (objective) {
-    case Objective::gpu_hours: return "the GPU-hours";
-    case Objective::tokens_per_s: return "the time per token";
-    case Objective::time_to_train: break;
+    case Objective::gpu_hours:
+      return "the GPU-hours";
+    case Objective::tokens_per_s:
+      return "the time per token";
+    case Objective::time_to_train:
+      break;
   }
   return "the time to train";
 }

@@ -26,9 +26,9 @@ struct Rival {
 };
 
 struct WinnerExplanation {
-  std::string winner;             // one sentence on the winner's step
-  std::vector<Rival> rivals;      // the other three families
-  std::vector<std::string> lines; // one sentence per rival
+  std::string winner;              // one sentence on the winner's step
+  std::vector<Rival> rivals;       // the other three families
+  std::vector<std::string> lines;  // one sentence per rival
 };
 
 // winner: the search's best under options.objective.

@@ -1,10 +1,9 @@
 // Planning and playing one group collective call as concurrent flows (see group_collective.hpp).
 #include "sim/group_collective.hpp"
 
-#include <simgrid/s4u.hpp>
-
 #include <algorithm>
 #include <map>
+#include <simgrid/s4u.hpp>
 
 #include "sim/sim_process.hpp"
 #include "sim/slice_platform.hpp"
@@ -15,7 +14,9 @@ namespace sg4 = simgrid::s4u;
 
 namespace {
 
-int ring_steps(CollectiveOp op, int n) { return op == CollectiveOp::all_reduce ? 2 * (n - 1) : n - 1; }
+int ring_steps(CollectiveOp op, int n) {
+  return op == CollectiveOp::all_reduce ? 2 * (n - 1) : n - 1;
+}
 
 uint64_t flow_bytes(double bytes) { return bytes > 0 ? uint64_t(bytes + 0.5) : 0; }
 
@@ -119,14 +120,15 @@ GroupCollective plan_group_collective(CollectiveOp op, double bytes, const std::
     // the per-call overhead.
     // The correction is a two-rank call's; over n ranks it grows as the ring does.
     const bool small = bytes <= correction->small_bytes;
-    const double latency = (small ? correction->small_latency_terms : correction->latency_terms) * alpha *
-                           correction_latency_scale(n);
+    const double latency = (small ? correction->small_latency_terms : correction->latency_terms) *
+                           alpha * correction_latency_scale(n);
     const double volume = bytes * correction->bandwidth_factor * correction_volume_scale(n);
     for (int i = 0; i < n; ++i) {
       const int a = gpus[i], b = gpus[(i + 1) % n];
-      call.flows.push_back({i, (i + 1) % n, platform.host(a), platform.host(b), nullptr, volume,
-                            platform.rate_cap(a, b, volume),
-                            std::max(0.0, latency - platform.route_latency(a, b)) + correction->overhead_s});
+      call.flows.push_back(
+          {i, (i + 1) % n, platform.host(a), platform.host(b), nullptr, volume,
+           platform.rate_cap(a, b, volume),
+           std::max(0.0, latency - platform.route_latency(a, b)) + correction->overhead_s});
     }
   } else if (call.tree) {
     double hop = 0;

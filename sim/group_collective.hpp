@@ -18,13 +18,13 @@
 //         2*depth*alpha + 3*bytes/B (an inner node's NIC carries the buffer three times) beats
 //         the ring's 2(n-1)*alpha + 2(n-1)/n*bytes/B, with alpha the slowest hop's latency and
 //         B the slowest hop's bandwidth: large groups with small buffers (e.g. the gradient norm).
-//   corrected  (a calibration's collective correction, sim/cost/calibration.hpp) the ring shape with
+//   corrected  (a calibration's collective correction, sim/cost/calibration.hpp) the ring shape
+//   with
 //         each member sending bytes * bandwidth_factor to its successor; every flow's tail makes
 //         the call end at latency_terms * alpha + that flow's transfer, alpha the slowest hop's
 //         latency: uncontended, latency_terms * alpha + bytes * bandwidth_factor / B.
 #pragma once
 #include <simgrid/s4u/Semaphore.hpp>
-
 #include <vector>
 
 #include "plan/schedule.hpp"

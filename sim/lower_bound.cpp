@@ -44,13 +44,15 @@ double step_lower_bound(const Schedule& schedule, const Slice& slice, SlicePlatf
     for (size_t i = 0; i < members.size(); ++i)
       for (size_t j = i + 1; j < members.size(); ++j) {
         fastest = std::min(fastest, latency(members[i], members[j]));
-        spans_vms = spans_vms || gpus[device_of(plan, members[i])].vm != gpus[device_of(plan, members[j])].vm;
+        spans_vms = spans_vms ||
+                    gpus[device_of(plan, members[i])].vm != gpus[device_of(plan, members[j])].vm;
       }
     hop_latency[g] = fastest;
     for (int a : members)
       for (int b : members) {
         const bool across = gpus[device_of(plan, a)].vm != gpus[device_of(plan, b)].vm;
-        if (a != b && (across || !spans_vms)) flow_pairs[g].emplace_back(device_of(plan, a), device_of(plan, b));
+        if (a != b && (across || !spans_vms))
+          flow_pairs[g].emplace_back(device_of(plan, a), device_of(plan, b));
       }
   }
   std::map<std::pair<int, double>, double> transfer;  // (group, bytes) -> least flow time
@@ -62,7 +64,8 @@ double step_lower_bound(const Schedule& schedule, const Slice& slice, SlicePlatf
     const auto it = transfer.find(key);
     if (it != transfer.end()) return it->second;
     double least = flow_pairs[c.group].empty() ? 0 : 1e300;
-    for (const auto& [a, b] : flow_pairs[c.group]) least = std::min(least, platform.transfer_seconds(a, b, bytes));
+    for (const auto& [a, b] : flow_pairs[c.group])
+      least = std::min(least, platform.transfer_seconds(a, b, bytes));
     return transfer.emplace(key, least).first->second;
   };
   const double inf = 1e300;
@@ -116,8 +119,9 @@ PlanFloor::PlanFloor(const ModelSpec& model, const Slice& slice, SlicePlatform& 
     }
     double efficiency = 0;
     for (WorkKind kind : {WorkKind::forward, WorkKind::backward})
-      efficiency = std::max(efficiency,
-                            compute_parameters(slice.catalog->compute, cal, g.type->name, kind).matmul_efficiency);
+      efficiency = std::max(
+          efficiency,
+          compute_parameters(slice.catalog->compute, cal, g.type->name, kind).matmul_efficiency);
     rate_.push_back(peak * efficiency);
     capacity_.push_back(g.type->memory_bytes);
   }
@@ -137,9 +141,12 @@ const std::vector<PlanFloor::Stage>& PlanFloor::stages(const Plan& plan, int glo
       st.backward += backward_cost(model_, block, b, seq_, plan.tp, plan.precision).flops;
       if (plan.recompute && !replicated_over_tp(block))
         st.backward += forward_cost(model_, block, b, seq_, plan.tp, plan.precision).flops;
-      st.activations += activation_bytes(model_, block, b, seq_, plan.tp, plan.precision, plan.recompute);
+      st.activations +=
+          activation_bytes(model_, block, b, seq_, plan.tp, plan.precision, plan.recompute);
     }
-    st.state = model_state_bytes(stage_parameters(model_, plan, s), plan.precision, plan.zero, plan.dp).total();
+    st.state =
+        model_state_bytes(stage_parameters(model_, plan, s), plan.precision, plan.zero, plan.dp)
+            .total();
     out.push_back(st);
   }
   return stages_.emplace(std::move(key), std::move(out)).first->second;
@@ -163,7 +170,8 @@ double PlanFloor::seconds_per_token(const Plan& plan, int global_batch) const {
   double worst = 0, fill = 0;
   for (int s = 0; s < plan.pp; ++s) {
     double slowest = 0;
-    for (int dev : devices[s]) slowest = std::max(slowest, plan.mb * (st[s].forward + st[s].backward) / rate_[dev]);
+    for (int dev : devices[s])
+      slowest = std::max(slowest, plan.mb * (st[s].forward + st[s].backward) / rate_[dev]);
     worst = std::max(worst, slowest + fill);
     fill += first_forward[s] + last_backward[s] + 2 * hop[s];
   }

@@ -21,8 +21,8 @@ namespace fabtrain {
 double step_lower_bound(const Schedule& schedule, const Slice& slice, SlicePlatform& platform,
                         const Calibration* calibration);
 
-// What a plan cannot beat, from the plan and its global batch alone (no compiled schedule), so that the search
-// compiles only candidates that might still win or fit:
+// What a plan cannot beat, from the plan and its global batch alone (no compiled schedule), so that
+// the search compiles only candidates that might still win or fit:
 // - step: per rank, its microbatches' forward and backward FLOPs (models/costs.hpp, as compile()
 //   counts them, recomputation included) at its GPU's peak times the best calibrated matmul
 //   efficiency, plus the pipeline's fill and drain (the first forward and last backward of each
@@ -51,7 +51,8 @@ class PlanFloor {
   std::vector<double> rate_;  // per slice GPU: FLOP/s it cannot exceed (0: no peak, no floor)
   std::vector<double> capacity_;
   double framework_bytes_ = 0;
-  using StageKey = std::tuple<int, int, int, int, int, bool, std::vector<int>>;  // b tp pp dp zero recompute layers
+  using StageKey = std::tuple<int, int, int, int, int, bool,
+                              std::vector<int>>;  // b tp pp dp zero recompute layers
   mutable std::map<StageKey, std::vector<Stage>> stages_;
 };
 

@@ -18,22 +18,24 @@ namespace fabtrain {
 
 struct RankMemory {
   int rank = 0;
-  int gpu = 0;                 // slice GPU index
-  std::string gpu_type;        // GpuType name
+  int gpu = 0;           // slice GPU index
+  std::string gpu_type;  // GpuType name
   std::string site;
   double static_bytes = 0;
   double activation_bytes = 0;  // peak held
   double buffer_bytes = 0;
   double framework_bytes = 0;
   double capacity_bytes = 0;
-  double peak_bytes() const { return static_bytes + activation_bytes + buffer_bytes + framework_bytes; }
+  double peak_bytes() const {
+    return static_bytes + activation_bytes + buffer_bytes + framework_bytes;
+  }
 };
 
 struct MemoryEstimate {
   std::vector<RankMemory> ranks;
   bool oom = false;
-  int worst_rank = -1;        // the rank with the least headroom (most over, or least free)
-  double worst_excess = 0;    // bytes over capacity of the worst rank (<= 0 when it fits)
+  int worst_rank = -1;      // the rank with the least headroom (most over, or least free)
+  double worst_excess = 0;  // bytes over capacity of the worst rank (<= 0 when it fits)
 };
 
 // Throws fabtrain::Error when the plan needs more GPUs than the slice has.

@@ -18,7 +18,8 @@ namespace {
 constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
 
 nlohmann::json breakdown_json(const Breakdown& b) {
-  return {{"compute_s", b.compute_s}, {"exposed_comm_s", b.exposed_comm_s}, {"bubble_s", b.bubble_s}};
+  return {
+      {"compute_s", b.compute_s}, {"exposed_comm_s", b.exposed_comm_s}, {"bubble_s", b.bubble_s}};
 }
 
 }  // namespace
@@ -50,10 +51,11 @@ nlohmann::json result_json(const SimResult& result, const Schedule& schedule,
                      {"breakdown", breakdown_json(rr.breakdown)},
                      {"peak_memory_bytes", rr.peak_memory_bytes},
                      {"memory_capacity_bytes", rr.memory_capacity_bytes},
-                     {"memory", {{"static_bytes", m.static_bytes},
-                                 {"activation_bytes", m.activation_bytes},
-                                 {"buffer_bytes", m.buffer_bytes},
-                                 {"framework_bytes", m.framework_bytes}}}});
+                     {"memory",
+                      {{"static_bytes", m.static_bytes},
+                       {"activation_bytes", m.activation_bytes},
+                       {"buffer_bytes", m.buffer_bytes},
+                       {"framework_bytes", m.framework_bytes}}}});
   }
   j["ranks"] = ranks;
   j["oom"] = result.oom;
@@ -76,7 +78,8 @@ nlohmann::json result_json(const SimResult& result, const Schedule& schedule,
 nlohmann::json chrome_trace_json(const SimResult& result, const Schedule& schedule) {
   std::vector<std::string> labels(schedule.world);
   for (const auto& rr : result.ranks)
-    if (rr.rank >= 0 && rr.rank < schedule.world) labels[rr.rank] = fmt::format("{} at {}", rr.gpu, rr.site);
+    if (rr.rank >= 0 && rr.rank < schedule.world)
+      labels[rr.rank] = fmt::format("{} at {}", rr.gpu, rr.site);
   return chrome_trace(schedule, result.trace, labels);
 }
 
@@ -91,10 +94,11 @@ std::string human_summary(const SimResult& result, const Schedule& schedule,
   out += fmt::format("TFLOP/s per GPU  {:.2f} (Alpa's formula{})\n", result.tflops_per_gpu,
                      schedule.plan.recompute ? ", with recomputation" : "");
   out += fmt::format("MFU              {:.1f} %\n", 100 * result.mfu);
-  out += fmt::format("breakdown (rank {}): compute {:.4f} s ({:.0f}%), exposed communication {:.4f} s "
-                     "({:.0f}%), pipeline bubble {:.4f} s ({:.0f}%)\n",
-                     result.critical_rank, b.compute_s, share(b.compute_s), b.exposed_comm_s,
-                     share(b.exposed_comm_s), b.bubble_s, share(b.bubble_s));
+  out += fmt::format(
+      "breakdown (rank {}): compute {:.4f} s ({:.0f}%), exposed communication {:.4f} s "
+      "({:.0f}%), pipeline bubble {:.4f} s ({:.0f}%)\n",
+      result.critical_rank, b.compute_s, share(b.compute_s), b.exposed_comm_s,
+      share(b.exposed_comm_s), b.bubble_s, share(b.bubble_s));
   if (train_tokens)
     out += fmt::format("time to train    {} for {:.4g} tokens ({} GPU-hours)\n",
                        format_train_time(time_to_train_s(result, *train_tokens)), *train_tokens,
@@ -107,9 +111,10 @@ std::string human_summary(const SimResult& result, const Schedule& schedule,
                        rr.peak_memory_bytes > rr.memory_capacity_bytes ? "  <- over" : "");
   if (result.oom) {
     const auto& w = result.ranks[result.memory.worst_rank];
-    out += fmt::format("OUT OF MEMORY: rank {} ({} at {}) needs {:.2f} GiB of {:.2f} GiB ({:.2f} GiB over)\n",
-                       w.rank, w.gpu, w.site, w.peak_memory_bytes / GiB,
-                       w.memory_capacity_bytes / GiB, result.memory.worst_excess / GiB);
+    out += fmt::format(
+        "OUT OF MEMORY: rank {} ({} at {}) needs {:.2f} GiB of {:.2f} GiB ({:.2f} GiB over)\n",
+        w.rank, w.gpu, w.site, w.peak_memory_bytes / GiB, w.memory_capacity_bytes / GiB,
+        result.memory.worst_excess / GiB);
   } else {
     out += "memory: fits on every GPU\n";
   }

@@ -1,11 +1,10 @@
 // Playing a schedule: per-rank actors, compute as timed sleeps, communication as SimGrid flows.
 #include "sim/simulator.hpp"
 
-#include <simgrid/s4u.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <simgrid/s4u.hpp>
 #include <string>
 #include <type_traits>
 #include <variant>
@@ -35,13 +34,13 @@ struct Message {
 // automatic modes) or its ring neighbours (ring mode).
 struct CollectivePlay {
   GroupCollective* call = nullptr;
-  int member = 0;  // position in the group
-  sg4::Mailbox* inbox = nullptr;  // from the previous rank of the ring, for this group
-  sg4::Mailbox* outbox = nullptr; // to the next rank
-  double rate_cap = 0;            // to the next rank
-  double inbound_cap = 0;         // from the previous rank
-  double latency = 0;             // one-way, to the next rank
-  int steps = 0;                  // 0: group of one, nothing to do
+  int member = 0;                  // position in the group
+  sg4::Mailbox* inbox = nullptr;   // from the previous rank of the ring, for this group
+  sg4::Mailbox* outbox = nullptr;  // to the next rank
+  double rate_cap = 0;             // to the next rank
+  double inbound_cap = 0;          // from the previous rank
+  double latency = 0;              // one-way, to the next rank
+  int steps = 0;                   // 0: group of one, nothing to do
   double chunk_bytes = 0;
 };
 
@@ -54,10 +53,10 @@ struct P2pPlay {
 struct RankPlay {
   int rank = 0;
   const std::vector<Instruction>* stream = nullptr;
-  std::vector<double> seconds;           // compute time per instruction
-  std::vector<P2pPlay> p2p;              // per instruction (Send/Recv)
+  std::vector<double> seconds;             // compute time per instruction
+  std::vector<P2pPlay> p2p;                // per instruction (Send/Recv)
   std::vector<CollectivePlay> collective;  // per instruction (Collective)
-  std::vector<Message> sent;             // payloads, stable addresses
+  std::vector<Message> sent;               // payloads, stable addresses
   std::vector<Message*> received;
   std::vector<sg4::CommPtr> posted_receives;
   Breakdown breakdown;
@@ -117,7 +116,8 @@ int play_compute(RankPlay& r, int k, double t0) {
       if (r.trace) {
         r.events.insert(r.events.end(), loads.begin(), loads.end());
         loads.clear();
-        r.events.push_back({r.rank, kComputeLane, j, start + busy - t0, start + busy + r.seconds[j] - t0});
+        r.events.push_back(
+            {r.rank, kComputeLane, j, start + busy - t0, start + busy + r.seconds[j] - t0});
       }
       busy += r.seconds[j];
       r.breakdown.compute_s += r.seconds[j];
@@ -184,7 +184,8 @@ void play_rank(RankPlay& r, double t0) {
             const double start = now();
             play_collective(r.collective[k]);
             r.breakdown.exposed_comm_s += now() - start;
-            if (r.trace) r.events.push_back({r.rank, kCommunicationLane, k, start - t0, now() - t0});
+            if (r.trace)
+              r.events.push_back({r.rank, kCommunicationLane, k, start - t0, now() - t0});
           }
         },
         stream[k]);
@@ -192,7 +193,9 @@ void play_rank(RankPlay& r, double t0) {
   const double drain = now();
   for (auto& [k, comm] : sends) {
     comm->wait();
-    if (r.trace) r.events.push_back({r.rank, kSendsInFlightLane, k, r.sent[k].posted_s - t0, comm->get_finish_time() - t0});
+    if (r.trace)
+      r.events.push_back(
+          {r.rank, kSendsInFlightLane, k, r.sent[k].posted_s - t0, comm->get_finish_time() - t0});
   }
   r.breakdown.exposed_comm_s += now() - drain;
   r.finish_s = now() - t0;
@@ -207,9 +210,15 @@ class PlayResolver {
  public:
   PlayResolver(const Slice& slice, const Schedule& schedule, const std::vector<RankDevice>& devices,
                SlicePlatform& platform, const Calibration& calibration, const SimOptions& options)
-      : slice_(slice), schedule_(schedule), devices_(devices), platform_(platform),
-        calibration_(calibration), options_(options), world_(schedule.world),
-        calls_(schedule.groups.size()), group_gpus_(schedule.groups.size()) {
+      : slice_(slice),
+        schedule_(schedule),
+        devices_(devices),
+        platform_(platform),
+        calibration_(calibration),
+        options_(options),
+        world_(schedule.world),
+        calls_(schedule.groups.size()),
+        group_gpus_(schedule.groups.size()) {
     for (size_t g = 0; g < schedule.groups.size(); ++g)
       for (int member : schedule.groups[g])
         if (member >= 0 && member < world_) group_gpus_[g].push_back(devices[member].gpu);
@@ -271,8 +280,9 @@ class PlayResolver {
     play.mailbox = p2p_mailbox(from, gpu, v.what);
     play.rate_cap = platform_.rate_cap(from, gpu, v.bytes);
     if (calibration_.p2p)
-      play.ready_after_s = (calibration_.p2p->latency_terms - 1) * platform_.route_latency(from, gpu) +
-                           calibration_.p2p->overhead_s;
+      play.ready_after_s =
+          (calibration_.p2p->latency_terms - 1) * platform_.route_latency(from, gpu) +
+          calibration_.p2p->overhead_s;
     // Over the library's eager limit the message first waits for its receiver (rendezvous).
     const CommunicatorProfile& comm = slice_.communicator;
     if (comm.eager_limit_bytes > 0 && v.bytes > comm.eager_limit_bytes && from != gpu)
@@ -301,8 +311,9 @@ class PlayResolver {
   }
 
   // Fast and automatic modes: the call shared by the group's members (group_collective.hpp).
-  void resolve_group_call(int r, int k, const Collective& c, const CollectiveCalibration* correction,
-                          int index, int member, CollectivePlay& play) {
+  void resolve_group_call(int r, int k, const Collective& c,
+                          const CollectiveCalibration* correction, int index, int member,
+                          CollectivePlay& play) {
     const int size = int(schedule_.groups[c.group].size());
     if (int(group_gpus_[c.group].size()) != size)
       fail("group {} names a rank outside the {} ranks", c.group, world_);
@@ -313,9 +324,10 @@ class PlayResolver {
                                                   correction));
     GroupCollective& call = group_calls[index];
     if (call.op != c.op || call.bytes != c.bytes)
-      fail("rank {} instruction {} ({}): collective #{} of group {} is {} of {} bytes on another "
-           "member; every member must make the same calls in the same order",
-           r, k, to_string(schedule_.ranks[r][k]), index, c.group, to_string(call.op), call.bytes);
+      fail(
+          "rank {} instruction {} ({}): collective #{} of group {} is {} of {} bytes on another "
+          "member; every member must make the same calls in the same order",
+          r, k, to_string(schedule_.ranks[r][k]), index, c.group, to_string(call.op), call.bytes);
     play.call = &call;
     play.member = member;
   }
@@ -379,8 +391,8 @@ void play_all(std::vector<RankPlay>& plays, const std::vector<std::deque<GroupCo
   for (const auto& p : plays)
     if (!p.done) {
       clear_mailboxes(plays, calls);
-      fail("schedule deadlocked in simulation: rank {} never finished its {} instructions",
-           p.rank, p.stream->size());
+      fail("schedule deadlocked in simulation: rank {} never finished its {} instructions", p.rank,
+           p.stream->size());
     }
 }
 
@@ -428,10 +440,12 @@ void summarize_rates(const ModelSpec& model, const Schedule& schedule,
                      const std::vector<RankDevice>& devices, SimResult& result) {
   if (!(result.step_time_s > 0)) return;
   double peak_sum = 0;
-  for (int r = 0; r < schedule.world; ++r) peak_sum += peak_flops(*devices[r].type, schedule.plan.precision);
+  for (int r = 0; r < schedule.world; ++r)
+    peak_sum += peak_flops(*devices[r].type, schedule.plan.precision);
   result.tokens_per_s = double(schedule.global_batch) * schedule.seq / result.step_time_s;
-  result.tflops_per_gpu = alpa_tflops_per_gpu(model, schedule.global_batch, schedule.seq,
-                                              schedule.plan.recompute, result.step_time_s, schedule.world);
+  result.tflops_per_gpu =
+      alpa_tflops_per_gpu(model, schedule.global_batch, schedule.seq, schedule.plan.recompute,
+                          result.step_time_s, schedule.world);
   result.mfu = alpa_step_flops(model, schedule.global_batch, schedule.seq, false) /
                result.step_time_s / peak_sum;
 }
@@ -443,7 +457,8 @@ Simulator::Simulator(const Slice& slice) : slice_(slice) {
   SimProcess::get().platform(slice_);  // build the platform now, so the first run is not slower
 }
 
-SimResult Simulator::run(const ModelSpec& model, const Schedule& schedule, const SimOptions& options) {
+SimResult Simulator::run(const ModelSpec& model, const Schedule& schedule,
+                         const SimOptions& options) {
   const Calibration& calibration = options.calibration ? *options.calibration : no_calibration();
   const auto devices = slice_devices(slice_, schedule);
   auto& platform = SimProcess::get().platform(slice_);

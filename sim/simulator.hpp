@@ -10,8 +10,8 @@
 //       (peak by the plan's precision: fp32 -> FP32 peak, fp16 -> FP16 tensor, bf16 -> BF16),
 //       efficiencies and overhead from the catalog's ComputeDefaults or the calibration.
 //   LoadMicrobatch                  free (the data loader runs ahead of the GPU).
-//   Send                            an asynchronous flow to the peer (awaited at the end of the step).
-//   Recv                            posted at the start of the step, awaited here (plus the
+//   Send                            an asynchronous flow to the peer (awaited at the end of the
+//   step). Recv                            posted at the start of the step, awaited here (plus the
 //       calibration's p2p extra latency terms and overhead after the bytes arrive).
 //   Collective                      as NCCL plays it. Default (automatic): the call is played as
 //       a few concurrent flows started when the last member arrives (group_collective.hpp): a
@@ -56,7 +56,7 @@ enum class CollectiveMode { automatic, ring, fast };
 struct SimOptions {
   const Calibration* calibration = nullptr;  // none: the catalog's defaults
   CollectiveMode collectives = CollectiveMode::automatic;
-  bool trace = false;        // record a timeline (SimResult::trace)
+  bool trace = false;  // record a timeline (SimResult::trace)
 };
 
 struct Breakdown {
@@ -71,7 +71,7 @@ using TraceEvent = TimelineEvent;
 
 struct RankResult {
   int rank = 0;
-  std::string gpu;   // GpuType name
+  std::string gpu;  // GpuType name
   std::string site;
   double finish_s = 0;
   Breakdown breakdown;

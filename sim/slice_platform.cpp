@@ -1,10 +1,9 @@
 // Building a slice's zones, hosts, links and routes, and setting link parameters between runs.
 #include "sim/slice_platform.hpp"
 
-#include <simgrid/s4u.hpp>
-
 #include <algorithm>
 #include <map>
+#include <simgrid/s4u.hpp>
 
 #include "common/error.hpp"
 #include "sim/sim_process.hpp"
@@ -58,10 +57,11 @@ SlicePlatform::SlicePlatform(const Slice& slice, int id) : key_(shape_key(slice)
   if (!slice.catalog) fail("slice '{}' has no catalog", slice.name);
   if (slice.vms.empty()) fail("slice '{}' has no VMs", slice.name);
   if (SimProcess::get().started())
-    fail("slice '{}': SimGrid 3.32 seals the platform at the first simulation, so every slice a "
-         "process simulates must be loaded (a Simulator constructed) before the first run; "
-         "construct all Simulators first, or use one process per slice",
-         slice.name);
+    fail(
+        "slice '{}': SimGrid 3.32 seals the platform at the first simulation, so every slice a "
+        "process simulates must be loaded (a Simulator constructed) before the first run; "
+        "construct all Simulators first, or use one process per slice",
+        slice.name);
   const std::string prefix = slice.name + "#" + std::to_string(id);
   auto* root = SimProcess::get().root_zone();  // creates the Engine first: zones need it
   zone_ = sg4::create_full_zone(prefix);
@@ -91,7 +91,8 @@ SlicePlatform::SlicePlatform(const Slice& slice, int id) : key_(shape_key(slice)
     for (int v = 0; v < int(slice.vms.size()); ++v) {
       const Vm& vm = slice.vms[v];
       if (vm.site != site) continue;
-      if (vm.gpus < 1) fail("slice '{}': VM '{}' has gpus={} (must be at least 1)", slice.name, vm.name, vm.gpus);
+      if (vm.gpus < 1)
+        fail("slice '{}': VM '{}' has gpus={} (must be at least 1)", slice.name, vm.name, vm.gpus);
       const GpuType& type = slice.catalog->gpu(vm.gpu);
       const NicType& nic_type = slice.catalog->nic(vm.nic);
       auto* vm_zone = sg4::create_full_zone(prefix + "/" + vm.name);
@@ -105,30 +106,35 @@ SlicePlatform::SlicePlatform(const Slice& slice, int id) : key_(shape_key(slice)
       if (shared_port && host_ports.count(port_key)) {
         nic = host_ports[port_key];
       } else {
-        nic = site_zone->create_split_duplex_link(prefix + "/" + vm.name + "/nic", nic_type.bandwidth);
+        nic = site_zone->create_split_duplex_link(prefix + "/" + vm.name + "/nic",
+                                                  nic_type.bandwidth);
         nic->seal();
-        links_.push_back({nic->get_link_up(), "l2bridge", nic_type.bandwidth, false, site, site, -1});
-        links_.push_back({nic->get_link_down(), "l2bridge", nic_type.bandwidth, false, site, site, -1});
+        links_.push_back(
+            {nic->get_link_up(), "l2bridge", nic_type.bandwidth, false, site, site, -1});
+        links_.push_back(
+            {nic->get_link_down(), "l2bridge", nic_type.bandwidth, false, site, site, -1});
         if (shared_port) host_ports[port_key] = nic;
       }
       std::vector<std::pair<sg4::Host*, sg4::SplitDuplexLink*>> vm_hosts;
       const bool nvlink = vm.interconnect == "nvlink";
       if (!nvlink && vm.interconnect != "pcie")
-        fail("slice '{}': VM '{}' interconnect '{}' (expected pcie or nvlink)", slice.name, vm.name, vm.interconnect);
+        fail("slice '{}': VM '{}' interconnect '{}' (expected pcie or nvlink)", slice.name, vm.name,
+             vm.interconnect);
       // A CPU device has no PCIe hop to its NIC: its data moves through host memory.
       const double path_rate = type.is_cpu ? type.memory_bandwidth
                                : nvlink    ? type.nvlink_bandwidth
                                            : type.pcie_bandwidth;
       if (!(path_rate > 0))
-        fail("catalog: GPU type {} has no {} bandwidth (needed by VM '{}' of slice '{}')", type.name,
-             vm.interconnect, vm.name, slice.name);
+        fail("catalog: GPU type {} has no {} bandwidth (needed by VM '{}' of slice '{}')",
+             type.name, vm.interconnect, vm.name, slice.name);
       for (int local = 0; local < vm.gpus; ++local, ++gpu) {
         const std::string name = prefix + "/gpu" + std::to_string(gpu);
         auto* host = vm_zone->create_host(name, 1e12);
         auto* path = vm_zone->create_split_duplex_link(name + "/" + vm.interconnect, path_rate);
         path->seal();
         links_.push_back({path->get_link_up(), vm.interconnect, path_rate, false, site, site, -1});
-        links_.push_back({path->get_link_down(), vm.interconnect, path_rate, false, site, site, -1});
+        links_.push_back(
+            {path->get_link_down(), vm.interconnect, path_rate, false, site, site, -1});
         vm_hosts.emplace_back(host, path);
         hosts_.push_back(host);
         gpu_vm_.push_back(v);
@@ -139,8 +145,11 @@ SlicePlatform::SlicePlatform(const Slice& slice, int id) : key_(shape_key(slice)
         vm_zone->add_route(vm_hosts[i].first->get_netpoint(), vm_gw, nullptr, nullptr,
                            {sg4::LinkInRoute(vm_hosts[i].second, Dir::UP)}, true);
         for (size_t j = i + 1; j < vm_hosts.size(); ++j)
-          vm_zone->add_route(vm_hosts[i].first->get_netpoint(), vm_hosts[j].first->get_netpoint(), nullptr, nullptr,
-                             {sg4::LinkInRoute(vm_hosts[i].second, Dir::UP), sg4::LinkInRoute(vm_hosts[j].second, Dir::DOWN)}, true);
+          vm_zone->add_route(vm_hosts[i].first->get_netpoint(), vm_hosts[j].first->get_netpoint(),
+                             nullptr, nullptr,
+                             {sg4::LinkInRoute(vm_hosts[i].second, Dir::UP),
+                              sg4::LinkInRoute(vm_hosts[j].second, Dir::DOWN)},
+                             true);
       }
       vm_zone->seal();
       members.push_back({vm_zone->get_netpoint(), vm_gw, nic});
@@ -149,8 +158,11 @@ SlicePlatform::SlicePlatform(const Slice& slice, int id) : key_(shape_key(slice)
       site_zone->add_route(members[i].zone, gw_zone->get_netpoint(), members[i].gateway, site_gw,
                            {sg4::LinkInRoute(members[i].nic, Dir::UP)}, true);
       for (size_t j = i + 1; j < members.size(); ++j)
-        site_zone->add_route(members[i].zone, members[j].zone, members[i].gateway, members[j].gateway,
-                             {sg4::LinkInRoute(members[i].nic, Dir::UP), sg4::LinkInRoute(members[j].nic, Dir::DOWN)}, true);
+        site_zone->add_route(members[i].zone, members[j].zone, members[i].gateway,
+                             members[j].gateway,
+                             {sg4::LinkInRoute(members[i].nic, Dir::UP),
+                              sg4::LinkInRoute(members[j].nic, Dir::DOWN)},
+                             true);
     }
     site_zone->seal();
     sites[site] = {site_zone, site_gw};
@@ -166,8 +178,8 @@ SlicePlatform::SlicePlatform(const Slice& slice, int id) : key_(shape_key(slice)
         if (a > b) std::swap(a, b);
         if (joined[{a, b}]) continue;
         joined[{a, b}] = true;
-        auto* wan = slice_zone->create_split_duplex_link(prefix + "/" + network.name + "/" + a + "-" + b,
-                                                         unlimited_bandwidth);
+        auto* wan = slice_zone->create_split_duplex_link(
+            prefix + "/" + network.name + "/" + a + "-" + b, unlimited_bandwidth);
         wan->seal();
         links_.push_back({wan->get_link_up(), network.kind, network.bandwidth, true, a, b, n});
         links_.push_back({wan->get_link_down(), network.kind, network.bandwidth, true, a, b, n});
@@ -197,7 +209,8 @@ void SlicePlatform::configure(const Slice& slice, const Calibration& calibration
     // Wide-area links take the network's or the measured link's bandwidth as the slice states it
     // now (what-ifs).
     const double rate =
-        l.wide_area ? slice.site_bandwidth(slice.networks[l.network], l.site_a, l.site_b).value : l.line_rate;
+        l.wide_area ? slice.site_bandwidth(slice.networks[l.network], l.site_a, l.site_b).value
+                    : l.line_rate;
     double bandwidth = rate > 0 ? rate * (cls ? cls->efficiency : 1.0) : unlimited_bandwidth;
     if (cal && cal->bandwidth && (l.line_rate > 0 || l.wide_area)) bandwidth = *cal->bandwidth;
     l.link->set_latency(latency);
@@ -230,18 +243,20 @@ const SlicePlatform::PairInfo& SlicePlatform::pair(int a, int b) {
       const LinkClass* cls = find_class(*slice_.catalog, network->kind);
       const LinkCalibration* cal = find_calibration(calibration_, network->kind);
       double window = network->tcp_window_bytes >= 0 ? network->tcp_window_bytes
-                                                    : (cls ? cls->tcp_window_bytes : 0);
+                                                     : (cls ? cls->tcp_window_bytes : 0);
       if (cal && cal->tcp_window_bytes) window = *cal->tcp_window_bytes;
       // The communicator's streams to the peer, each bounded by the TCP window and by the
       // library's own buffer (NCCL_BUFFSIZE), whichever is smaller.
       const CommunicatorProfile& comm = slice_.communicator;
-      if (comm.max_in_flight_bytes > 0) window = window > 0 ? std::min(window, comm.max_in_flight_bytes) : comm.max_in_flight_bytes;
+      if (comm.max_in_flight_bytes > 0)
+        window = window > 0 ? std::min(window, comm.max_in_flight_bytes) : comm.max_in_flight_bytes;
       if (window > 0 && info.latency > 0) info.window = window * std::max(1, comm.streams_per_peer);
     }
     info.line_rate = unlimited_bandwidth;
     for (const auto* link : route) info.line_rate = std::min(info.line_rate, link->get_bandwidth());
     info.bandwidth = info.line_rate;
-    if (info.window > 0) info.bandwidth = std::min(info.bandwidth, info.window / (2 * info.latency));
+    if (info.window > 0)
+      info.bandwidth = std::min(info.bandwidth, info.window / (2 * info.latency));
   }
   return pairs_.emplace(key, info).first->second;
 }

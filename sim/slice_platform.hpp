@@ -1,6 +1,6 @@
-// The SimGrid platform of one slice, built once per slice shape and process (SimProcess) and reused by every
-// simulation of that slice. A process holds several slices side by side, each its own zone under
-// the root zone, but SimGrid 3.32 seals the root at the first run and refuses new zones
+// The SimGrid platform of one slice, built once per slice shape and process (SimProcess) and reused
+// by every simulation of that slice. A process holds several slices side by side, each its own zone
+// under the root zone, but SimGrid 3.32 seals the root at the first run and refuses new zones
 // afterwards: construct every Simulator (one per slice shape) before the first run, or use one
 // process per slice; a slice arriving later is a clear error. Hosts are "<slice>#<k>/gpu<i>".
 // Layout:
@@ -75,14 +75,14 @@ class SlicePlatform {
     double line_rate = 0;    // bytes/s before efficiency; 0 = unlimited
     bool wide_area = false;  // latency from the site pair's round trip
     std::string site_a, site_b;
-    int network = -1;        // index into Slice::networks for wide-area links
+    int network = -1;  // index into Slice::networks for wide-area links
   };
   std::string key_;
   simgrid::s4u::NetZone* zone_ = nullptr;
   std::vector<simgrid::s4u::Host*> hosts_;
   std::vector<int> gpu_vm_;
   std::vector<ClassedLink> links_;
-  Slice slice_;              // as of the last configure(), for window lookups
+  Slice slice_;  // as of the last configure(), for window lookups
   Calibration calibration_;
   std::unordered_map<long long, PairInfo> pairs_;  // cleared by configure()
 };

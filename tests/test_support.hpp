@@ -35,7 +35,8 @@ inline std::string text_of(const std::string& path) {
 
 // `text` with its first `from` replaced by `to`; throws when `from` is not there, so a fixture
 // that changed cannot make a rejection test pass for the wrong reason.
-inline std::string replaced_first(std::string text, const std::string& from, const std::string& to) {
+inline std::string replaced_first(std::string text, const std::string& from,
+                                  const std::string& to) {
   const auto at = text.find(from);
   if (at == std::string::npos) throw std::runtime_error("test fixture lacks: " + from);
   return text.replace(at, from.size(), to);

@@ -25,17 +25,20 @@ void read_jsonl(const std::string& path, const DocumentFields& fields,
   int line_no = 0, documents = 0;
   while (std::getline(in, line)) {
     ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;  // blank lines separate nothing
+    if (line.find_first_not_of(" \t\r") == std::string::npos)
+      continue;  // blank lines separate nothing
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(line);
     } catch (const nlohmann::json::exception& e) {
       fail("{}:{}: not valid JSON ({})", path, line_no, e.what());
     }
-    if (!j.is_object()) fail("{}:{}: expected a JSON object with a \"{}\" field", path, line_no, fields.text);
+    if (!j.is_object())
+      fail("{}:{}: expected a JSON object with a \"{}\" field", path, line_no, fields.text);
     auto text = j.find(fields.text);
     if (text == j.end() || !text->is_string())
-      fail("{}:{}: no string field \"{}\" (choose the field with --text-field)", path, line_no, fields.text);
+      fail("{}:{}: no string field \"{}\" (choose the field with --text-field)", path, line_no,
+           fields.text);
     Document doc{path, line_no, fmt::format("{}:{}", path, line_no), text->get<std::string>()};
     if (doc.text.empty()) fail("{}:{}: field \"{}\" is empty", path, line_no, fields.text);
     if (auto id = j.find(fields.id); id != j.end())
@@ -77,7 +80,8 @@ std::string first_line(const std::string& text, std::size_t max_chars) {
   std::string line = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
   if (line.size() > max_chars) {
     std::size_t cut = max_chars;
-    while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;  // not mid-character
+    while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80)
+      --cut;  // not mid-character
     line = line.substr(0, cut) + "...";
   }
   return line;

@@ -1,8 +1,8 @@
 // GPT-2 byte-level BPE (see gpt2_bpe.hpp).
 #include "text/gpt2_bpe.hpp"
 
-#include <nlohmann/json.hpp>
 #include <limits>
+#include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
 #include "text/pretokenize.hpp"
@@ -30,7 +30,8 @@ std::string string_to_bytes(std::string_view s, const std::vector<int>& char_to_
   for (std::size_t i = 0; i < s.size();) {
     const char32_t cp = next_code_point(s, i);
     if (cp >= char_to_byte.size() || char_to_byte[cp] < 0)
-      fail("{}: token string \"{}\" holds U+{:04X}, which stands for no byte", path, s, unsigned(cp));
+      fail("{}: token string \"{}\" holds U+{:04X}, which stands for no byte", path, s,
+           unsigned(cp));
     bytes.push_back(char(char_to_byte[cp]));
   }
   return bytes;
@@ -38,7 +39,8 @@ std::string string_to_bytes(std::string_view s, const std::vector<int>& char_to_
 
 }  // namespace
 
-Gpt2Bpe::Gpt2Bpe(std::string_view encoder_json, std::string_view vocab_bpe, const std::string& path) {
+Gpt2Bpe::Gpt2Bpe(std::string_view encoder_json, std::string_view vocab_bpe,
+                 const std::string& path) {
   const std::vector<char32_t> to_char = byte_to_char();
   std::vector<int> char_to_byte(512, -1);
   for (int b = 0; b < 256; ++b) char_to_byte[to_char[b]] = b;
@@ -55,11 +57,13 @@ Gpt2Bpe::Gpt2Bpe(std::string_view encoder_json, std::string_view vocab_bpe, cons
   token_bytes_.resize(enc.size());
   for (auto& [str, id] : enc.items()) {
     if (!id.is_number_integer() || id.get<long>() < 0 || id.get<long>() >= long(enc.size()))
-      fail("{}/encoder.json: token \"{}\" has id {}, outside 0..{}", path, str, id.dump(), enc.size() - 1);
+      fail("{}/encoder.json: token \"{}\" has id {}, outside 0..{}", path, str, id.dump(),
+           enc.size() - 1);
     token_bytes_[id.get<int>()] = string_to_bytes(str, char_to_byte, path);
     id_of[str] = id.get<int>();
   }
-  for (int b = 0; b < 256; ++b) {  // the token of the character standing for byte b (UTF-8, < U+0800)
+  for (int b = 0; b < 256;
+       ++b) {  // the token of the character standing for byte b (UTF-8, < U+0800)
     std::string s;
     const char32_t c = to_char[b];
     if (c < 0x80) {
@@ -89,7 +93,8 @@ Gpt2Bpe::Gpt2Bpe(std::string_view encoder_json, std::string_view vocab_bpe, cons
       fail("{}/vocab.bpe:{}: expected \"first second\", got \"{}\"", path, line_no, line);
     std::string a(line.substr(0, space)), b(line.substr(space + 1));
     if (!id_of.count(a) || !id_of.count(b) || !id_of.count(a + b))
-      fail("{}/vocab.bpe:{}: merge \"{}\" names a token that encoder.json lacks", path, line_no, line);
+      fail("{}/vocab.bpe:{}: merge \"{}\" names a token that encoder.json lacks", path, line_no,
+           line);
     rank_of_key[a + "," + b] = std::uint32_t(merges.size());
     merges.emplace_back(std::move(a), std::move(b));
     line_start = end;
@@ -121,7 +126,8 @@ const Gpt2Bpe::Merge* Gpt2Bpe::find_merge(std::uint16_t a, std::uint16_t b) cons
 // share it), merge every occurrence of that pair left to right, repeat until none has a rank.
 void Gpt2Bpe::encode_piece(std::string_view bytes, std::vector<std::uint16_t>& out) const {
   std::vector<std::uint16_t> word(bytes.size());
-  for (std::size_t i = 0; i < bytes.size(); ++i) word[i] = byte_token_[static_cast<unsigned char>(bytes[i])];
+  for (std::size_t i = 0; i < bytes.size(); ++i)
+    word[i] = byte_token_[static_cast<unsigned char>(bytes[i])];
   while (word.size() > 1) {
     std::uint32_t best = std::numeric_limits<std::uint32_t>::max();
     std::size_t at = 0;
@@ -176,7 +182,8 @@ std::vector<int> Gpt2Bpe::encode(std::string_view text) const {
 std::string Gpt2Bpe::decode(const std::vector<int>& ids) const {
   std::string out;
   for (int id : ids) {
-    if (id < 0 || id >= vocab_size()) fail("token id {} is outside the vocabulary of {}", id, vocab_size());
+    if (id < 0 || id >= vocab_size())
+      fail("token id {} is outside the vocabulary of {}", id, vocab_size());
     out += token_bytes_[std::size_t(id)];
   }
   return out;

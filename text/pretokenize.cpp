@@ -40,7 +40,8 @@ std::size_t match_at(const std::vector<Char>& c, std::size_t p, std::size_t n) {
     if (a == U's' || a == U't' || a == U'm' || a == U'd') return 2;
     if (p + 2 < n) {
       const char32_t b = c[p + 2].cp;
-      if ((a == U'r' && b == U'e') || (a == U'v' && b == U'e') || (a == U'l' && b == U'l')) return 3;
+      if ((a == U'r' && b == U'e') || (a == U'v' && b == U'e') || (a == U'l' && b == U'l'))
+        return 3;
     }
   }
   // " ?\p{L}+", " ?\p{N}+", " ?[^\s\p{L}\p{N}]+": an optional space, then a run of one class.

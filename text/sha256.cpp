@@ -34,7 +34,8 @@ std::string sha256_hex(std::string_view bytes) {
     std::array<std::uint32_t, 64> w{};
     for (int i = 0; i < 16; ++i) {
       const unsigned char* p = &msg[block + 4 * i];
-      w[i] = (std::uint32_t(p[0]) << 24) | (std::uint32_t(p[1]) << 16) | (std::uint32_t(p[2]) << 8) | p[3];
+      w[i] = (std::uint32_t(p[0]) << 24) | (std::uint32_t(p[1]) << 16) |
+             (std::uint32_t(p[2]) << 8) | p[3];
     }
     for (int i = 16; i < 64; ++i) {
       const std::uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
@@ -43,9 +44,10 @@ std::string sha256_hex(std::string_view bytes) {
     }
     auto [a, b, c, d, e, f, g, hh] = h;
     for (int i = 0; i < 64; ++i) {
-      const std::uint32_t t1 = hh + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) +
-                               kRound[i] + w[i];
-      const std::uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+      const std::uint32_t t1 =
+          hh + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + kRound[i] + w[i];
+      const std::uint32_t t2 =
+          (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
       hh = g, g = f, f = e, e = d + t1, d = c, c = b, b = a, a = t1 + t2;
     }
     const std::array<std::uint32_t, 8> add = {a, b, c, d, e, f, g, hh};

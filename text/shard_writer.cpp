@@ -30,7 +30,8 @@ void write_header(std::FILE* f, const std::string& path, std::int64_t tokens) {
 ShardWriter::ShardWriter(std::string dir, std::string name, std::int64_t shard_tokens)
     : dir_(std::move(dir)), name_(std::move(name)), shard_tokens_(shard_tokens) {
   if (shard_tokens_ <= 0 || shard_tokens_ > std::int64_t(INT32_MAX))
-    fail("--shard-tokens={} must be in 1..{} (the header holds an int32 count)", shard_tokens_, INT32_MAX);
+    fail("--shard-tokens={} must be in 1..{} (the header holds an int32 count)", shard_tokens_,
+         INT32_MAX);
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
   if (ec) fail("{}: cannot create the folder ({})", dir_, ec.message());
@@ -47,8 +48,8 @@ ShardWriter::~ShardWriter() {
 
 void ShardWriter::open_shard(Split split) {
   Output& o = out_[int(split)];
-  const std::string base = fmt::format("{}_{}_{:06d}.bin", name_, split == Split::val ? "val" : "train",
-                                       o.next_index++);
+  const std::string base =
+      fmt::format("{}_{}_{:06d}.bin", name_, split == Split::val ? "val" : "train", o.next_index++);
   o.final_path = dir_ + "/" + base;
   o.temp_path = fmt::format("{}/.{}.tmp-{}", dir_, base, ::getpid());
   o.file = std::fopen(o.temp_path.c_str(), "wb");
@@ -71,7 +72,8 @@ void ShardWriter::add(Split split, std::span<const std::uint16_t> tokens) {
   Output& o = out_[int(split)];
   while (!tokens.empty()) {
     if (!o.file) open_shard(split);
-    const std::size_t n = std::size_t(std::min<std::int64_t>(std::int64_t(tokens.size()), shard_tokens_ - o.in_shard));
+    const std::size_t n = std::size_t(
+        std::min<std::int64_t>(std::int64_t(tokens.size()), shard_tokens_ - o.in_shard));
     if (std::fwrite(tokens.data(), sizeof(std::uint16_t), n, o.file) != n)
       fail("{}: write error ({})", o.temp_path, std::strerror(errno));
     o.in_shard += std::int64_t(n);

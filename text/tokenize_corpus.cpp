@@ -18,7 +18,7 @@
 namespace fabtrain::text {
 namespace {
 
-constexpr std::size_t kUnitBytes = 1u << 20;    // work unit: a document or a part of one
+constexpr std::size_t kUnitBytes = 1u << 20;  // work unit: a document or a part of one
 
 struct Batch {
   std::vector<Document> docs;
@@ -29,8 +29,11 @@ struct Batch {
 class Tokenizer {
  public:
   Tokenizer(const TokenizeConfig& c, const std::atomic<bool>& stop)
-      : config_(c), stop_(stop), bpe_(load_gpt2_bpe(c.vocab)),
-        writer_(c.output_dir, c.name, c.shard_tokens), start_(std::chrono::steady_clock::now()) {
+      : config_(c),
+        stop_(stop),
+        bpe_(load_gpt2_bpe(c.vocab)),
+        writer_(c.output_dir, c.name, c.shard_tokens),
+        start_(std::chrono::steady_clock::now()) {
     threads_ = c.threads > 0 ? c.threads : omp_get_num_procs();
     caches_.resize(std::size_t(threads_));
     terminal_ = ::isatty(fileno(stderr));
@@ -75,8 +78,9 @@ class Tokenizer {
     for (std::size_t d = 0; d < batch_.docs.size(); ++d) {
       const std::string_view text = batch_.docs[d].text;
       for (std::size_t begin = 0; begin < text.size();) {
-        std::size_t end = text.size() - begin > 2 * kUnitBytes ? next_safe_cut(text, begin + kUnitBytes)
-                                                               : text.size();
+        std::size_t end = text.size() - begin > 2 * kUnitBytes
+                              ? next_safe_cut(text, begin + kUnitBytes)
+                              : text.size();
         units.push_back({d, begin, end});
         begin = end;
       }
@@ -108,8 +112,8 @@ class Tokenizer {
     last_progress_ = t;
     progress_shown_ = true;
     const double mb = double(done_bytes_) / 1e6;
-    std::fprintf(stderr, "%stokenize: %.1f of %.1f MB, %lld tokens, %.1f MB/s%s", terminal_ ? "\r" : "",
-                 mb, double(total_bytes_) / 1e6,
+    std::fprintf(stderr, "%stokenize: %.1f of %.1f MB, %lld tokens, %.1f MB/s%s",
+                 terminal_ ? "\r" : "", mb, double(total_bytes_) / 1e6,
                  (long long)(writer_.tokens(Split::train) + writer_.tokens(Split::val)),
                  t > 0 ? mb / t : 0.0, terminal_ ? "   " : "\n");
     std::fflush(stderr);
@@ -155,7 +159,8 @@ TokenizeSummary tokenize_corpus(const TokenizeConfig& config, const std::atomic<
     tokenizer.add(std::move(doc), val ? Split::val : Split::train);
   });
   if (!val_paths.empty())
-    read_documents(val_paths, config.fields, [&](Document&& doc) { tokenizer.add(std::move(doc), Split::val); });
+    read_documents(val_paths, config.fields,
+                   [&](Document&& doc) { tokenizer.add(std::move(doc), Split::val); });
   return tokenizer.finish();
 }
 

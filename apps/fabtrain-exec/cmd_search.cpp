@@ -19,16 +19,19 @@ struct SearchConfig {
 void run(const SearchConfig& c) {
   const auto hits = embed::search_documents(c.query, c.index, c.k, c.vocab);
   fmt::print("{:>4}  {:>7}  {:<24}  {}\n", "rank", "score", "id", "first line");
-  for (const auto& h : hits) fmt::print("{:>4}  {:>7.4f}  {:<24}  {}\n", h.rank, h.score, h.id, h.first_line);
+  for (const auto& h : hits)
+    fmt::print("{:>4}  {:>7.4f}  {:<24}  {}\n", h.rank, h.score, h.id, h.first_line);
 }
 
 Registration reg(51, [](CLI::App& app) {
-  auto* cmd = app.add_subcommand("search", "The documents of an embed folder most similar to a query");
+  auto* cmd =
+      app.add_subcommand("search", "The documents of an embed folder most similar to a query");
   auto c = std::make_shared<SearchConfig>();
   cmd->add_option("query", c->query, "The query text")->required();
   cmd->add_option("--index", c->index, "Folder written by `fabtrain-exec embed`")->required();
   cmd->add_option("-k", c->k, "Hits to show")->capture_default_str();
-  cmd->add_option("--vocab", c->vocab, "Folder of encoder.json and vocab.bpe (default: where install-deps puts them)");
+  cmd->add_option("--vocab", c->vocab,
+                  "Folder of encoder.json and vocab.bpe (default: where install-deps puts them)");
   cmd->callback([c] { run(*c); });
 });
 

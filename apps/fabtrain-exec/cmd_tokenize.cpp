@@ -18,37 +18,45 @@ std::atomic<bool> interrupted{false};
 extern "C" void on_interrupt(int) { interrupted = true; }
 
 void run(const text::TokenizeConfig& c) {
-  fmt::print("tokenize: {} input pattern(s) -> {}/{}_{{val,train}}_*.bin, {} tokens per shard, "
-             "validation {}, vocabulary {}\n",
-             c.inputs.size(), c.output_dir, c.name, c.shard_tokens,
-             c.val_inputs.empty() ? fmt::format("{:.1f}% of the documents", 100 * c.val_fraction)
-                                  : fmt::format("from {} pattern(s)", c.val_inputs.size()),
-             std::filesystem::proximate(text::vocab_dir(c.vocab)).string());
+  fmt::print(
+      "tokenize: {} input pattern(s) -> {}/{}_{{val,train}}_*.bin, {} tokens per shard, "
+      "validation {}, vocabulary {}\n",
+      c.inputs.size(), c.output_dir, c.name, c.shard_tokens,
+      c.val_inputs.empty() ? fmt::format("{:.1f}% of the documents", 100 * c.val_fraction)
+                           : fmt::format("from {} pattern(s)", c.val_inputs.size()),
+      std::filesystem::proximate(text::vocab_dir(c.vocab)).string());
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
   const text::TokenizeSummary s = text::tokenize_corpus(c, interrupted);
-  fmt::print("  {} documents ({} validation), {:.2f} MB in {:.2f} s ({:.1f} MB/s): {} train and {} "
-             "validation tokens\n",
-             s.documents, s.val_documents, double(s.bytes) / 1e6, s.seconds,
-             s.seconds > 0 ? double(s.bytes) / 1e6 / s.seconds : 0.0, s.train_tokens, s.val_tokens);
+  fmt::print(
+      "  {} documents ({} validation), {:.2f} MB in {:.2f} s ({:.1f} MB/s): {} train and {} "
+      "validation tokens\n",
+      s.documents, s.val_documents, double(s.bytes) / 1e6, s.seconds,
+      s.seconds > 0 ? double(s.bytes) / 1e6 / s.seconds : 0.0, s.train_tokens, s.val_tokens);
   if (s.val_documents == 0)
     fmt::print("  note: no validation documents (fewer than 1/--val-fraction documents, or 0)\n");
   for (const auto& shard : s.shards) fmt::print("  wrote {}\n", shard);
 }
 
 Registration reg(30, [](CLI::App& app) {
-  auto* cmd = app.add_subcommand("tokenize", "Text files or JSONL -> GPT-2 BPE tokens in llm.c shards");
+  auto* cmd =
+      app.add_subcommand("tokenize", "Text files or JSONL -> GPT-2 BPE tokens in llm.c shards");
   auto c = std::make_shared<text::TokenizeConfig>();
-  cmd->add_option("inputs", c->inputs, "Text files (one document each), .jsonl files, globs")->required();
+  cmd->add_option("inputs", c->inputs, "Text files (one document each), .jsonl files, globs")
+      ->required();
   cmd->add_option("-o,--output-dir", c->output_dir, "Folder of the shards")->capture_default_str();
-  cmd->add_option("--name", c->name, "Shard name prefix: NAME_val_000000.bin, NAME_train_000001.bin")
+  cmd->add_option("--name", c->name,
+                  "Shard name prefix: NAME_val_000000.bin, NAME_train_000001.bin")
       ->capture_default_str();
   cmd->add_option("--val", c->val_inputs, "Validation documents (then --val-fraction is not used)");
-  cmd->add_option("--val-fraction", c->val_fraction, "Fraction of the documents, evenly spaced, for validation")
+  cmd->add_option("--val-fraction", c->val_fraction,
+                  "Fraction of the documents, evenly spaced, for validation")
       ->capture_default_str();
   cmd->add_option("--shard-tokens", c->shard_tokens, "Tokens per shard")->capture_default_str();
-  cmd->add_option("--text-field", c->fields.text, "JSONL: the field holding the text")->capture_default_str();
-  cmd->add_option("--vocab", c->vocab, "Folder of encoder.json and vocab.bpe (default: where install-deps puts them)");
+  cmd->add_option("--text-field", c->fields.text, "JSONL: the field holding the text")
+      ->capture_default_str();
+  cmd->add_option("--vocab", c->vocab,
+                  "Folder of encoder.json and vocab.bpe (default: where install-deps puts them)");
   cmd->add_option("--threads", c->threads, "Threads (0: every core)")->capture_default_str();
   cmd->callback([c] { run(*c); });
 });

@@ -23,7 +23,7 @@ void run(TrainConfig config) {
     train(config, comm);
   } catch (const std::exception& e) {
     if (comm.size() > 1) comm.abort(e.what());  // takes the other ranks down
-    throw;                                        // one rank: main prints it and exits 1
+    throw;                                      // one rank: main prints it and exits 1
   }
 }
 
@@ -56,7 +56,8 @@ Registration reg(10, [](CLI::App& app) {
   cmd->add_option("--checkpoint-every", c->checkpoint_every,
                   "Checkpoint every N steps (0: only at the end)")
       ->capture_default_str();
-  cmd->add_option("--keep-checkpoints", c->keep_checkpoints, "Keep the N newest checkpoints (0: all)")
+  cmd->add_option("--keep-checkpoints", c->keep_checkpoints,
+                  "Keep the N newest checkpoints (0: all)")
       ->capture_default_str();
   cmd->add_flag("--resume", c->resume, "Continue from the latest checkpoint in --checkpoint-dir");
   cmd->add_option("--stop-after", c->stop_after,
@@ -68,8 +69,10 @@ Registration reg(10, [](CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--val-batches", c->val_batches, "Global batches per validation")
       ->capture_default_str();
-  cmd->add_option("--device", c->device, "A built backend: cpu, or cuda when built with CUDA")->capture_default_str();
-  cmd->add_option("--comm", c->comm, "cuda: nccl (one GPU per rank), mpi (ranks may share a GPU) or auto")
+  cmd->add_option("--device", c->device, "A built backend: cpu, or cuda when built with CUDA")
+      ->capture_default_str();
+  cmd->add_option("--comm", c->comm,
+                  "cuda: nccl (one GPU per rank), mpi (ranks may share a GPU) or auto")
       ->capture_default_str();
   cmd->add_option("--precision", c->precision,
                   "Sets the plan's precision: fp32 (cpu, cuda) or tf32 (cuda, Ampere and newer); "
@@ -79,7 +82,8 @@ Registration reg(10, [](CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--threads", c->threads, "OpenMP threads per rank (0: cores / ranks per host)")
       ->capture_default_str();
-  cmd->add_option("--print-every", c->print_every, "Plain progress line every N steps (no terminal)")
+  cmd->add_option("--print-every", c->print_every,
+                  "Plain progress line every N steps (no terminal)")
       ->capture_default_str();
   cmd->callback([c] { run(*c); });
 });

@@ -7,9 +7,9 @@
 #include <cstdio>
 #include <memory>
 
-#include "sim/cost/calibration_file.hpp"
 #include "calibrate/pipeline.hpp"
 #include "command.hpp"
+#include "sim/cost/calibration_file.hpp"
 
 namespace fabtrain {
 namespace {
@@ -26,19 +26,27 @@ void run(const CalibrateOptions& o) {
 }
 
 Registration reg(80, [](CLI::App& app) {
-  auto* cmd = app.add_subcommand("calibrate", "Fit the simulator's cost parameters from bench files and run records");
+  auto* cmd = app.add_subcommand(
+      "calibrate", "Fit the simulator's cost parameters from bench files and run records");
   auto o = std::make_shared<CalibrateOptions>();
-  cmd->add_option("--bench", o->request.benches, "fabtrain-exec bench files (the first gives compute; all give links)")
+  cmd->add_option("--bench", o->request.benches,
+                  "fabtrain-exec bench files (the first gives compute; all give links)")
       ->required();
-  cmd->add_option("--runs", o->request.runs, "Run records (fabtrain-exec train --record) to refine compute");
-  cmd->add_option("--device-type", o->request.device_type, "Catalog GPU/CPU type the bench ran on")->capture_default_str();
-  cmd->add_option("--link-class", o->request.link_class, "Link class the ranks' pairs measured")->capture_default_str();
-  cmd->add_option("--communicator", o->request.communicator,
-                  "Communicator profile that moved the benches' and runs' bytes (catalog communicators)")
+  cmd->add_option("--runs", o->request.runs,
+                  "Run records (fabtrain-exec train --record) to refine compute");
+  cmd->add_option("--device-type", o->request.device_type, "Catalog GPU/CPU type the bench ran on")
       ->capture_default_str();
-  auto* path_rtt = cmd->add_option("--path-rtt-ms", o->request.path_rtt_ms,
-                  "Round trip the path itself added during the shortest-RTT bench (0: no added delay)")
+  cmd->add_option("--link-class", o->request.link_class, "Link class the ranks' pairs measured")
       ->capture_default_str();
+  cmd->add_option(
+         "--communicator", o->request.communicator,
+         "Communicator profile that moved the benches' and runs' bytes (catalog communicators)")
+      ->capture_default_str();
+  auto* path_rtt =
+      cmd->add_option(
+             "--path-rtt-ms", o->request.path_rtt_ms,
+             "Round trip the path itself added during the shortest-RTT bench (0: no added delay)")
+          ->capture_default_str();
   cmd->add_option("--bench-path-rtt-ms", o->request.bench_path_rtt_ms,
                   "Round trip each bench's path added, one per --bench in order (e.g. 0,100); "
                   "latency is the smallest corrected round trip / 2")
@@ -47,27 +55,31 @@ Registration reg(80, [](CLI::App& app) {
   // Opt-in: runs over a short path alone cannot tell latency terms from per-call overheads (on
   // the emulated link, fitting on the benches plus 0 ms runs made the 5-50 ms predictions worse;
   // adding runs at the far delay made them better), so the default output stays as before.
-  cmd->add_flag("--fit-collectives", o->request.fit_collectives,
-                "Also fit per-op collective corrections (latency terms, bandwidth factor, per-call "
-                "overhead) from the benches' collective sweeps and the runs' calls, and the p2p one from "
-                "the benches' message ping-pongs; give runs over a long path too (--run-path-rtt-ms)");
-  cmd->add_option("--small-collective-bytes", o->request.small_collective_bytes,
-                  "Collective calls of at most this many bytes get their own latency terms (libraries "
-                  "play small buffers with a latency-optimal algorithm); 0: no split")
+  cmd->add_flag(
+      "--fit-collectives", o->request.fit_collectives,
+      "Also fit per-op collective corrections (latency terms, bandwidth factor, per-call "
+      "overhead) from the benches' collective sweeps and the runs' calls, and the p2p one from "
+      "the benches' message ping-pongs; give runs over a long path too (--run-path-rtt-ms)");
+  cmd->add_option(
+         "--small-collective-bytes", o->request.small_collective_bytes,
+         "Collective calls of at most this many bytes get their own latency terms (libraries "
+         "play small buffers with a latency-optimal algorithm); 0: no split")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--run-path-rtt-ms", o->request.run_path_rtt_ms,
                   "Round trip each run's path added, one per --runs in order (default: the first "
                   "bench's); used by --fit-collectives and --fit-steps")
       ->delimiter(',');
-  cmd->add_option("--fit-steps", o->request.fit_steps_slice,
-                  "Slice file the runs ran on: fit the collective corrections (latency terms, bandwidth "
-                  "factor, per-call overhead) and, for pipelines, the p2p ones so that simulating each "
-                  "run matches its measured step (median after the first); paths as --run-path-rtt-ms");
+  cmd->add_option(
+      "--fit-steps", o->request.fit_steps_slice,
+      "Slice file the runs ran on: fit the collective corrections (latency terms, bandwidth "
+      "factor, per-call overhead) and, for pipelines, the p2p ones so that simulating each "
+      "run matches its measured step (median after the first); paths as --run-path-rtt-ms");
   cmd->add_option("--intra-vm-bench", o->request.intra_vm_bench,
                   "A bench of two ranks inside one VM: fit the intra-VM (pcie) link class from it");
-  cmd->add_flag("--keep-compute", o->request.keep_compute,
-                "Leave compute at the catalog's (runs of fabtrain-exec replay, whose compute is modelled)");
+  cmd->add_flag(
+      "--keep-compute", o->request.keep_compute,
+      "Leave compute at the catalog's (runs of fabtrain-exec replay, whose compute is modelled)");
   cmd->add_option("-o,--output", o->output, "The calibration YAML to write")->required();
   cmd->callback([o] { run(*o); });
 });

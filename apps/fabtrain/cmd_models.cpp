@@ -15,14 +15,18 @@ void run(const JsonOutput& json) {
   if (json.wanted()) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& m : builtin_models())
-      out.push_back({{"name", m.name}, {"layers", m.n_layer}, {"hidden", m.n_embd},
-                     {"heads", m.n_head}, {"context", m.n_ctx}, {"vocab", m.vocab_size},
+      out.push_back({{"name", m.name},
+                     {"layers", m.n_layer},
+                     {"hidden", m.n_embd},
+                     {"heads", m.n_head},
+                     {"context", m.n_ctx},
+                     {"vocab", m.vocab_size},
                      {"parameters", m.parameters()}});
     json.write(out);
     if (json.to_stdout()) return;
   }
-  fmt::print("{:<12} {:>6} {:>6} {:>5} {:>7} {:>6} {:>14}\n", "model", "layers", "hidden",
-             "heads", "context", "vocab", "parameters");
+  fmt::print("{:<12} {:>6} {:>6} {:>5} {:>7} {:>6} {:>14}\n", "model", "layers", "hidden", "heads",
+             "context", "vocab", "parameters");
   for (const auto& m : builtin_models())
     fmt::print("{:<12} {:>6} {:>6} {:>5} {:>7} {:>6} {:>14}\n", m.name, m.n_layer, m.n_embd,
                m.n_head, m.n_ctx, m.vocab_size, m.parameters());

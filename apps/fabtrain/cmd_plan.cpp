@@ -53,9 +53,8 @@ nlohmann::json to_json(const Evaluated& e, const Slice& slice) {
     j["mfu"] = e.mfu;
     j["time_to_train_s"] = e.time_to_train_s;
     j["gpu_hours"] = gpu_hours(e);
-    j["breakdown"] = {{"compute_s", e.compute_s},
-                      {"exposed_comm_s", e.exposed_comm_s},
-                      {"bubble_s", e.bubble_s}};
+    j["breakdown"] = {
+        {"compute_s", e.compute_s}, {"exposed_comm_s", e.exposed_comm_s}, {"bubble_s", e.bubble_s}};
   } else {
     j["reason"] = e.reason;
   }
@@ -87,29 +86,28 @@ void print_table(const SearchResult& r, const Slice& slice, const Options& o, Ob
   for (const auto& e : r.ranked) capacities.push_back(e.memory_capacity_bytes);
   const double unit = memory_unit_bytes(capacities);
   const char* unit_name = unit >= 1024.0 * 1024 * 1024 ? "GiB" : "MiB";
-  std::vector<TableColumn> columns = {{"#", true},
-                                      {"plan", false, 0, true},
-                                      {"technique", false, 1},
-                                      {"GPUs", false}};
+  std::vector<TableColumn> columns = {
+      {"#", true}, {"plan", false, 0, true}, {"technique", false, 1}, {"GPUs", false}};
   const auto ranked = objective_first<TableColumn>(objective, {"to train", true}, {"GPU-h", true},
                                                    {"tokens/s", true});
   columns.insert(columns.end(), ranked.begin(), ranked.end());
-  columns.insert(columns.end(), {{"step s", true, 2}, {"TFLOP/s", true, 3},
-                                 {fmt::format("mem {}", unit_name), true}});
+  columns.insert(
+      columns.end(),
+      {{"step s", true, 2}, {"TFLOP/s", true, 3}, {fmt::format("mem {}", unit_name), true}});
   TextTable table(columns);
   for (int i = 0; i < std::min<int>(o.top, int(r.ranked.size())); ++i) {
     const Evaluated& e = r.ranked[i];
     const std::string t = format_train_time(e.time_to_train_s), g = format_gpu_hours(gpu_hours(e)),
                       k = fmt::format("{:.0f}", e.tokens_per_s);
-    std::vector<std::string> row = {fmt::format("{}{}", i + 1, i > 0 && i < ties ? "=" : ""),
-                                    to_short_string(e.candidate.plan),
-                                    technique_name(e.candidate.plan),
-                                    gpu_cell(slice, e.candidate.subset.gpus)};
+    std::vector<std::string> row = {
+        fmt::format("{}{}", i + 1, i > 0 && i < ties ? "=" : ""), to_short_string(e.candidate.plan),
+        technique_name(e.candidate.plan), gpu_cell(slice, e.candidate.subset.gpus)};
     const auto cells = objective_first<std::string>(objective, t, g, k);
     row.insert(row.end(), cells.begin(), cells.end());
-    row.insert(row.end(), {fmt::format("{:.3f}", e.step_time_s), fmt::format("{:.2f}", e.tflops_per_gpu),
-                           fmt::format("{:.1f}/{:.1f}", e.peak_memory_bytes / unit,
-                                       e.memory_capacity_bytes / unit)});
+    row.insert(
+        row.end(),
+        {fmt::format("{:.3f}", e.step_time_s), fmt::format("{:.2f}", e.tflops_per_gpu),
+         fmt::format("{:.1f}/{:.1f}", e.peak_memory_bytes / unit, e.memory_capacity_bytes / unit)});
     table.add_row(row);
   }
   const RenderedTable t = table.render(table_width(o.wide));
@@ -129,18 +127,23 @@ void run_study_rule(Options& o) {
   const RuleDecision d = study_rule(model, slice, options);
   fmt::print(text, "\nthe study's procedure:\n");
   for (const auto& s : d.steps) fmt::print(text, "  rule: {}\n", s);
-  if (!d.found) fail("the study's rule finds no technique that fits {} on {}", model.name, slice.name);
-  fmt::print(text, "study's choice: {} ({}) on {}: step {:.3f} s, {:.2f} TFLOP/s per GPU, {:.0f} tokens/s, "
-             "{} to train\n",
-             to_short_string(d.chosen.candidate.plan), d.technique,
-             describe_gpus(slice, d.chosen.candidate.subset.gpus), d.chosen.step_time_s,
-             d.chosen.tflops_per_gpu, d.chosen.tokens_per_s, format_train_time(d.chosen.time_to_train_s));
+  if (!d.found)
+    fail("the study's rule finds no technique that fits {} on {}", model.name, slice.name);
+  fmt::print(
+      text,
+      "study's choice: {} ({}) on {}: step {:.3f} s, {:.2f} TFLOP/s per GPU, {:.0f} tokens/s, "
+      "{} to train\n",
+      to_short_string(d.chosen.candidate.plan), d.technique,
+      describe_gpus(slice, d.chosen.candidate.subset.gpus), d.chosen.step_time_s,
+      d.chosen.tflops_per_gpu, d.chosen.tokens_per_s, format_train_time(d.chosen.time_to_train_s));
   SearchOptions one = options;
   one.keep_top = 1;
   const SearchResult r = search(model, slice, one);
-  if (r.ranked.empty()) fail("the search finds no plan of {} that fits on {}", model.name, slice.name);
+  if (r.ranked.empty())
+    fail("the search finds no plan of {} that fits on {}", model.name, slice.name);
   const Evaluated& best = r.ranked.front();
-  fmt::print(text, "fabtrain's search ({}): {} ({}) on {}: step {:.3f} s, {:.0f} tokens/s, {} to train, "
+  fmt::print(text,
+             "fabtrain's search ({}): {} ({}) on {}: step {:.3f} s, {:.0f} tokens/s, {} to train, "
              "{} GPU-hours\n",
              to_string(options.objective), to_short_string(best.candidate.plan),
              technique_name(best.candidate.plan), describe_gpus(slice, best.candidate.subset.gpus),
@@ -191,30 +194,34 @@ void run(Options& o) {
            cost(r.ranked[ties], objective) <= cost(best, objective) * (1 + error))
       ++ties;
   if (!quiet) {
-    fmt::print("{} plans in {:.2f} s ({:.0f} plans/s): {} compiled, {} out of memory, {} simulated;\n"
-               "  skipped: {} with recomputation that memory does not need (the same plan without it "
-               "fits and is faster), {} whose lower bound on the step time cannot reach the top {}\n\n",
-               r.enumerated, r.seconds, r.enumerated / std::max(r.seconds, 1e-9), r.compiled,
-               r.out_of_memory.size(), r.ranked.size(), r.skipped_recompute, r.bounded, o.top);
+    fmt::print(
+        "{} plans in {:.2f} s ({:.0f} plans/s): {} compiled, {} out of memory, {} simulated;\n"
+        "  skipped: {} with recomputation that memory does not need (the same plan without it "
+        "fits and is faster), {} whose lower bound on the step time cannot reach the top {}\n\n",
+        r.enumerated, r.seconds, r.enumerated / std::max(r.seconds, 1e-9), r.compiled,
+        r.out_of_memory.size(), r.ranked.size(), r.skipped_recompute, r.bounded, o.top);
     print_table(r, slice, o, objective, ties);
     if (!r.out_of_memory.empty()) {
-      fmt::print("\nout of memory ({} plans; the study's crosses), e.g.:\n", r.out_of_memory.size());
+      fmt::print("\nout of memory ({} plans; the study's crosses), e.g.:\n",
+                 r.out_of_memory.size());
       for (int i = 0; i < std::min<int>(o.top, int(r.out_of_memory.size())); ++i)
         fmt::print("  x {} ({}): {}\n", to_short_string(r.out_of_memory[i].candidate.plan),
                    technique_name(r.out_of_memory[i].candidate.plan), r.out_of_memory[i].reason);
     }
     for (const auto& f : r.failed)
       fmt::print("  ! {} failed to simulate: {}\n", to_string(f.candidate.plan), f.reason);
-    fmt::print("\nbest: {} ({}) on {}: {} to train, {} GPU-hours, {:.0f} tokens/s, step {:.3f} s, "
-               "{:.2f} TFLOP/s per GPU\n",
-               to_string(best.candidate.plan), technique_name(best.candidate.plan),
-               describe_gpus(slice, best.candidate.subset.gpus), format_train_time(best.time_to_train_s),
-               format_gpu_hours(gpu_hours(best)), best.tokens_per_s, best.step_time_s,
-               best.tflops_per_gpu);
+    fmt::print(
+        "\nbest: {} ({}) on {}: {} to train, {} GPU-hours, {:.0f} tokens/s, step {:.3f} s, "
+        "{:.2f} TFLOP/s per GPU\n",
+        to_string(best.candidate.plan), technique_name(best.candidate.plan),
+        describe_gpus(slice, best.candidate.subset.gpus), format_train_time(best.time_to_train_s),
+        format_gpu_hours(gpu_hours(best)), best.tokens_per_s, best.step_time_s,
+        best.tflops_per_gpu);
     if (ties > 1)
-      fmt::print("tie: plans 1-{} are within the calibration's held-out step error ({:.1f}%, {}) of "
-                 "the best: the prediction cannot tell them apart\n",
-                 ties, 100 * error, options.calibration->source);
+      fmt::print(
+          "tie: plans 1-{} are within the calibration's held-out step error ({:.1f}%, {}) of "
+          "the best: the prediction cannot tell them apart\n",
+          ties, 100 * error, options.calibration->source);
   }
   const WinnerExplanation why = explain_winner(model, slice, options, best);
   if (!quiet) {
@@ -229,9 +236,11 @@ void run(Options& o) {
     fmt::print("break-even round trips (each site pair's varied alone):\n");
     for (const auto& p : evens) fmt::print("  {}\n", p.sentence);
   } else if (!quiet && pairs > 3 && o.break_even == "auto") {
-    fmt::print("break-even round trips: {} site pairs, left out (--break-even on computes them)\n", pairs);
+    fmt::print("break-even round trips: {} site pairs, left out (--break-even on computes them)\n",
+               pairs);
   }
-  // No wall-clock time in the JSON: the same search gives the same bytes (the terminal says how long).
+  // No wall-clock time in the JSON: the same search gives the same bytes (the terminal says how
+  // long).
   nlohmann::json j = {{"model", model.name},
                       {"slice", slice.name},
                       {"enumerated", r.enumerated},
@@ -257,8 +266,11 @@ void run(Options& o) {
   }
   j["break_even"] = nlohmann::json::array();
   for (const auto& p : evens) {
-    nlohmann::json x = {{"sites", nlohmann::json::array({p.site_a, p.site_b})}, {"rtt_ms", p.rtt_ms}, {"winner", p.winner},
-                        {"sentence", p.sentence}, {"changes", nlohmann::json::array()}};
+    nlohmann::json x = {{"sites", nlohmann::json::array({p.site_a, p.site_b})},
+                        {"rtt_ms", p.rtt_ms},
+                        {"winner", p.winner},
+                        {"sentence", p.sentence},
+                        {"changes", nlohmann::json::array()}};
     for (const auto& c : p.changes)
       x["changes"].push_back({{"rtt_ms", c.rtt_ms}, {"below", c.below}, {"above", c.above}});
     j["break_even"].push_back(x);
@@ -271,16 +283,18 @@ void run(Options& o) {
 Registration reg(50, [](CLI::App& app) {
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand(
-      "plan", "Search every plan of a model on a slice, rank them by one objective (default: time "
-              "to train), say why the best wins and at which round trips it stops winning, and "
-              "print the line that runs it (default: GPT-2 medium on the study's Utah + Amsterdam "
-              "slice)");
+      "plan",
+      "Search every plan of a model on a slice, rank them by one objective (default: time "
+      "to train), say why the best wins and at which round trips it stops winning, and "
+      "print the line that runs it (default: GPT-2 medium on the study's Utah + Amsterdam "
+      "slice)");
   o->search.add_to(cmd);
   cmd->add_option("--top", o->top, "Rows to show")->capture_default_str();
   cmd->add_option("--json", o->json, "Write all results as JSON to FILE, or - for stdout");
-  cmd->add_option("--rule", o->rule,
-                  "search (default) or study: the study's selection procedure, next to the search's "
-                  "answer");
+  cmd->add_option(
+      "--rule", o->rule,
+      "search (default) or study: the study's selection procedure, next to the search's "
+      "answer");
   cmd->add_option("--break-even", o->break_even,
                   "auto (when the slice has at most 3 site pairs), on or off: per site pair, the "
                   "round trip at which the winner changes")

@@ -22,7 +22,8 @@ struct Options {
 };
 
 nlohmann::json to_json(const Recommendation& rec, const Slice& slice, double tokens) {
-  nlohmann::json j = {{"train_tokens", tokens}, {"why", rec.why}, {"choices", nlohmann::json::array()}};
+  nlohmann::json j = {
+      {"train_tokens", tokens}, {"why", rec.why}, {"choices", nlohmann::json::array()}};
   for (size_t i = 0; i < rec.choices.size(); ++i) {
     const auto& c = rec.choices[i];
     j["choices"].push_back({{"gpus", c.gpus},
@@ -43,9 +44,11 @@ void run(Options& o) {
   const Objective objective = options.objective;
   std::FILE* text = o.json.text();
   fmt::print(text, "fabtrain recommend: {}\n", o.search.describe());
-  fmt::print(text, "  the search of `fabtrain plan` (every GPU set's best kept exact), then the fewest GPUs "
-             "whose {} is within --tolerance {:.0f}% of the best\n",
-             objective == Objective::gpu_hours ? "GPU-hours" : "time to train", 100 * o.tolerance);
+  fmt::print(
+      text,
+      "  the search of `fabtrain plan` (every GPU set's best kept exact), then the fewest GPUs "
+      "whose {} is within --tolerance {:.0f}% of the best\n",
+      objective == Objective::gpu_hours ? "GPU-hours" : "time to train", 100 * o.tolerance);
   const SearchResult r = search(model, slice, options);
   const Recommendation rec = recommend(r, slice, tokens, o.tolerance, objective);
   if (rec.choices.empty()) fail("no plan of {} fits on any GPUs of {}", model.name, slice.name);
@@ -75,13 +78,15 @@ void run(Options& o) {
 Registration reg(60, [](CLI::App& app) {
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand(
-      "recommend", "The plan search with a GPU-count tolerance: for each GPU count and set of "
-                   "sites the best plan's time to train and GPU-hours; recommends the smallest "
-                   "count within the tolerance of the best");
+      "recommend",
+      "The plan search with a GPU-count tolerance: for each GPU count and set of "
+      "sites the best plan's time to train and GPU-hours; recommends the smallest "
+      "count within the tolerance of the best");
   o->search.add_to(cmd);
-  cmd->add_option("--tolerance", o->tolerance,
-                  "Fraction of the best objective (time to train, or GPU-hours) a smaller count may "
-                  "lose")
+  cmd->add_option(
+         "--tolerance", o->tolerance,
+         "Fraction of the best objective (time to train, or GPU-hours) a smaller count may "
+         "lose")
       ->capture_default_str();
   cmd->add_flag("--wide", o->wide, "Show every column uncut (default: fit $COLUMNS, else 100)");
   o->json.add_to(cmd, "every GPU count's best plan and the recommendation");

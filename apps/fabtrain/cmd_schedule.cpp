@@ -1,8 +1,9 @@
-// fabtrain schedule --model M --plan P [--batch B] [--seq S] [--rank R] [--slice S] [--json FILE|-]:
-// compiles one training step of a plan and prints every rank's instruction stream (the same
-// schedule the simulator and the executor play), after the resolved configuration. With --slice
-// it also checks that the plan fits the slice's GPUs and shows where each rank runs. It plays
-// the schedule symbolically and fails if the step would deadlock. Not here: timing (simulate).
+// fabtrain schedule --model M --plan P [--batch B] [--seq S] [--rank R] [--slice S] [--json
+// FILE|-]: compiles one training step of a plan and prints every rank's instruction stream (the
+// same schedule the simulator and the executor play), after the resolved configuration. With
+// --slice it also checks that the plan fits the slice's GPUs and shows where each rank runs. It
+// plays the schedule symbolically and fails if the step would deadlock. Not here: timing
+// (simulate).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -13,10 +14,10 @@
 #include "command.hpp"
 #include "common/error.hpp"
 #include "json_output.hpp"
-#include "platforms/slice.hpp"
 #include "plan/default_batch.hpp"
 #include "plan/schedule.hpp"
 #include "plan/symbolic_run.hpp"
+#include "platforms/slice.hpp"
 
 namespace fabtrain {
 namespace {
@@ -112,9 +113,10 @@ void run(const Options& o) {
              model.parameters());
   fmt::print("plan:       {} ({}, {} ranks)\n", to_string(plan), technique_name(plan),
              plan.ranks());
-  fmt::print("batch:      {} sequences of {} tokens per step; {} per microbatch, {} microbatches "
-             "per replica{}\n",
-             batch, seq, schedule.microbatch, plan.mb, o.batch > 0 ? "" : " (default: 8 per GPU)");
+  fmt::print(
+      "batch:      {} sequences of {} tokens per step; {} per microbatch, {} microbatches "
+      "per replica{}\n",
+      batch, seq, schedule.microbatch, plan.mb, o.batch > 0 ? "" : " (default: 8 per GPU)");
   if (slice) fmt::print("slice:      {} ({} GPUs)\n", slice->name, slice->gpu_count());
   for (std::size_t st = 0; st < stages.size(); ++st)
     fmt::print("stage {}:    blocks {}:{}\n", st, stages[st].begin, stages[st].end);
@@ -124,12 +126,13 @@ void run(const Options& o) {
   for (int r = 0; r < schedule.world; ++r) {
     if (o.rank >= 0 && r != o.rank) continue;
     const RankCoord c = rank_coord(plan, r);
-    fmt::print("rank {}:     dp={} tp={} pp={} on {}; model states {}, peak activations {} "
-               "(microbatches in flight: {})\n",
-               r, c.dp, c.tp, c.pp,
-               slice ? placement(*slice, plan, r) : fmt::format("device {}", device_of(plan, r)),
-               human_bytes(schedule.static_bytes[r]), human_bytes(check.peak_activation_bytes[r]),
-               check.peak_in_flight[r]);
+    fmt::print(
+        "rank {}:     dp={} tp={} pp={} on {}; model states {}, peak activations {} "
+        "(microbatches in flight: {})\n",
+        r, c.dp, c.tp, c.pp,
+        slice ? placement(*slice, plan, r) : fmt::format("device {}", device_of(plan, r)),
+        human_bytes(schedule.static_bytes[r]), human_bytes(check.peak_activation_bytes[r]),
+        check.peak_in_flight[r]);
   }
   fmt::print("\n{}", to_text(schedule, o.rank));
 }

@@ -48,7 +48,8 @@ void run(const SimulateOptions& o) {
   const int seq = o.seq > 0 ? o.seq : model.n_ctx;
   if (seq > model.n_ctx) fail("--seq {} exceeds {}'s context of {}", seq, model.name, model.n_ctx);
   std::optional<double> train_tokens;
-  if (o.tokens > 0 && o.epochs > 0) fail("give --tokens or --epochs with --dataset-tokens, not both");
+  if (o.tokens > 0 && o.epochs > 0)
+    fail("give --tokens or --epochs with --dataset-tokens, not both");
   if (o.tokens > 0) train_tokens = o.tokens;
   if (o.epochs > 0) {
     if (!(o.dataset_tokens > 0)) fail("--epochs {} needs --dataset-tokens", o.epochs);
@@ -62,19 +63,24 @@ void run(const SimulateOptions& o) {
   fmt::print(info, "model        {} ({} parameters)\n", model.name, model.parameters());
   fmt::print(info, "slice        {} ({} GPUs, sites: {})\n", slice.name, slice.gpu_count(),
              fmt::join(slice.site_names(), ", "));
-  fmt::print(info, "communicator {} ({}; {} streams per peer{}{})\n", slice.communicator.name,
-             slice.communicator.library, slice.communicator.streams_per_peer,
-             slice.communicator.max_in_flight_bytes > 0
-                 ? fmt::format(", at most {:.3g} MiB in flight each", slice.communicator.max_in_flight_bytes / (1 << 20))
-                 : "",
-             slice.communicator.eager_limit_bytes > 0
-                 ? fmt::format(", rendezvous over {:.0f} KiB", slice.communicator.eager_limit_bytes / 1024)
-                 : "");
+  fmt::print(
+      info, "communicator {} ({}; {} streams per peer{}{})\n", slice.communicator.name,
+      slice.communicator.library, slice.communicator.streams_per_peer,
+      slice.communicator.max_in_flight_bytes > 0
+          ? fmt::format(", at most {:.3g} MiB in flight each",
+                        slice.communicator.max_in_flight_bytes / (1 << 20))
+          : "",
+      slice.communicator.eager_limit_bytes > 0
+          ? fmt::format(", rendezvous over {:.0f} KiB", slice.communicator.eager_limit_bytes / 1024)
+          : "");
   fmt::print(info, "plan         {} ({})\n", to_string(plan), technique_name(plan));
-  fmt::print(info, "batch        {} sequences of {} tokens{}\n", batch, seq,
-             o.batch > 0 ? "" : " (default: 8 per GPU of the plan, rounded up to a multiple of dp*mb)");
-  if (o.wan_latency_ms >= 0) fmt::print(info, "wan latency  {} ms round trip (override)\n", o.wan_latency_ms);
-  fmt::print(info, "calibration  {}\n\n", o.calibration.empty() ? "none (catalog defaults)" : o.calibration);
+  fmt::print(
+      info, "batch        {} sequences of {} tokens{}\n", batch, seq,
+      o.batch > 0 ? "" : " (default: 8 per GPU of the plan, rounded up to a multiple of dp*mb)");
+  if (o.wan_latency_ms >= 0)
+    fmt::print(info, "wan latency  {} ms round trip (override)\n", o.wan_latency_ms);
+  fmt::print(info, "calibration  {}\n\n",
+             o.calibration.empty() ? "none (catalog defaults)" : o.calibration);
 
   const Schedule schedule = compile(model, plan, batch, seq);
   Simulator simulator(slice);
@@ -92,7 +98,8 @@ Registration reg(40, [](CLI::App& app) {
   auto o = std::make_shared<SimulateOptions>();
   auto* cmd = app.add_subcommand("simulate",
                                  "Predict step time, throughput and memory of a plan on a slice");
-  cmd->add_option("--model", o->model, "Built-in model name or Hugging Face config.json")->required();
+  cmd->add_option("--model", o->model, "Built-in model name or Hugging Face config.json")
+      ->required();
   cmd->add_option("--slice", o->slice, "Built-in slice name or slice YAML file")->required();
   cmd->add_option("--plan", o->plan, "Plan, e.g. dp=2,pp=2,mb=8")->required();
   cmd->add_option("--batch", o->batch,
@@ -103,8 +110,10 @@ Registration reg(40, [](CLI::App& app) {
                   "Override every inter-site round-trip latency, in ms");
   cmd->add_option("--calibration", o->calibration, "Calibration YAML file");
   cmd->add_option("--communicator", o->communicator,
-                  "Communicator profile (catalog communicators: nccl-socket, openmpi-tcp; default: the slice's)");
-  cmd->add_option("--catalog", o->catalog, "Catalog YAML adding or replacing GPU types, NICs and sites");
+                  "Communicator profile (catalog communicators: nccl-socket, openmpi-tcp; default: "
+                  "the slice's)");
+  cmd->add_option("--catalog", o->catalog,
+                  "Catalog YAML adding or replacing GPU types, NICs and sites");
   cmd->add_option("--json", o->json, "Write the result as JSON to FILE, or - for stdout");
   cmd->add_option("--trace", o->trace, "Write a Chrome trace (Perfetto) to FILE");
   cmd->add_option("--tokens", o->tokens, "Tokens to train, for the time to train");

@@ -1,10 +1,9 @@
 // fabtrain slices [--json FILE|-]: the built-in slices (sites, GPU count and types).
-// fabtrain slice show NAME|PATH [--json FILE|-]: one slice in full: VMs, sites, GPUs, NICs, networks,
-// every site pair's round trip and bandwidth and whether each was measured, estimated or given,
-// and the stated assumptions.
-// fabtrain slice import SAVED [-o slice.yaml]: a slice saved by fablib as a slice file.
+// fabtrain slice show NAME|PATH [--json FILE|-]: one slice in full: VMs, sites, GPUs, NICs,
+// networks, every site pair's round trip and bandwidth and whether each was measured, estimated or
+// given, and the stated assumptions. fabtrain slice import SAVED [-o slice.yaml]: a slice saved by
+// fablib as a slice file.
 #include <fmt/format.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -34,8 +33,10 @@ std::vector<std::pair<std::string, int>> gpu_mix(const Slice& s) {
   std::vector<std::pair<std::string, int>> mix;
   for (const auto& vm : s.vms) {
     auto it = std::find_if(mix.begin(), mix.end(), [&](auto& p) { return p.first == vm.gpu; });
-    if (it == mix.end()) mix.push_back({vm.gpu, vm.gpus});
-    else it->second += vm.gpus;
+    if (it == mix.end())
+      mix.push_back({vm.gpu, vm.gpus});
+    else
+      it->second += vm.gpus;
   }
   return mix;
 }
@@ -71,7 +72,8 @@ std::vector<PairRow> pair_rows(const Slice& s) {
 nlohmann::json slice_summary_json(const Slice& s) {
   nlohmann::json gpus = nlohmann::json::array();
   for (const auto& [type, n] : gpu_mix(s)) gpus.push_back({{"type", type}, {"count", n}});
-  return {{"name", s.name}, {"sites", s.site_names()}, {"gpu_count", s.gpu_count()}, {"gpus", gpus}};
+  return {
+      {"name", s.name}, {"sites", s.site_names()}, {"gpu_count", s.gpu_count()}, {"gpus", gpus}};
 }
 
 void list_slices(const JsonOutput& json) {
@@ -89,7 +91,8 @@ void list_slices(const JsonOutput& json) {
                gpu_mix_text(s));
 }
 
-void show_slice(const std::string& name_or_path, const JsonOutput& json, const std::string& extra_catalog) {
+void show_slice(const std::string& name_or_path, const JsonOutput& json,
+                const std::string& extra_catalog) {
   const Slice s = load_slice(name_or_path, catalog_with(extra_catalog));
   const Catalog& cat = *s.catalog;
   if (json.wanted()) {
@@ -99,20 +102,28 @@ void show_slice(const std::string& name_or_path, const JsonOutput& json, const s
     out["assumptions"] = s.assumptions;
     for (const auto& vm : s.vms) {
       const GpuType& g = cat.gpu(vm.gpu);
-      out["vms"].push_back({{"name", vm.name}, {"site", vm.site},
-                            {"location", cat.site(vm.site).location}, {"gpu", vm.gpu},
-                            {"gpu_description", g.description}, {"gpus", vm.gpus},
-                            {"gpu_memory_bytes", g.memory_bytes}, {"nic", vm.nic},
+      out["vms"].push_back({{"name", vm.name},
+                            {"site", vm.site},
+                            {"location", cat.site(vm.site).location},
+                            {"gpu", vm.gpu},
+                            {"gpu_description", g.description},
+                            {"gpus", vm.gpus},
+                            {"gpu_memory_bytes", g.memory_bytes},
+                            {"nic", vm.nic},
                             {"nic_bandwidth_bytes_per_s", cat.nic(vm.nic).bandwidth},
-                            {"interconnect", vm.interconnect}, {"host", vm.host}});
+                            {"interconnect", vm.interconnect},
+                            {"host", vm.host}});
     }
     out["networks"] = nlohmann::json::array();
     for (const auto& n : s.networks)
-      out["networks"].push_back({{"name", n.name}, {"kind", n.kind}, {"vms", n.vms}, {"sites", n.sites}});
+      out["networks"].push_back(
+          {{"name", n.name}, {"kind", n.kind}, {"vms", n.vms}, {"sites", n.sites}});
     out["site_pairs"] = nlohmann::json::array();
     for (const auto& r : pair_rows(s))
-      out["site_pairs"].push_back({{"network", r.network->name}, {"sites", {r.a, r.b}},
-                                   {"rtt_s", r.rtt.value}, {"rtt_origin", r.rtt.origin},
+      out["site_pairs"].push_back({{"network", r.network->name},
+                                   {"sites", {r.a, r.b}},
+                                   {"rtt_s", r.rtt.value},
+                                   {"rtt_origin", r.rtt.origin},
                                    {"rtt_measured", r.rtt.origin == "measured"},
                                    {"rtt_source", r.rtt.source},
                                    {"bandwidth_bytes_per_s", r.bandwidth.value},
@@ -124,13 +135,15 @@ void show_slice(const std::string& name_or_path, const JsonOutput& json, const s
   }
   fmt::print("slice {} ({})\n", s.name, s.path);
   if (!s.description.empty()) fmt::print("  {}\n", s.description);
-  fmt::print("sites: {}   GPUs: {} ({})\n\n", joined(s.site_names()), s.gpu_count(), gpu_mix_text(s));
+  fmt::print("sites: {}   GPUs: {} ({})\n\n", joined(s.site_names()), s.gpu_count(),
+             gpu_mix_text(s));
   fmt::print("{:<12} {:<8} {:<16} {:>4} {:>8} {:<26} {:>9} {:<12} {}\n", "vm", "site", "gpu", "n",
              "mem GiB", "nic", "nic Gb/s", "interconnect", "host");
   for (const auto& vm : s.vms)
-    fmt::print("{:<12} {:<8} {:<16} {:>4} {:>8.0f} {:<26} {:>9.0f} {:<12} {}\n", vm.name, vm.site, vm.gpu,
-               vm.gpus, cat.gpu(vm.gpu).memory_bytes / (1024.0 * 1024 * 1024), vm.nic,
-               cat.nic(vm.nic).bandwidth * 8 / 1e9, vm.interconnect, vm.host.empty() ? "-" : vm.host);
+    fmt::print("{:<12} {:<8} {:<16} {:>4} {:>8.0f} {:<26} {:>9.0f} {:<12} {}\n", vm.name, vm.site,
+               vm.gpu, vm.gpus, cat.gpu(vm.gpu).memory_bytes / (1024.0 * 1024 * 1024), vm.nic,
+               cat.nic(vm.nic).bandwidth * 8 / 1e9, vm.interconnect,
+               vm.host.empty() ? "-" : vm.host);
   if (!s.networks.empty()) {
     fmt::print("\n{:<18} {:<9} {:<24} {}\n", "network", "kind", "sites", "vms");
     for (const auto& n : s.networks)
@@ -143,7 +156,8 @@ void show_slice(const std::string& name_or_path, const JsonOutput& json, const s
                  r.bandwidth.value > 0 ? fmt::format("{:.2f}", r.bandwidth.value * 8 / 1e9) : "-",
                  r.bandwidth.origin == "nic" ? "nic-bound" : r.bandwidth.origin);
       fmt::print("{:<18} rtt source: {}\n", "", r.rtt.source);
-      if (r.bandwidth.origin != "nic") fmt::print("{:<18} bandwidth source: {}\n", "", r.bandwidth.source);
+      if (r.bandwidth.origin != "nic")
+        fmt::print("{:<18} bandwidth source: {}\n", "", r.bandwidth.source);
     }
   }
   if (!s.assumptions.empty()) {
@@ -161,13 +175,15 @@ Registration list_reg(20, [](CLI::App& app) {
 
 // Writes the imported slice, then loads it back as any slice file is loaded, so that what was
 // written is known to be a valid slice (on stdout: checked through a temporary file).
-void import_slice(const std::string& saved, const std::string& output, const std::string& extra_catalog) {
+void import_slice(const std::string& saved, const std::string& output,
+                  const std::string& extra_catalog) {
   const Catalog& catalog = catalog_with(extra_catalog);
   const ImportedSlice imported = import_fablib_slice(saved, catalog);
   const std::string yaml = to_slice_yaml(imported);
   const bool to_stdout = output.empty() || output == "-";
   const std::string check = to_stdout ? (std::filesystem::temp_directory_path() /
-                                         fmt::format("fabtrain-import-{}.yaml", ::getpid())).string()
+                                         fmt::format("fabtrain-import-{}.yaml", ::getpid()))
+                                            .string()
                                       : output + ".tmp";
   {
     std::ofstream out(check);
@@ -186,8 +202,9 @@ void import_slice(const std::string& saved, const std::string& output, const std
     std::filesystem::rename(check, output);
   }
   auto* info = to_stdout ? stderr : stdout;
-  fmt::print(info, "imported {} ({}): {} VM(s) with GPUs, {} network(s){}\n", saved, imported.format,
-             imported.vms.size(), imported.networks.size(), to_stdout ? "" : " -> " + output);
+  fmt::print(info, "imported {} ({}): {} VM(s) with GPUs, {} network(s){}\n", saved,
+             imported.format, imported.vms.size(), imported.networks.size(),
+             to_stdout ? "" : " -> " + output);
   for (const auto& l : imported.left_out) fmt::print(info, "  left out: {}\n", l);
 }
 
@@ -204,18 +221,23 @@ struct ImportOptions {
 Registration show_reg(21, [](CLI::App& app) {
   auto* cmd = app.add_subcommand("slice", "Inspect or import one slice");
   cmd->require_subcommand(1);
-  auto* show = cmd->add_subcommand("show", "Show a slice's VMs, GPUs, NICs, networks and assumptions");
+  auto* show =
+      cmd->add_subcommand("show", "Show a slice's VMs, GPUs, NICs, networks and assumptions");
   auto opts = std::make_shared<ShowOptions>();
-  show->add_option("slice", opts->slice, "Built-in slice name or path to a slice YAML file")->required();
-  show->add_option("--catalog", opts->catalog, "Catalog YAML adding or replacing GPU types, NICs, sites");
+  show->add_option("slice", opts->slice, "Built-in slice name or path to a slice YAML file")
+      ->required();
+  show->add_option("--catalog", opts->catalog,
+                   "Catalog YAML adding or replacing GPU types, NICs, sites");
   opts->json.add_to(show, "the slice");
   show->callback([opts] { show_slice(opts->slice, opts->json, opts->catalog); });
 
-  auto* imp = cmd->add_subcommand("import", "Turn a slice saved by fablib (GraphML or node-link JSON) into a slice YAML");
+  auto* imp = cmd->add_subcommand(
+      "import", "Turn a slice saved by fablib (GraphML or node-link JSON) into a slice YAML");
   auto io = std::make_shared<ImportOptions>();
   imp->add_option("saved", io->saved, "File written by fablib's slice.save()")->required();
   imp->add_option("-o,--output", io->output, "Slice YAML to write (default: stdout)");
-  imp->add_option("--catalog", io->catalog, "Catalog YAML adding or replacing GPU types, NICs, sites");
+  imp->add_option("--catalog", io->catalog,
+                  "Catalog YAML adding or replacing GPU types, NICs, sites");
   imp->callback([io] { import_slice(io->saved, io->output, io->catalog); });
 });
 

@@ -30,7 +30,8 @@ StudyReportContext context_of(const Options& o, const SearchOptions& options) {
   c.command = invoked_command();
   c.version = FABTRAIN_PROJECT_VERSION;
   c.date = fmt::format("{:%Y-%m-%d %H:%M} UTC", fmt::gmtime(std::time(nullptr)));
-  c.calibration = o.search.calibration_file.empty() ? "none: the catalog's defaults" : o.search.calibration_file;
+  c.calibration = o.search.calibration_file.empty() ? "none: the catalog's defaults"
+                                                    : o.search.calibration_file;
   c.measured = load_study_measurement();
   c.train_tokens = options.train_tokens;
   c.assumptions = {
@@ -65,10 +66,16 @@ void run(Options& o) {
   nlohmann::json j = nlohmann::json::array();
   for (const auto& c : cells) {
     fmt::print(text, "{:<14} {:<12} {:<14} {:>11}  {}\n", c.cluster, c.model, c.technique,
-               c.oom ? "x OOM" : c.unavailable ? "n/a" : fmt::format("{:.2f}", c.tflops_per_gpu),
+               c.oom           ? "x OOM"
+               : c.unavailable ? "n/a"
+                               : fmt::format("{:.2f}", c.tflops_per_gpu),
                c.oom ? c.plan + ": " + c.note : c.plan);
-    j.push_back({{"cluster", c.cluster}, {"model", c.model}, {"technique", c.technique},
-                 {"oom", c.oom}, {"unavailable", c.unavailable}, {"plan", c.plan}});
+    j.push_back({{"cluster", c.cluster},
+                 {"model", c.model},
+                 {"technique", c.technique},
+                 {"oom", c.oom},
+                 {"unavailable", c.unavailable},
+                 {"plan", c.plan}});
     if (!c.oom && !c.unavailable) {
       j.back()["tflops_per_gpu"] = c.tflops_per_gpu;
       j.back()["step_time_s"] = c.step_time_s;
@@ -87,16 +94,18 @@ void run(Options& o) {
     fmt::print(text, "figure: {}\n", file.string());
   }
   o.json.write({{"cells", j},
-                {"measured", {{"source", context.measured.source},
-                              {"slice", context.measured.slice},
-                              {"data_parallel_minutes", context.measured.data_parallel_minutes},
-                              {"pipeshard_minutes", context.measured.pipeshard_minutes}}}});
+                {"measured",
+                 {{"source", context.measured.source},
+                  {"slice", context.measured.slice},
+                  {"data_parallel_minutes", context.measured.data_parallel_minutes},
+                  {"pipeshard_minutes", context.measured.pipeshard_minutes}}}});
 }
 
 Registration reg(70, [](CLI::App& app) {
   auto o = std::make_shared<Options>();
-  auto* cmd = app.add_subcommand("study", "The FABRIC study's figures as predictions: each "
-                                          "technique's TFLOP/s per GPU on each cluster");
+  auto* cmd = app.add_subcommand("study",
+                                 "The FABRIC study's figures as predictions: each "
+                                 "technique's TFLOP/s per GPU on each cluster");
   o->search.add_to(cmd, false);
   cmd->add_option("--clusters", o->clusters, "Slices to evaluate (comma- or space-separated)")
       ->capture_default_str();

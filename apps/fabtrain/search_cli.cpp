@@ -14,30 +14,35 @@ namespace fabtrain {
 void SearchCli::add_to(CLI::App* cmd, bool with_slice) {
   cmd->add_option("--model", model, "Built-in model or a GPT-2 config.json")->capture_default_str();
   if (with_slice)
-    cmd->add_option("--slice", slice, "Built-in slice name or slice YAML file")->capture_default_str();
+    cmd->add_option("--slice", slice, "Built-in slice name or slice YAML file")
+        ->capture_default_str();
   cmd->add_option("--batch", batch,
                   "Global batch in sequences (default: 8 per GPU of each plan, as in Alpa's GPT-2 "
                   "example that the study appears to follow)");
   cmd->add_option("--seq", seq, "Sequence length (default: the model's context)");
-  cmd->add_option("--tokens", tokens,
-                  "Tokens to train, for time to train (default: the study's 20 epochs of an assumed "
-                  "1.52e6-token data set, selector/data/study_training.yaml)");
+  cmd->add_option(
+      "--tokens", tokens,
+      "Tokens to train, for time to train (default: the study's 20 epochs of an assumed "
+      "1.52e6-token data set, selector/data/study_training.yaml)");
   cmd->add_option("--epochs", epochs, "Epochs over the data set (default: the study's 20)");
   cmd->add_option("--dataset-tokens", dataset_tokens,
                   "Tokens in one epoch of the data set (default: the study's, assumed)");
   cmd->add_option("--wan-latency-ms", wan_latency_ms,
                   "Override every inter-site round-trip latency (what-if)");
-  cmd->add_option("--communicator", communicator,
-                  "Communicator profile to assume (catalog communicators: nccl-socket, openmpi-tcp; "
-                  "default: the slice's)");
+  cmd->add_option(
+      "--communicator", communicator,
+      "Communicator profile to assume (catalog communicators: nccl-socket, openmpi-tcp; "
+      "default: the slice's)");
   cmd->add_option("--calibration", calibration_file, "Calibration YAML from `fabtrain calibrate`");
-  cmd->add_option("--catalog", catalog_file,
-                  "Catalog YAML adding or replacing GPU types, NICs and sites (the built-in rules)");
+  cmd->add_option(
+      "--catalog", catalog_file,
+      "Catalog YAML adding or replacing GPU types, NICs and sites (the built-in rules)");
   cmd->add_option("--precision", precision, "fp32, fp16 or bf16")->capture_default_str();
   cmd->add_option("--objective", objective,
                   "What the search ranks by: time-to-train, tokens-per-s or gpu-hours")
       ->capture_default_str();
-  cmd->add_option("--workers", workers, "Simulations at once, each in a process of its own (default: one per core)");
+  cmd->add_option("--workers", workers,
+                  "Simulations at once, each in a process of its own (default: one per core)");
 }
 
 SearchSetup SearchCli::resolve() {
@@ -72,21 +77,23 @@ TrainingAmount SearchCli::train_tokens() const {
   const StudyTraining study = builtin_study_training();
   const double e = epochs > 0 ? epochs : study.epochs;
   const double d = dataset_tokens > 0 ? dataset_tokens : study.dataset_tokens;
-  return {e * d, fmt::format("{:g} epochs{} of {:.3g} tokens{} = {:.3g} tokens", e,
-                             epochs > 0 ? "" : " (the study's)", d,
-                             dataset_tokens > 0 ? "" : " (the study's data set, size assumed)", e * d)};
+  return {e * d,
+          fmt::format("{:g} epochs{} of {:.3g} tokens{} = {:.3g} tokens", e,
+                      epochs > 0 ? "" : " (the study's)", d,
+                      dataset_tokens > 0 ? "" : " (the study's data set, size assumed)", e * d)};
 }
 
 std::string SearchCli::describe() const {
-  return fmt::format("model={} slice={} communicator={}\n"
-                     "  batch={} seq={} precision={} objective={}{}{}\n  to train: {}", model, slice,
-                     communicator.empty() ? "the slice's" : communicator,
-                     batch > 0 ? std::to_string(batch) : "8/GPU", seq > 0 ? std::to_string(seq) : "context",
-                     precision, objective,
-                     wan_latency_ms >= 0 ? fmt::format(" wan-latency={}ms", wan_latency_ms) : "",
-                     calibration_file.empty() ? " calibration=catalog defaults"
-                                              : " calibration=" + calibration_file,
-                     train_tokens().description);
+  return fmt::format(
+      "model={} slice={} communicator={}\n"
+      "  batch={} seq={} precision={} objective={}{}{}\n  to train: {}",
+      model, slice, communicator.empty() ? "the slice's" : communicator,
+      batch > 0 ? std::to_string(batch) : "8/GPU", seq > 0 ? std::to_string(seq) : "context",
+      precision, objective,
+      wan_latency_ms >= 0 ? fmt::format(" wan-latency={}ms", wan_latency_ms) : "",
+      calibration_file.empty() ? " calibration=catalog defaults"
+                               : " calibration=" + calibration_file,
+      train_tokens().description);
 }
 
 namespace {
@@ -128,9 +135,10 @@ void print_launch(std::FILE* out, const std::string& model_arg, const Slice& sli
     return;
   }
   fmt::print(out, "recommended: {}\n", line.command);
-  fmt::print(out, "  (--host: ranks to VMs in the plan's device order; put each VM's address for its "
-                  "name if it does not resolve; TRAIN_TOKENS.bin: your llm.c token shards, e.g. from "
-                  "fabtrain-exec tokenize)\n");
+  fmt::print(out,
+             "  (--host: ranks to VMs in the plan's device order; put each VM's address for its "
+             "name if it does not resolve; TRAIN_TOKENS.bin: your llm.c token shards, e.g. from "
+             "fabtrain-exec tokenize)\n");
 }
 
 }  // namespace fabtrain

@@ -19,9 +19,10 @@ Backend make_cuda_backend(const BackendSettings& settings) {
   const std::string& precision = settings.precision;
   const std::string& comm = settings.comm;
   if (precision != "fp32" && precision != "tf32")
-    fail("--precision {}: the CUDA backend computes in fp32 or tf32 (bf16 and fp16 with fp32 "
-         "master weights are not implemented yet)",
-         precision);
+    fail(
+        "--precision {}: the CUDA backend computes in fp32 or tf32 (bf16 and fp16 with fp32 "
+        "master weights are not implemented yet)",
+        precision);
   if (comm != "auto" && comm != "nccl" && comm != "mpi")
     fail("--comm {}: must be nccl, mpi or auto", comm);
   const int device = select_device(settings.local_rank);
@@ -31,8 +32,10 @@ Backend make_cuda_backend(const BackendSettings& settings) {
          info.name, info.major, info.minor);
   const bool shared_gpu = settings.local_size > device_count();
   if (comm == "nccl" && shared_gpu)
-    fail("--comm nccl: {} ranks on {} share {} GPUs, and NCCL needs one GPU per rank (use --comm mpi)",
-         settings.local_size, settings.host, device_count());
+    fail(
+        "--comm nccl: {} ranks on {} share {} GPUs, and NCCL needs one GPU per rank (use --comm "
+        "mpi)",
+        settings.local_size, settings.host, device_count());
   const bool use_nccl = comm == "nccl" || (comm == "auto" && !shared_gpu);
   Backend backend;
   backend.name = "cuda";

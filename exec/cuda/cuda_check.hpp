@@ -10,11 +10,13 @@
 
 namespace fabtrain::detail {
 
-[[noreturn]] inline void cuda_failed(cudaError_t code, const char* call, const char* file, int line) {
+[[noreturn]] inline void cuda_failed(cudaError_t code, const char* call, const char* file,
+                                     int line) {
   const char* hint = "check the device with nvidia-smi";
   if (code == cudaErrorMemoryAllocation)
-    hint = "the GPU is out of memory: lower --batch (microbatch) or --seq, or use a plan with "
-           "recomputation, pipeline or tensor parallelism";
+    hint =
+        "the GPU is out of memory: lower --batch (microbatch) or --seq, or use a plan with "
+        "recomputation, pipeline or tensor parallelism";
   else if (code == cudaErrorNoDevice || code == cudaErrorInsufficientDriver)
     hint = "no usable CUDA device or driver: run on a machine with a GPU, or use --device cpu";
   else if (code == cudaErrorNoKernelImageForDevice)
@@ -25,15 +27,18 @@ namespace fabtrain::detail {
 
 [[noreturn]] inline void cublas_failed(cublasStatus_t code, const char* call, const char* file,
                                        int line) {
-  fail("{}:{}: {} failed: {} (hint: a matrix shape or leading dimension is wrong, or the GPU is "
-       "out of memory)",
-       file, line, call, cublasGetStatusString(code));
+  fail(
+      "{}:{}: {} failed: {} (hint: a matrix shape or leading dimension is wrong, or the GPU is "
+      "out of memory)",
+      file, line, call, cublasGetStatusString(code));
 }
 
-[[noreturn]] inline void nccl_failed(ncclResult_t code, const char* call, const char* file, int line) {
-  fail("{}:{}: {} failed: {} (hint: a peer rank may have died, the ranks' schedules disagree, or "
-       "two ranks share one GPU; rerun with NCCL_DEBUG=INFO)",
-       file, line, call, ncclGetErrorString(code));
+[[noreturn]] inline void nccl_failed(ncclResult_t code, const char* call, const char* file,
+                                     int line) {
+  fail(
+      "{}:{}: {} failed: {} (hint: a peer rank may have died, the ranks' schedules disagree, or "
+      "two ranks share one GPU; rerun with NCCL_DEBUG=INFO)",
+      file, line, call, ncclGetErrorString(code));
 }
 
 }  // namespace fabtrain::detail
@@ -45,10 +50,10 @@ namespace fabtrain::detail {
       ::fabtrain::detail::cuda_failed(cuda_check_code_, #call, __FILE__, __LINE__); \
   } while (0)
 
-#define CUBLAS_CHECK(call)                                                            \
-  do {                                                                                \
-    const cublasStatus_t cublas_check_code_ = (call);                                 \
-    if (cublas_check_code_ != CUBLAS_STATUS_SUCCESS)                                  \
+#define CUBLAS_CHECK(call)                                                              \
+  do {                                                                                  \
+    const cublasStatus_t cublas_check_code_ = (call);                                   \
+    if (cublas_check_code_ != CUBLAS_STATUS_SUCCESS)                                    \
       ::fabtrain::detail::cublas_failed(cublas_check_code_, #call, __FILE__, __LINE__); \
   } while (0)
 

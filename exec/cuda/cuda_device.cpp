@@ -37,8 +37,9 @@ std::string describe(const DeviceInfo& info) {
 int select_device(int local_rank) {
   const int count = device_count();
   if (count == 0)
-    fail("--device cuda: no CUDA device is visible (cudaGetDeviceCount gives none; check "
-         "nvidia-smi and CUDA_VISIBLE_DEVICES, or use --device cpu)");
+    fail(
+        "--device cuda: no CUDA device is visible (cudaGetDeviceCount gives none; check "
+        "nvidia-smi and CUDA_VISIBLE_DEVICES, or use --device cpu)");
   const int device = local_rank % count;
   CUDA_CHECK(cudaSetDevice(device));
   return device;
@@ -51,10 +52,11 @@ void* device_alloc(std::size_t bytes, const char* what) {
     std::size_t free_bytes = 0, total_bytes = 0;
     (void)cudaGetLastError();
     cudaMemGetInfo(&free_bytes, &total_bytes);
-    fail("cudaMalloc of {:.1f} MiB for {} failed: {} ({:.1f} of {:.1f} GiB free; hint: lower the "
-         "microbatch or --seq, or use recomputation / more pipeline or tensor-parallel ranks)",
-         double(bytes) / double(1 << 20), what, cudaGetErrorString(code),
-         double(free_bytes) / double(1ull << 30), double(total_bytes) / double(1ull << 30));
+    fail(
+        "cudaMalloc of {:.1f} MiB for {} failed: {} ({:.1f} of {:.1f} GiB free; hint: lower the "
+        "microbatch or --seq, or use recomputation / more pipeline or tensor-parallel ranks)",
+        double(bytes) / double(1 << 20), what, cudaGetErrorString(code),
+        double(free_bytes) / double(1ull << 30), double(total_bytes) / double(1ull << 30));
   }
   return p;
 }

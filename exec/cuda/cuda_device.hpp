@@ -73,7 +73,8 @@ void* device_alloc(std::size_t bytes, const char* what);
 template <typename T>
 void DeviceArray<T>::resize(std::int64_t count) {
   release();
-  if (count > 0) data_ = static_cast<T*>(device_alloc(std::size_t(count) * sizeof(T), "DeviceArray"));
+  if (count > 0)
+    data_ = static_cast<T*>(device_alloc(std::size_t(count) * sizeof(T), "DeviceArray"));
   size_ = count;
 }
 

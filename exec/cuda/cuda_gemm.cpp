@@ -34,8 +34,8 @@ void CudaGemm::gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha
   if (batch == 1)
     CUBLAS_CHECK(cublasSgemm(handle_, op_b, op_a, n, m, k, &alpha, b, ldb, a, lda, &beta, c, ldc));
   else
-    CUBLAS_CHECK(cublasSgemmStridedBatched(handle_, op_b, op_a, n, m, k, &alpha, b, ldb, stride_b, a,
-                                           lda, stride_a, &beta, c, ldc, stride_c, batch));
+    CUBLAS_CHECK(cublasSgemmStridedBatched(handle_, op_b, op_a, n, m, k, &alpha, b, ldb, stride_b,
+                                           a, lda, stride_a, &beta, c, ldc, stride_c, batch));
 }
 
 void CudaGemm::linear_forward(float* out, const float* in, const float* w, const float* bias, int n,
@@ -47,9 +47,12 @@ void CudaGemm::linear_forward(float* out, const float* in, const float* w, const
   }
 }
 
-void CudaGemm::linear_backward(float* din, float* dw, float* dbias, const float* dout, const float* in,
-                               const float* w, int n, int in_dim, int out_dim, float* scratch) {
-  if (din) gemm(false, false, n, in_dim, out_dim, 1.0f, dout, out_dim, 0, w, in_dim, 0, 0.0f, din, in_dim, 0);
+void CudaGemm::linear_backward(float* din, float* dw, float* dbias, const float* dout,
+                               const float* in, const float* w, int n, int in_dim, int out_dim,
+                               float* scratch) {
+  if (din)
+    gemm(false, false, n, in_dim, out_dim, 1.0f, dout, out_dim, 0, w, in_dim, 0, 0.0f, din, in_dim,
+         0);
   gemm(true, false, out_dim, in_dim, n, 1.0f, dout, out_dim, 0, in, in_dim, 0, 1.0f, dw, in_dim, 0);
   if (dbias) {
     column_sums_add(dbias, dout, n, out_dim, scratch, stream_);
@@ -57,7 +60,8 @@ void CudaGemm::linear_backward(float* din, float* dw, float* dbias, const float*
   }
 }
 
-void CudaGemm::attention_forward(float* y, float* att, const float* qkv, int b, int t, int nh, int hd) {
+void CudaGemm::attention_forward(float* y, float* att, const float* qkv, int b, int t, int nh,
+                                 int hd) {
   const int c = nh * hd, c3 = 3 * c;
   const float scale = 1.0f / std::sqrt(float(hd));
   const long long tt = (long long)t * t;
@@ -73,8 +77,8 @@ void CudaGemm::attention_forward(float* y, float* att, const float* qkv, int b, 
   for (int bi = 0; bi < b; ++bi) {
     const float* v = qkv + std::int64_t(bi) * t * c3 + 2 * c;
     const float* att_b = att + std::int64_t(bi) * nh * tt;
-    gemm(false, false, t, hd, t, 1.0f, att_b, t, tt, v, c3, hd, 0.0f, y + std::int64_t(bi) * t * c, c,
-         hd, nh);
+    gemm(false, false, t, hd, t, 1.0f, att_b, t, tt, v, c3, hd, 0.0f, y + std::int64_t(bi) * t * c,
+         c, hd, nh);
   }
 }
 
@@ -90,8 +94,8 @@ void CudaGemm::attention_backward(float* dqkv, float* datt, const float* dy, con
     const float* att_b = att + std::int64_t(bi) * nh * tt;
     float* dv = dqkv + std::int64_t(bi) * t * c3 + 2 * c;
     // datt = dY V^T; dV = att^T dY (set).
-    gemm(false, true, t, t, hd, 1.0f, dy_b, c, hd, v, c3, hd, 0.0f, datt + std::int64_t(bi) * nh * tt, t,
-         tt, nh);
+    gemm(false, true, t, t, hd, 1.0f, dy_b, c, hd, v, c3, hd, 0.0f,
+         datt + std::int64_t(bi) * nh * tt, t, tt, nh);
     gemm(true, false, t, hd, t, 1.0f, att_b, t, tt, dy_b, c, hd, 0.0f, dv, c3, hd, nh);
   }
   causal_softmax_backward(datt, att, std::int64_t(b) * nh * t, t, scale, stream_);

@@ -27,7 +27,8 @@ __device__ float warp_sum(float v) {
   return v;
 }
 __device__ float warp_max(float v) {
-  for (int offset = 16; offset > 0; offset >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  for (int offset = 16; offset > 0; offset >>= 1)
+    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
   return v;
 }
 // Sum (or max) over a block of kThreads threads; every thread gets the result.
@@ -131,7 +132,8 @@ __global__ void gelu_forward_kernel(float* out, const float* x, std::int64_t cou
   }
 }
 
-__global__ void gelu_backward_kernel(float* dx, const float* x, const float* dout, std::int64_t count) {
+__global__ void gelu_backward_kernel(float* dx, const float* x, const float* dout,
+                                     std::int64_t count) {
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < count;
        i += std::int64_t(gridDim.x) * blockDim.x) {
     const float v = x[i];
@@ -211,14 +213,16 @@ __global__ void embedding_forward_kernel(float* out, const int* tokens, const fl
   }
 }
 
-__global__ void embedding_backward_wte_kernel(float* dwte, const float* dout, const int* rows_by_token,
-                                              const int* group_start, const int* group_token, int c) {
+__global__ void embedding_backward_wte_kernel(float* dwte, const float* dout,
+                                              const int* rows_by_token, const int* group_start,
+                                              const int* group_token, int c) {
   const int g = blockIdx.x;
   const int j = blockIdx.y * blockDim.x + threadIdx.x;
   if (j >= c) return;
   float* e = dwte + std::int64_t(group_token[g]) * c + j;
   float acc = *e;
-  for (int k = group_start[g]; k < group_start[g + 1]; ++k) acc += dout[std::int64_t(rows_by_token[k]) * c + j];
+  for (int k = group_start[g]; k < group_start[g + 1]; ++k)
+    acc += dout[std::int64_t(rows_by_token[k]) * c + j];
   *e = acc;
 }
 
@@ -239,9 +243,10 @@ __global__ void residual_add_kernel(float* out, const float* a, const float* b, 
     out[i] = a[i] + b[i] + bias[i % c];
 }
 
-__global__ void adamw_kernel(float* p, const float* g, float* pm, float* pv, const unsigned char* mask,
-                             std::int64_t count, float beta1, float beta2, float eps, float step_size,
-                             float inv_sqrt_c2, float lr_decay) {
+__global__ void adamw_kernel(float* p, const float* g, float* pm, float* pv,
+                             const unsigned char* mask, std::int64_t count, float beta1,
+                             float beta2, float eps, float step_size, float inv_sqrt_c2,
+                             float lr_decay) {
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < count;
        i += std::int64_t(gridDim.x) * blockDim.x) {
     const float gi = g[i];
@@ -256,10 +261,13 @@ __global__ void adamw_kernel(float* p, const float* g, float* pm, float* pv, con
 
 }  // namespace
 
-void column_sums_add(float* dst, const float* src, int n, int cols, float* scratch, cudaStream_t stream) {
+void column_sums_add(float* dst, const float* src, int n, int cols, float* scratch,
+                     cudaStream_t stream) {
   const int chunks = (n + kColumnSumRows - 1) / kColumnSumRows;
-  column_partial_kernel<<<dim3((cols + 31) / 32, chunks), dim3(32, 8), 0, stream>>>(scratch, src, n, cols);
-  column_finish_kernel<<<(cols + kThreads - 1) / kThreads, kThreads, 0, stream>>>(dst, scratch, chunks, cols);
+  column_partial_kernel<<<dim3((cols + 31) / 32, chunks), dim3(32, 8), 0, stream>>>(scratch, src, n,
+                                                                                    cols);
+  column_finish_kernel<<<(cols + kThreads - 1) / kThreads, kThreads, 0, stream>>>(dst, scratch,
+                                                                                  chunks, cols);
 }
 
 void add_bias_rows(float* out, const float* bias, int n, int c, cudaStream_t stream) {
@@ -269,7 +277,8 @@ void add_bias_rows(float* out, const float* bias, int n, int c, cudaStream_t str
 
 void layernorm_forward(float* out, float* mean, float* rstd, const float* x, const float* w,
                        const float* b, int n, int c, cudaStream_t stream) {
-  layernorm_forward_kernel<<<warp_blocks_for(n), kThreads, 0, stream>>>(out, mean, rstd, x, w, b, n, c);
+  layernorm_forward_kernel<<<warp_blocks_for(n), kThreads, 0, stream>>>(out, mean, rstd, x, w, b, n,
+                                                                        c);
 }
 
 void layernorm_backward(float* dx, float* dw, float* db, const float* dout, const float* x,
@@ -277,8 +286,8 @@ void layernorm_backward(float* dx, float* dw, float* db, const float* dout, cons
                         float* scratch, cudaStream_t stream) {
   float* dw_rows = scratch;
   float* partial = scratch + std::int64_t(n) * c;
-  layernorm_backward_kernel<<<warp_blocks_for(n), kThreads, 0, stream>>>(dx, dw_rows, dout, x, w, mean,
-                                                                          rstd, n, c);
+  layernorm_backward_kernel<<<warp_blocks_for(n), kThreads, 0, stream>>>(dx, dw_rows, dout, x, w,
+                                                                         mean, rstd, n, c);
   column_sums_add(dw, dw_rows, n, c, partial, stream);
   column_sums_add(db, dout, n, c, partial, stream);
 }
@@ -287,7 +296,8 @@ void gelu_forward(float* out, const float* x, std::int64_t count, cudaStream_t s
   gelu_forward_kernel<<<blocks_for(count), kThreads, 0, stream>>>(out, x, count);
 }
 
-void gelu_backward(float* dx, const float* x, const float* dout, std::int64_t count, cudaStream_t stream) {
+void gelu_backward(float* dx, const float* x, const float* dout, std::int64_t count,
+                   cudaStream_t stream) {
   gelu_backward_kernel<<<blocks_for(count), kThreads, 0, stream>>>(dx, x, dout, count);
 }
 
@@ -297,7 +307,8 @@ void causal_softmax_forward(float* att, std::int64_t rows, int t, cudaStream_t s
 
 void causal_softmax_backward(float* datt, const float* att, std::int64_t rows, int t, float scale,
                              cudaStream_t stream) {
-  causal_softmax_backward_kernel<<<warp_blocks_for(rows), kThreads, 0, stream>>>(datt, att, rows, t, scale);
+  causal_softmax_backward_kernel<<<warp_blocks_for(rows), kThreads, 0, stream>>>(datt, att, rows, t,
+                                                                                 scale);
 }
 
 void crossentropy_forward(float* lse, float* row_loss, const float* logits, const int* targets,
@@ -305,15 +316,16 @@ void crossentropy_forward(float* lse, float* row_loss, const float* logits, cons
   crossentropy_forward_kernel<<<n, kThreads, 0, stream>>>(lse, row_loss, logits, targets, v, vp);
 }
 
-void crossentropy_backward(float* logits, const float* lse, const int* targets, int n, int v, int vp,
-                           cudaStream_t stream) {
+void crossentropy_backward(float* logits, const float* lse, const int* targets, int n, int v,
+                           int vp, cudaStream_t stream) {
   crossentropy_backward_kernel<<<n, kThreads, 0, stream>>>(logits, lse, targets, n, v, vp);
 }
 
 void embedding_forward(float* out, const int* tokens, const float* wte, const float* wpe, int n,
                        int t, int c, cudaStream_t stream) {
   const std::int64_t count = std::int64_t(n) * c;
-  embedding_forward_kernel<<<blocks_for(count), kThreads, 0, stream>>>(out, tokens, wte, wpe, count, t, c);
+  embedding_forward_kernel<<<blocks_for(count), kThreads, 0, stream>>>(out, tokens, wte, wpe, count,
+                                                                       t, c);
 }
 
 void embedding_backward(float* dwte, float* dwpe, const float* dout, const int* rows_by_token,
@@ -323,7 +335,8 @@ void embedding_backward(float* dwte, float* dwpe, const float* dout, const int* 
   if (groups > 0)
     embedding_backward_wte_kernel<<<dim3(groups, column_blocks), kThreads, 0, stream>>>(
         dwte, dout, rows_by_token, group_start, group_token, c);
-  embedding_backward_wpe_kernel<<<dim3(t, column_blocks), kThreads, 0, stream>>>(dwpe, dout, n, t, c);
+  embedding_backward_wpe_kernel<<<dim3(t, column_blocks), kThreads, 0, stream>>>(dwpe, dout, n, t,
+                                                                                 c);
 }
 
 void residual_add(float* out, const float* a, const float* b, const float* bias, int n, int c,
@@ -338,9 +351,9 @@ void adamw_update(float* params, const float* grads, float* m, float* v,
   // The same scalar folding as exec/adamw.cpp, computed on the host in fp32.
   const float c1 = 1.0f - std::pow(beta1, float(step));
   const float c2 = 1.0f - std::pow(beta2, float(step));
-  adamw_kernel<<<blocks_for(count), kThreads, 0, stream>>>(params, grads, m, v, decay_mask, count, beta1,
-                                                           beta2, eps, lr / c1, 1.0f / std::sqrt(c2),
-                                                           lr * weight_decay);
+  adamw_kernel<<<blocks_for(count), kThreads, 0, stream>>>(params, grads, m, v, decay_mask, count,
+                                                           beta1, beta2, eps, lr / c1,
+                                                           1.0f / std::sqrt(c2), lr * weight_decay);
 }
 
 }  // namespace fabtrain::cuda

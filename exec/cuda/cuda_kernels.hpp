@@ -20,7 +20,8 @@ inline std::int64_t column_sums_scratch(int n, int cols) {
   return std::int64_t((n + kColumnSumRows - 1) / kColumnSumRows) * cols;
 }
 // dst(c) += sum over the n rows of src(n, cols), deterministic.
-void column_sums_add(float* dst, const float* src, int n, int cols, float* scratch, cudaStream_t stream);
+void column_sums_add(float* dst, const float* src, int n, int cols, float* scratch,
+                     cudaStream_t stream);
 
 // out(n, c) += bias(c) on every row.
 void add_bias_rows(float* out, const float* bias, int n, int c, cudaStream_t stream);
@@ -35,7 +36,8 @@ void layernorm_backward(float* dx, float* dw, float* db, const float* dout, cons
 
 // GELU (tanh approximation); backward sets dx = gelu'(x) * dout (dx may alias dout).
 void gelu_forward(float* out, const float* x, std::int64_t count, cudaStream_t stream);
-void gelu_backward(float* dx, const float* x, const float* dout, std::int64_t count, cudaStream_t stream);
+void gelu_backward(float* dx, const float* x, const float* dout, std::int64_t count,
+                   cudaStream_t stream);
 
 // att holds rows (rows = b*nh*t, each of t scores already scaled); row i of each t x t matrix
 // becomes the softmax over its columns j <= i % t, zero above the diagonal. In place.
@@ -49,8 +51,8 @@ void causal_softmax_backward(float* datt, const float* att, std::int64_t rows, i
 void crossentropy_forward(float* lse, float* row_loss, const float* logits, const int* targets,
                           int n, int v, int vp, cudaStream_t stream);
 // logits -> (softmax - onehot) / n over the first v columns, 0 in the padding. In place.
-void crossentropy_backward(float* logits, const float* lse, const int* targets, int n, int v, int vp,
-                           cudaStream_t stream);
+void crossentropy_backward(float* logits, const float* lse, const int* targets, int n, int v,
+                           int vp, cudaStream_t stream);
 
 // out(i) = wte(tokens[i]) + wpe(i % t).
 void embedding_forward(float* out, const int* tokens, const float* wte, const float* wpe, int n,

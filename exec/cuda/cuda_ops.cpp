@@ -43,10 +43,12 @@ class CudaOps final : public Gpt2Ops {
   void free(float* data) override { cudaFree(data); }
   bool host_memory() const override { return false; }
   void upload(float* dst, const float* host_src, std::int64_t count) override {
-    CUDA_CHECK(cudaMemcpyAsync(dst, host_src, count * sizeof(float), cudaMemcpyHostToDevice, stream_));
+    CUDA_CHECK(
+        cudaMemcpyAsync(dst, host_src, count * sizeof(float), cudaMemcpyHostToDevice, stream_));
   }
   void download(float* host_dst, const float* src, std::int64_t count) override {
-    CUDA_CHECK(cudaMemcpyAsync(host_dst, src, count * sizeof(float), cudaMemcpyDeviceToHost, stream_));
+    CUDA_CHECK(
+        cudaMemcpyAsync(host_dst, src, count * sizeof(float), cudaMemcpyDeviceToHost, stream_));
     CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
   void zero(float* data, std::int64_t count) override {
@@ -96,12 +98,14 @@ class CudaOps final : public Gpt2Ops {
   }
   void crossentropy_forward(float* lse, float* row_loss, const float* logits, const Ids& targets,
                             int n, int v, int vp) override {
-    cuda::crossentropy_forward(lse, row_loss, logits, cuda_ids(targets).ids.data(), n, v, vp, stream_);
+    cuda::crossentropy_forward(lse, row_loss, logits, cuda_ids(targets).ids.data(), n, v, vp,
+                               stream_);
     check_launch();
   }
   void crossentropy_backward(float* logits_to_dlogits, const float* lse, const Ids& targets, int n,
                              int v, int vp) override {
-    cuda::crossentropy_backward(logits_to_dlogits, lse, cuda_ids(targets).ids.data(), n, v, vp, stream_);
+    cuda::crossentropy_backward(logits_to_dlogits, lse, cuda_ids(targets).ids.data(), n, v, vp,
+                                stream_);
     check_launch();
   }
   void embedding_forward(float* out, const Ids& tokens, const float* wte, const float* wpe, int n,
@@ -125,7 +129,8 @@ class CudaOps final : public Gpt2Ops {
  private:
   void check_launch() { CUDA_CHECK(cudaGetLastError()); }
   float* column_sums(int n, int cols) {
-    return column_scratch_.sized(std::max<std::int64_t>(column_scratch_.size(), column_sums_scratch(n, cols)));
+    return column_scratch_.sized(
+        std::max<std::int64_t>(column_scratch_.size(), column_sums_scratch(n, cols)));
   }
 
   cudaStream_t stream_ = nullptr;
@@ -142,7 +147,8 @@ void CudaOps::set_ids(Ids& ids, std::span<const int> host_ids, bool by_token) {
     // token's rows in the CPU kernel's order.
     std::vector<int> order(host_ids.size());
     std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return host_ids[x] < host_ids[y]; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int x, int y) { return host_ids[x] < host_ids[y]; });
     std::vector<int> start, token;
     for (std::size_t k = 0; k < order.size(); ++k)
       if (k == 0 || host_ids[order[k]] != host_ids[order[k - 1]]) {

@@ -45,7 +45,8 @@ struct NcclCommunicator::Impl {
 
   ncclComm_t comm_of(int group) const {
     if (group < 0 || group >= int(groups.size()))
-      fail("NcclCommunicator: group {} is not one of the {} registered groups", group, groups.size());
+      fail("NcclCommunicator: group {} is not one of the {} registered groups", group,
+           groups.size());
     if (!groups[group].comm)
       fail("NcclCommunicator: rank {} is not a member of group {}", mpi.rank(), group);
     return groups[group].comm;
@@ -86,9 +87,10 @@ NcclCommunicator::NcclCommunicator(MpiCommunicator& mpi) : impl_(std::make_uniqu
   Impl& s = *impl_;
   const int devices = device_count();
   if (devices > 0 && mpi.local_size() > devices)
-    fail("NCCL communicator: {} ranks on host {} but only {} GPUs (NCCL needs one GPU per rank; "
-         "use --comm mpi to share a GPU between ranks)",
-         mpi.local_size(), mpi.host(), devices);
+    fail(
+        "NCCL communicator: {} ranks on host {} but only {} GPUs (NCCL needs one GPU per rank; "
+        "use --comm mpi to share a GPU between ranks)",
+        mpi.local_size(), mpi.host(), devices);
   s.device = select_device(mpi.local_rank());
   ncclUniqueId id{};
   if (mpi.rank() == 0) NCCL_CHECK(ncclGetUniqueId(&id));
@@ -155,10 +157,13 @@ void NcclCommunicator::reduce_scatter(int group, std::span<const float> in, std:
   Impl& s = *impl_;
   ncclComm_t comm = s.comm_of(group);
   if (in.size() != out.size() * std::size_t(s.group_size(group)))
-    fail("NcclCommunicator::reduce_scatter: {} values in, {} out, over {} ranks (in must be out x ranks)",
-         in.size(), out.size(), s.group_size(group));
+    fail(
+        "NcclCommunicator::reduce_scatter: {} values in, {} out, over {} ranks (in must be out x "
+        "ranks)",
+        in.size(), out.size(), s.group_size(group));
   s.collective(in, out, [&](const float* din, float* dout) {
-    NCCL_CHECK(ncclReduceScatter(din, dout, out.size(), ncclFloat, ncclSum, comm, s.collective_stream));
+    NCCL_CHECK(
+        ncclReduceScatter(din, dout, out.size(), ncclFloat, ncclSum, comm, s.collective_stream));
   });
 }
 
@@ -166,8 +171,10 @@ void NcclCommunicator::all_gather(int group, std::span<const float> in, std::spa
   Impl& s = *impl_;
   ncclComm_t comm = s.comm_of(group);
   if (out.size() != in.size() * std::size_t(s.group_size(group)))
-    fail("NcclCommunicator::all_gather: {} values in, {} out, over {} ranks (out must be in x ranks)",
-         in.size(), out.size(), s.group_size(group));
+    fail(
+        "NcclCommunicator::all_gather: {} values in, {} out, over {} ranks (out must be in x "
+        "ranks)",
+        in.size(), out.size(), s.group_size(group));
   s.collective(in, out, [&](const float* din, float* dout) {
     NCCL_CHECK(ncclAllGather(din, dout, in.size(), ncclFloat, comm, s.collective_stream));
   });
@@ -199,10 +206,12 @@ void NcclCommunicator::recv(int peer, std::span<float> data, int /*tag*/) {
   cudaStream_t stream = upward ? s.up_stream : s.down_stream;
   float* dst = data.data();
   const bool device_span = on_device(dst);
-  if (!device_span) dst = s.recv_buffer.sized(std::max<std::int64_t>(s.recv_buffer.size(), data.size()));
+  if (!device_span)
+    dst = s.recv_buffer.sized(std::max<std::int64_t>(s.recv_buffer.size(), data.size()));
   NCCL_CHECK(ncclRecv(dst, data.size(), ncclFloat, peer, upward ? s.up : s.down, stream));
   if (!device_span)
-    CUDA_CHECK(cudaMemcpyAsync(data.data(), dst, data.size_bytes(), cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(
+        cudaMemcpyAsync(data.data(), dst, data.size_bytes(), cudaMemcpyDeviceToHost, stream));
   CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 

@@ -13,9 +13,12 @@ namespace fabtrain {
 
 const char* to_string(WorkKind kind) {
   switch (kind) {
-    case WorkKind::forward: return "forward";
-    case WorkKind::backward: return "backward";
-    case WorkKind::optimizer: return "optimizer";
+    case WorkKind::forward:
+      return "forward";
+    case WorkKind::backward:
+      return "backward";
+    case WorkKind::optimizer:
+      return "optimizer";
   }
   return "?";
 }
@@ -36,19 +39,20 @@ void reject_unknown(const YAML::Node& node, const std::set<std::string>& known,
   }
 }
 
-std::optional<double> number(const YAML::Node& node, const std::string& key, double min,
-                             double max, const std::string& where, const std::string& file) {
+std::optional<double> number(const YAML::Node& node, const std::string& key, double min, double max,
+                             const std::string& where, const std::string& file) {
   if (!node[key]) return std::nullopt;
   if (!node[key].IsScalar()) fail("{}: {}.{} is not a number", file, where, key);
   const double v = strict_finite(node[key].Scalar(), fmt::format("{}: {}.{}", file, where, key));
-  if (!(v >= min && v <= max)) fail("{}: {}.{}={} out of range [{}, {}]", file, where, key, v, min, max);
+  if (!(v >= min && v <= max))
+    fail("{}: {}.{}={} out of range [{}, {}]", file, where, key, v, min, max);
   return v;
 }
 
 // A name under compute or links must be one the catalog knows, or the entry would never apply.
 template <typename Map>
-void check_known(const Map& known, const std::string& name, const char* kind, const std::string& where,
-                 const std::string& file) {
+void check_known(const Map& known, const std::string& name, const char* kind,
+                 const std::string& where, const std::string& file) {
   if (known.count(name)) return;
   std::string list;
   for (const auto& [k, v] : known) list += (list.empty() ? "" : ", ") + k;
@@ -76,8 +80,8 @@ Calibration load_calibration(const std::string& path, const Catalog& catalog) {
         const auto node = gpu.second[to_string(kind)];
         if (!node) continue;
         const std::string where = "compute." + name + "." + to_string(kind);
-        reject_unknown(node, {"matmul_efficiency", "memory_efficiency", "kernel_overhead_s"},
-                       where, path);
+        reject_unknown(node, {"matmul_efficiency", "memory_efficiency", "kernel_overhead_s"}, where,
+                       path);
         ComputeCalibration c;
         c.matmul_efficiency = number(node, "matmul_efficiency", 1e-6, 1, where, path);
         c.memory_efficiency = number(node, "memory_efficiency", 1e-6, 1, where, path);
@@ -102,13 +106,17 @@ Calibration load_calibration(const std::string& path, const Catalog& catalog) {
     }
   }
   if (const auto collectives = root["collectives"]) {
-    reject_unknown(collectives, {"all_reduce", "reduce_scatter", "all_gather"}, "collectives", path);
-    for (CollectiveOp op : {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather}) {
+    reject_unknown(collectives, {"all_reduce", "reduce_scatter", "all_gather"}, "collectives",
+                   path);
+    for (CollectiveOp op :
+         {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather}) {
       const auto node = collectives[to_string(op)];
       if (!node) continue;
       const std::string where = std::string("collectives.") + to_string(op);
-      reject_unknown(node, {"latency_terms", "bandwidth_factor", "overhead_s", "small_bytes", "small_latency_terms"},
-                     where, path);
+      reject_unknown(
+          node,
+          {"latency_terms", "bandwidth_factor", "overhead_s", "small_bytes", "small_latency_terms"},
+          where, path);
       const auto terms = number(node, "latency_terms", 1, 1e4, where, path);
       const auto factor = number(node, "bandwidth_factor", 0, 1e3, where, path);
       const auto overhead = number(node, "overhead_s", 0, 10, where, path);

@@ -54,11 +54,13 @@ std::string calibration_yaml(const Calibration& cal, const std::vector<std::stri
                                item("small_latency_terms", c.small_latency_terms)}));
   }
   if (cal.held_out_step_error)
-    out += fmt::format("# mean absolute step error of the runs, each predicted by a fit on the "
-                       "others\n{}\n", item("held_out_step_error", cal.held_out_step_error));
+    out += fmt::format(
+        "# mean absolute step error of the runs, each predicted by a fit on the "
+        "others\n{}\n",
+        item("held_out_step_error", cal.held_out_step_error));
   if (cal.p2p)
     out += fmt::format("p2p: {}\n", flow({item("latency_terms", cal.p2p->latency_terms),
-                                           item("overhead_s", cal.p2p->overhead_s)}));
+                                          item("overhead_s", cal.p2p->overhead_s)}));
   return out;
 }
 

@@ -15,10 +15,18 @@ namespace fabtrain {
 double peak_flops(const GpuType& gpu, Precision precision) {
   double peak = 0;
   switch (precision) {
-    case Precision::fp32: peak = gpu.peak_fp32_flops; break;
-    case Precision::fp16: peak = gpu.peak_fp16_flops; break;
-    case Precision::bf16: peak = gpu.peak_bf16_flops; break;
-    case Precision::tf32: peak = gpu.peak_tf32_flops; break;
+    case Precision::fp32:
+      peak = gpu.peak_fp32_flops;
+      break;
+    case Precision::fp16:
+      peak = gpu.peak_fp16_flops;
+      break;
+    case Precision::bf16:
+      peak = gpu.peak_bf16_flops;
+      break;
+    case Precision::tf32:
+      peak = gpu.peak_tf32_flops;
+      break;
   }
   if (!(peak > 0))
     fail("GPU type {} has no {} peak in the catalog (it may not support {})", gpu.name,
@@ -43,14 +51,13 @@ double roofline(const Work& w, int kernels, double peak, const GpuType& gpu,
   const double byte_rate = gpu.memory_bandwidth * p.memory_efficiency;
   auto seconds = [](double amount, double rate) { return amount > 0 ? amount / rate : 0; };
   const double overhead = p.kernel_overhead_s * kernels;
-  if (!serial)
-    return std::max(seconds(w.flops, flop_rate), seconds(w.bytes, byte_rate)) + overhead;
+  if (!serial) return std::max(seconds(w.flops, flop_rate), seconds(w.bytes, byte_rate)) + overhead;
   const double attention_flops = std::clamp(w.attention_flops, 0.0, std::max(w.flops, 0.0));
   const double attention_bytes = std::clamp(w.attention_bytes, 0.0, std::max(w.bytes, 0.0));
   const double matmul_bytes =
       std::clamp(w.matmul_bytes, 0.0, std::max(w.bytes, 0.0) - attention_bytes);
-  const double products = std::max(seconds(w.flops - attention_flops, flop_rate),
-                                    seconds(matmul_bytes, byte_rate));
+  const double products =
+      std::max(seconds(w.flops - attention_flops, flop_rate), seconds(matmul_bytes, byte_rate));
   const double core =
       std::max(seconds(attention_flops, flop_rate), seconds(attention_bytes, byte_rate));
   const double elementwise = seconds(w.bytes - matmul_bytes - attention_bytes, byte_rate);
@@ -104,7 +111,8 @@ double compute_seconds(const Instruction& instruction, const GpuType& gpu, Preci
   if (const auto* b = std::get_if<Backward>(&instruction)) {
     const bool serial = serial_for(defaults, calibration, gpu.name, WorkKind::backward);
     return roofline(work_of(*b), kernels_of(*b, serial), peak_flops(gpu, precision), gpu,
-                    compute_parameters(defaults, calibration, gpu.name, WorkKind::backward), serial);
+                    compute_parameters(defaults, calibration, gpu.name, WorkKind::backward),
+                    serial);
   }
   if (const auto* o = std::get_if<OptimizerStep>(&instruction))
     return roofline(Work{0, o->bytes}, 1, peak_flops(gpu, precision), gpu,

@@ -61,7 +61,8 @@ inline calib::RunData synthetic_run(const std::string& name, unsigned seed, cons
         busy[r] += f + b;
       }
       const double opt_bytes = (1 + unit(rng)) * 64e6;
-      const double o = noisy(opt_bytes / (device.memory_bandwidth * truth.optimizer_memory_efficiency));
+      const double o =
+          noisy(opt_bytes / (device.memory_bandwidth * truth.optimizer_memory_efficiency));
       step.compute.push_back({"opt", r, opt_bytes / 4, opt_bytes, 1, o});
       busy[r] += o;
     }

@@ -4,15 +4,16 @@
 #include <filesystem>
 #include <fstream>
 
-#include "sim/cost/calibration_file.hpp"
 #include "common/error.hpp"
+#include "sim/cost/calibration_file.hpp"
 
 using namespace fabtrain;
 
 namespace {
 
 std::string temp_path(const char* name) {
-  return (std::filesystem::temp_directory_path() / (std::string("fabtrain-calib-") + name)).string();
+  return (std::filesystem::temp_directory_path() / (std::string("fabtrain-calib-") + name))
+      .string();
 }
 
 }  // namespace
@@ -66,7 +67,8 @@ TEST_CASE("an empty calibration writes a file that loads as empty, unwritable pa
   CHECK_THROWS_AS(write_calibration(Calibration{}, {}, "/nonexistent-dir/x/cal.yaml"), Error);
 }
 
-TEST_CASE("the held-out step error calibrate measured is written and read back; out of range refused") {
+TEST_CASE(
+    "the held-out step error calibrate measured is written and read back; out of range refused") {
   Calibration cal;
   cal.held_out_step_error = 0.083;
   const std::string path = temp_path("held-out.yaml");

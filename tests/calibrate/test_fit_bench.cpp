@@ -25,7 +25,8 @@ TEST_CASE("bench fit: the model's forward and backward take GEMM time plus eleme
     if (const auto* f = std::get_if<Forward>(&in)) {
       flops += f->flops;
       bytes += f->bytes;
-      predicted += calib::predict_seconds({"fwd", 0, f->flops, f->bytes, f->end - f->begin, 0}, cpu, cal);
+      predicted +=
+          calib::predict_seconds({"fwd", 0, f->flops, f->bytes, f->end - f->begin, 0}, cpu, cal);
     }
   REQUIRE(flops > 0);
   CHECK(predicted == doctest::Approx(flops / gemm_rate + bytes / memory_rate).epsilon(1e-6));
@@ -34,7 +35,8 @@ TEST_CASE("bench fit: the model's forward and backward take GEMM time plus eleme
   CHECK(*cal.at(WorkKind::forward).matmul_efficiency > 0.05);
 }
 
-TEST_CASE("bench fit: a faster GEMM gives a proportionally higher efficiency when compute dominates") {
+TEST_CASE(
+    "bench fit: a faster GEMM gives a proportionally higher efficiency when compute dominates") {
   const GpuType cpu = test::test_cpu();
   std::vector<std::string> notes;
   const auto slow = calib::fit_compute_from_bench(

@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "sim/cost/calibration_file.hpp"
 #include "calibrate/fit_collectives.hpp"
 #include "common/error.hpp"
+#include "sim/cost/calibration_file.hpp"
 
 using namespace fabtrain;
 using namespace fabtrain::calib;
@@ -17,7 +17,8 @@ namespace {
 
 // Calls of `op` at several sizes over a short and a long path, timed by the formula the
 // simulator plays, with a +-2% alternating perturbation.
-std::vector<CollectiveTiming> synthetic(CollectiveOp op, double terms, double factor, double overhead = 0) {
+std::vector<CollectiveTiming> synthetic(CollectiveOp op, double terms, double factor,
+                                        double overhead = 0) {
   std::vector<CollectiveTiming> out;
   int i = 0;
   for (const auto& [latency, bandwidth] : {std::pair{1e-4, 1e9}, std::pair{0.05, 2e8}})
@@ -36,10 +37,14 @@ TEST_CASE("the collective fit recovers known parameters per op") {
   timings.insert(timings.end(), rs.begin(), rs.end());
   const auto fits = fit_collectives(timings);
   REQUIRE(fits.size() == 2);
-  CHECK(fits.at(CollectiveOp::all_reduce).correction.latency_terms == doctest::Approx(1.2).epsilon(0.03));
-  CHECK(fits.at(CollectiveOp::all_reduce).correction.bandwidth_factor == doctest::Approx(0.5).epsilon(0.03));
-  CHECK(fits.at(CollectiveOp::reduce_scatter).correction.latency_terms == doctest::Approx(4.0).epsilon(0.03));
-  CHECK(fits.at(CollectiveOp::reduce_scatter).correction.bandwidth_factor == doctest::Approx(1.5).epsilon(0.03));
+  CHECK(fits.at(CollectiveOp::all_reduce).correction.latency_terms ==
+        doctest::Approx(1.2).epsilon(0.03));
+  CHECK(fits.at(CollectiveOp::all_reduce).correction.bandwidth_factor ==
+        doctest::Approx(0.5).epsilon(0.03));
+  CHECK(fits.at(CollectiveOp::reduce_scatter).correction.latency_terms ==
+        doctest::Approx(4.0).epsilon(0.03));
+  CHECK(fits.at(CollectiveOp::reduce_scatter).correction.bandwidth_factor ==
+        doctest::Approx(1.5).epsilon(0.03));
   CHECK(fits.at(CollectiveOp::reduce_scatter).samples == 10);
   CHECK(fits.at(CollectiveOp::reduce_scatter).rms_relative == doctest::Approx(0.02).epsilon(0.2));
   CHECK_FALSE(fits.count(CollectiveOp::all_gather));
@@ -53,7 +58,8 @@ TEST_CASE("the collective fit recovers a per-call overhead that does not grow wi
   CHECK(c.latency_terms == doctest::Approx(2.5).epsilon(0.05));
   CHECK(c.bandwidth_factor == doctest::Approx(0.7).epsilon(0.05));
   // Without an overhead in the calls, none is fitted.
-  CHECK(fit_collectives(synthetic(CollectiveOp::all_reduce, 2.5, 0.7)).at(CollectiveOp::all_reduce)
+  CHECK(fit_collectives(synthetic(CollectiveOp::all_reduce, 2.5, 0.7))
+            .at(CollectiveOp::all_reduce)
             .correction.overhead_s < 2e-5);
 }
 
@@ -63,7 +69,8 @@ TEST_CASE("small calls get their own latency terms, the larger ones keep theirs"
     if (t.bytes > 4096) timings.push_back(t);
   // Calls of at most 4 KiB played as one exchange: one latency plus the overhead.
   for (double latency : {1e-4, 0.05})
-    for (double bytes : {4.0, 1024.0}) timings.push_back({CollectiveOp::all_reduce, bytes, 1e-3 + latency, latency, 1e9});
+    for (double bytes : {4.0, 1024.0})
+      timings.push_back({CollectiveOp::all_reduce, bytes, 1e-3 + latency, latency, 1e9});
   const auto fits = fit_collectives(timings, 4096);
   REQUIRE(fits.count(CollectiveOp::all_reduce));
   const auto& f = fits.at(CollectiveOp::all_reduce);
@@ -118,25 +125,31 @@ TEST_CASE("fitted corrections round-trip through the calibration YAML") {
 }
 
 TEST_CASE("a run record's collective calls: last arrival to last end, per occurrence") {
-  const auto path = (std::filesystem::temp_directory_path() / "fabtrain-calib-coll-run.jsonl").string();
-  auto item = [](int rank, int index, const char* kind, const char* name, double bytes, double start, double d) {
-    return fmt::format(R"({{"rank":{},"index":{},"kind":"{}","name":"{}","start_s":{},"duration_s":{},"bytes":{},"peers":[]}})",
-                       rank, index, kind, name, start, d, bytes);
+  const auto path =
+      (std::filesystem::temp_directory_path() / "fabtrain-calib-coll-run.jsonl").string();
+  auto item = [](int rank, int index, const char* kind, const char* name, double bytes,
+                 double start, double d) {
+    return fmt::format(
+        R"({{"rank":{},"index":{},"kind":"{}","name":"{}","start_s":{},"duration_s":{},"bytes":{},"peers":[]}})",
+        rank, index, kind, name, start, d, bytes);
   };
   // Rank 0 arrives first at each call and waits; rank 1 arrives later; they end close together.
   auto step = [&](int n, double first) {
-    return fmt::format(R"({{"type":"step","step":{},"wall_s":0.1,"instructions":[{},{},{},{},{},{}]}})", n,
-                       item(0, 0, "all_reduce", "all_reduce g group=0 bytes=1000", 1000, 0.0, first),
-                       item(0, 1, "all_reduce", "all_reduce g group=0 bytes=1000", 1000, 0.05, 0.02),
-                       item(0, 2, "reduce_scatter", "reduce_scatter p group=0 bytes=64", 64, 0.08, 0.004),
-                       item(1, 0, "all_reduce", "all_reduce g group=0 bytes=1000", 1000, 0.01, 0.003),
-                       item(1, 1, "all_reduce", "all_reduce g group=0 bytes=1000", 1000, 0.06, 0.012),
-                       item(1, 2, "reduce_scatter", "reduce_scatter p group=0 bytes=64", 64, 0.08, 0.005));
+    return fmt::format(
+        R"({{"type":"step","step":{},"wall_s":0.1,"instructions":[{},{},{},{},{},{}]}})", n,
+        item(0, 0, "all_reduce", "all_reduce g group=0 bytes=1000", 1000, 0.0, first),
+        item(0, 1, "all_reduce", "all_reduce g group=0 bytes=1000", 1000, 0.05, 0.02),
+        item(0, 2, "reduce_scatter", "reduce_scatter p group=0 bytes=64", 64, 0.08, 0.004),
+        item(1, 0, "all_reduce", "all_reduce g group=0 bytes=1000", 1000, 0.01, 0.003),
+        item(1, 1, "all_reduce", "all_reduce g group=0 bytes=1000", 1000, 0.06, 0.012),
+        item(1, 2, "reduce_scatter", "reduce_scatter p group=0 bytes=64", 64, 0.08, 0.005));
   };
   {
     std::ofstream out(path);
-    out << R"({"type":"header","plan":"dp=2","world":2,"model":{"name":"m"}})" << "\n"
-        << step(0, 0.5) << "\n" << step(1, 0.0125) << "\n";
+    out << R"({"type":"header","plan":"dp=2","world":2,"model":{"name":"m"}})"
+        << "\n"
+        << step(0, 0.5) << "\n"
+        << step(1, 0.0125) << "\n";
   }
   const RunData run = read_run_record(path);
   REQUIRE(run.steps.size() == 2);

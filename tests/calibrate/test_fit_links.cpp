@@ -37,7 +37,8 @@ TEST_CASE("window detected from a long path that runs under the short path's ban
 }
 
 TEST_CASE("full bandwidth over a long path: not window-limited (window 0)") {
-  const auto fit = calib::fit_link({bench({{0.0003, 110e6}}, "a"), bench({{0.05, 105e6}}, "b")}, l2sts(), 1, 0);
+  const auto fit =
+      calib::fit_link({bench({{0.0003, 110e6}}, "a"), bench({{0.05, 105e6}}, "b")}, l2sts(), 1, 0);
   CHECK(fit.window_limited_pairs == 0);
   REQUIRE(fit.link.tcp_window_bytes.has_value());
   CHECK(*fit.link.tcp_window_bytes == 0);

@@ -57,7 +57,8 @@ TEST_CASE("the fitted memory term never overtakes a compute-bound fit in the roo
 TEST_CASE("prediction error is small in sample and held out, and large for a wrong calibration") {
   const GpuType cpu = test::test_cpu();
   const test::TrueRoofline truth;
-  const auto a = test::synthetic_run("a", 5, cpu, truth), b = test::synthetic_run("b", 6, cpu, truth);
+  const auto a = test::synthetic_run("a", 5, cpu, truth),
+             b = test::synthetic_run("b", 6, cpu, truth);
   const auto in = calib::prediction_error(a, cpu, fit({a, b}, cpu));
   CHECK(std::abs(in.predicted_step_s / in.measured_step_s - 1) < 0.03);
   const auto held = calib::prediction_error(a, cpu, fit({b}, cpu));

@@ -26,8 +26,9 @@ RunData run_of(const ModelSpec& model, const std::string& plan, double step_s) {
   run.path = "run-" + plan;
   run.plan = plan;
   run.model = model.name;
-  run.model_fields = {{"name", model.name}, {"layers", model.n_layer}, {"hidden", model.n_embd},
-                      {"heads", model.n_head}, {"context", model.n_ctx}, {"vocab", model.vocab_size}};
+  run.model_fields = {{"name", model.name},     {"layers", model.n_layer},
+                      {"hidden", model.n_embd}, {"heads", model.n_head},
+                      {"context", model.n_ctx}, {"vocab", model.vocab_size}};
   run.batch = kBatch;
   run.seq = kSeq;
   run.world = 2;
@@ -57,7 +58,8 @@ TEST_CASE("the step fit finds corrections that reproduce steps simulated with kn
   for (double rtt : {0.0, 0.05})
     for (const std::string plan : {"dp=2", "dp=2,zero=2", "tp=2"}) {
       override_wan_latency(simulator.slice(), rtt);
-      const double step = simulator.run(model, compile(model, parse_plan(plan), kBatch, kSeq), options).step_time_s;
+      const double step =
+          simulator.run(model, compile(model, parse_plan(plan), kBatch, kSeq), options).step_time_s;
       runs.push_back(run_of(model, plan, step));
       rtts.push_back(rtt);
     }
@@ -75,9 +77,11 @@ TEST_CASE("the step fit finds corrections that reproduce steps simulated with kn
     worst_before = std::max(worst_before, std::abs(result.before_s[i] / result.measured_s[i] - 1));
   }
   CHECK(worst_before > 0.2);  // the default was far off: the fit did the work
-  for (CollectiveOp op : {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather})
+  for (CollectiveOp op :
+       {CollectiveOp::all_reduce, CollectiveOp::reduce_scatter, CollectiveOp::all_gather})
     CHECK(fitted.collectives.count(op) == 1);
-  CHECK(fitted.collectives[CollectiveOp::all_reduce].latency_terms == doctest::Approx(3.0).epsilon(0.15));
+  CHECK(fitted.collectives[CollectiveOp::all_reduce].latency_terms ==
+        doctest::Approx(3.0).epsilon(0.15));
 }
 
 TEST_CASE("the step fit refuses a run whose header lacks batch, seq or model fields") {
@@ -85,7 +89,9 @@ TEST_CASE("the step fit refuses a run whose header lacks batch, seq or model fie
   RunData run = run_of(load_model("gpt2-nano"), "dp=2", 0.1);
   run.batch = 0;
   Calibration cal;
-  const std::string message = error_of([&] { fit_collectives_to_steps(slice, {{&run, 0.0}}, cal); });
+  const std::string message = error_of([&] {
+    fit_collectives_to_steps(slice, {{&run, 0.0}}, cal);
+  });
   CHECK(message.find("run-dp=2") != std::string::npos);
   CHECK(message.find("batch") != std::string::npos);
 }

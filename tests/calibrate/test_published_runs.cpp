@@ -29,7 +29,8 @@ std::string row(const std::string& id, const std::string& hardware, const std::s
     hardware: {}
     communicator: nccl-socket
     measured: {}
-)", id, plan, hardware, measured);
+)",
+                     id, plan, hardware, measured);
 }
 
 const std::string one_a100 = "{gpu: GPU_A100_80GB, nodes: 1, gpus_per_node: 1, intra_node: nvlink}";
@@ -61,7 +62,9 @@ TEST_CASE("bad rows are reported by row and field, and the good ones are kept") 
       row("unknown-gpu", "{gpu: GPU_NOPE, nodes: 1, gpus_per_node: 1, intra_node: pcie}", "dp=1") +
       row("too-few-gpus", one_a100, "dp=2") +
       row("no-measurement", one_a100, "dp=1", "{as_published: \"nothing\"}") +
-      row("two-nodes-no-nic", "{gpu: GPU_A100_80GB, nodes: 2, gpus_per_node: 1, intra_node: nvlink, network: ethernet}", "dp=2");
+      row("two-nodes-no-nic",
+          "{gpu: GPU_A100_80GB, nodes: 2, gpus_per_node: 1, intra_node: nvlink, network: ethernet}",
+          "dp=2");
   const PublishedFile f = load_published_runs(dir.write("runs.yaml", text));
   CHECK(f.rows == 5);
   REQUIRE(f.runs.size() == 1);
@@ -111,10 +114,10 @@ TEST_CASE("plans compared: the fastest by sequences per second, measured and pre
   };
   // a: 8 seq in 1 s measured (8/s), b: 4 seq in 0.4 s (10/s): b is measured fastest.
   // Predicted a 0.5 s (16/s), b 0.3 s (13/s): a. Group g2: the faster one does not fit.
-  const std::vector<PublishedRun> runs = {run("a", "g1", 8),  run("lone", "g3", 8),
-                                          run("b", "g1", 4),  run("c", "g2", 8),
-                                          run("d", "g2", 8),  run("free", "", 8)};
-  const std::vector<PublishedCheck> checks = {check(1, 0.5), check(1, 1),   check(0.4, 0.3),
+  const std::vector<PublishedRun> runs = {run("a", "g1", 8), run("lone", "g3", 8),
+                                          run("b", "g1", 4), run("c", "g2", 8),
+                                          run("d", "g2", 8), run("free", "", 8)};
+  const std::vector<PublishedCheck> checks = {check(1, 0.5), check(1, 1),         check(0.4, 0.3),
                                               check(1, 1.2), check(2, 0.1, true), check(1, 1)};
   const std::vector<PlanComparison> c = compare_plans(runs, checks);
   REQUIRE(c.size() == 2);  // g3 has one row, "free" none
@@ -131,23 +134,30 @@ TEST_CASE("plans compared: the fastest by sequences per second, measured and pre
 TEST_CASE("measurements convert to seconds per step: tokens/s and Megatron's TFLOP/s") {
   test::TempDir dir("published");
   const std::string text =
-      "runs:\n" + row("tokens", one_a100, "dp=1", "{tokens_per_s: 512, as_published: \"512 tok/s\"}") +
+      "runs:\n" +
+      row("tokens", one_a100, "dp=1", "{tokens_per_s: 512, as_published: \"512 tok/s\"}") +
       row("tflops", one_a100, "dp=1",
           "{tflops_per_gpu: 2, flops_formula: megatron, as_published: \"2 TFLOP/s\"}");
   const PublishedFile f = load_published_runs(dir.write("runs.yaml", text));
   REQUIRE(f.runs.size() == 2);
   CHECK(f.runs[0].measured.step_time_s == doctest::Approx(8.0 * 64 / 512));
   const ModelSpec nano = load_model("gpt2-nano");
-  CHECK(f.runs[1].measured.step_time_s == doctest::Approx(megatron_step_flops(nano, 8, 64, false) / 2e12));
+  CHECK(f.runs[1].measured.step_time_s ==
+        doctest::Approx(megatron_step_flops(nano, 8, 64, false) / 2e12));
 }
 
 TEST_CASE("the slice follows the stated hardware, and InfiniBand is not window-limited") {
   test::TempDir dir("published");
   const std::string text =
-      "runs:\n" + row("ib", "{gpu: GPU_A100_80GB, nodes: 2, gpus_per_node: 4, intra_node: nvlink, "
-                            "network: infiniband, nic: NIC_IB_HDR_8x200}", "dp=8") +
-      row("eth", "{gpu: GPU_V100_PCIE, nodes: 2, gpus_per_node: 2, intra_node: pcie, "
-                 "network: ethernet, nic: NIC_ConnectX_5}", "dp=4");
+      "runs:\n" +
+      row("ib",
+          "{gpu: GPU_A100_80GB, nodes: 2, gpus_per_node: 4, intra_node: nvlink, "
+          "network: infiniband, nic: NIC_IB_HDR_8x200}",
+          "dp=8") +
+      row("eth",
+          "{gpu: GPU_V100_PCIE, nodes: 2, gpus_per_node: 2, intra_node: pcie, "
+          "network: ethernet, nic: NIC_ConnectX_5}",
+          "dp=4");
   const PublishedFile f = load_published_runs(dir.write("runs.yaml", text));
   REQUIRE(f.runs.size() == 2);
   const Slice ib = published_slice(f.runs[0]);
@@ -165,7 +175,8 @@ TEST_CASE("the slice follows the stated hardware, and InfiniBand is not window-l
 
 TEST_CASE("a run simulates, and its error is signed against the measurement") {
   test::TempDir dir("published");
-  const PublishedFile f = load_published_runs(dir.write("runs.yaml", "runs:\n" + row("nano", one_a100, "dp=1")));
+  const PublishedFile f =
+      load_published_runs(dir.write("runs.yaml", "runs:\n" + row("nano", one_a100, "dp=1")));
   REQUIRE(f.runs.size() == 1);
   const PublishedCheck c = check_published_run(f.runs[0]);
   CHECK(c.predicted_step_s > 0);
@@ -186,7 +197,9 @@ TEST_CASE("the shipped file: no prediction misses by more than 50% without a sta
   }
 }
 
-TEST_CASE("the shipped file: where a source compares plans, the fastest predicted is the fastest measured") {
+TEST_CASE(
+    "the shipped file: where a source compares plans, the fastest predicted is the fastest "
+    "measured") {
   const PublishedSummary s = check_published(builtin_published_runs_path());
   const std::vector<PlanComparison> comparisons = compare_plans(s.runs, s.checks);
   CHECK(comparisons.size() >= 2);

@@ -20,8 +20,12 @@ std::vector<std::string> lines_of(const std::string& text) {
 }
 
 TextTable sample(const std::string& long_plan) {
-  TextTable t({{"#", true}, {"plan", false, 0, true}, {"GPUs", false}, {"to train", true},
-               {"step s", true, 2}, {"TFLOP/s", true, 3}});
+  TextTable t({{"#", true},
+               {"plan", false, 0, true},
+               {"GPUs", false},
+               {"to train", true},
+               {"step s", true, 2},
+               {"TFLOP/s", true, 3}});
   t.add_row({"1", "dp=2,tp=1,pp=1,mb=4", "2@UTAH", "1.41 h", "2.562", "7.75"});
   t.add_row({"2", long_plan, "2@UTAH+2@AMST", "12.5 h", "30.100", "0.41"});
   return t;
@@ -42,7 +46,9 @@ TEST_CASE("a long cell widens its column: the columns after it start at one offs
   CHECK(lines[2].find("12.5 h") + 6 == end);
 }
 
-TEST_CASE("a table fits its width: droppable columns go first, highest rank first, then the plan is cut") {
+TEST_CASE(
+    "a table fits its width: droppable columns go first, highest rank first, then the plan is "
+    "cut") {
   const std::string long_plan = "dp=2,tp=1,pp=2,mb=8,schedule=gpipe,recompute=on,layers=10:14";
   const TextTable t = sample(long_plan);
   const RenderedTable all = t.render(0);

@@ -15,7 +15,9 @@
 namespace fabtrain {
 namespace {
 
-TEST_CASE("embed: long documents are chunked at the context and the chunks averaged, mean and last pooling") {
+TEST_CASE(
+    "embed: long documents are chunked at the context and the chunks averaged, mean and last "
+    "pooling") {
   const text::Gpt2Bpe* bpe = test::gpt2_bpe_or_skip();
   if (!bpe) return;
   test::TempDir dir("fabtrain-embedder");
@@ -27,7 +29,7 @@ TEST_CASE("embed: long documents are chunked at the context and the chunks avera
   for (int i = 0; i < 60; ++i) text += "The miller rested beside the lake. ";
   std::vector<int> ids = {text::kEndOfText};
   for (int id : bpe->encode(text)) ids.push_back(id);
-  REQUIRE(ids.size() > 2 * std::size_t(model.n_ctx));  // three chunks or more
+  REQUIRE(ids.size() > 2 * std::size_t(model.n_ctx));   // three chunks or more
   REQUIRE(ids.size() % std::size_t(model.n_ctx) != 0);  // the last one shorter
 
   Gpt2Inference infer(model, params);
@@ -39,8 +41,10 @@ TEST_CASE("embed: long documents are chunked at the context and the chunks avera
     infer.reset();
     infer.forward(std::span<const int>(ids).subspan(begin, n));
     for (std::size_t i = 0; i < n; ++i)
-      for (int c = 0; c < C; ++c) mean[std::size_t(c)] += infer.hidden()[i * std::size_t(C) + std::size_t(c)];
-    for (int c = 0; c < C; ++c) last[std::size_t(c)] += infer.hidden()[(n - 1) * std::size_t(C) + std::size_t(c)];
+      for (int c = 0; c < C; ++c)
+        mean[std::size_t(c)] += infer.hidden()[i * std::size_t(C) + std::size_t(c)];
+    for (int c = 0; c < C; ++c)
+      last[std::size_t(c)] += infer.hidden()[(n - 1) * std::size_t(C) + std::size_t(c)];
   }
   const int want_chunks = int((ids.size() + std::size_t(T) - 1) / std::size_t(T));
   CHECK(chunks == want_chunks);
@@ -52,9 +56,12 @@ TEST_CASE("embed: long documents are chunked at the context and the chunks avera
   CHECK(m.tokens == int(ids.size()));
   double worst_mean = 0, worst_last = 0, differ = 0;
   for (int c = 0; c < C; ++c) {
-    worst_mean = std::max(worst_mean, std::fabs(m.vector[std::size_t(c)] - mean[std::size_t(c)] / double(ids.size())));
-    worst_last = std::max(worst_last, std::fabs(l.vector[std::size_t(c)] - last[std::size_t(c)] / chunks));
-    differ = std::max(differ, double(std::fabs(m.vector[std::size_t(c)] - l.vector[std::size_t(c)])));
+    worst_mean = std::max(worst_mean, std::fabs(m.vector[std::size_t(c)] -
+                                                mean[std::size_t(c)] / double(ids.size())));
+    worst_last =
+        std::max(worst_last, std::fabs(l.vector[std::size_t(c)] - last[std::size_t(c)] / chunks));
+    differ =
+        std::max(differ, double(std::fabs(m.vector[std::size_t(c)] - l.vector[std::size_t(c)])));
   }
   CHECK(worst_mean < 1e-4);
   CHECK(worst_last < 1e-4);
@@ -68,8 +75,9 @@ TEST_CASE("embed refuses a model whose vocabulary is not GPT-2's") {
   const ModelSpec nano = load_model("gpt2-nano");
   const std::string ckpt = (dir.path() / "nano.bin").string();
   write_model_checkpoint(ckpt, nano, init_full_parameters(nano, 1));
-  CHECK(test::error_of([&] { embed::Embedder(nano, ckpt, *bpe); }).find("vocabulary of 256 tokens") !=
-        std::string::npos);
+  CHECK(test::error_of([&] {
+          embed::Embedder(nano, ckpt, *bpe);
+        }).find("vocabulary of 256 tokens") != std::string::npos);
 }
 
 }  // namespace

@@ -29,7 +29,8 @@ embed::Matrix random_matrix(std::int64_t rows, std::int64_t cols, std::uint64_t 
 }
 
 // The k rows of largest cosine with q, by computing every one.
-std::vector<std::int64_t> brute_force(const embed::Matrix& vectors, const std::vector<float>& q, int k) {
+std::vector<std::int64_t> brute_force(const embed::Matrix& vectors, const std::vector<float>& q,
+                                      int k) {
   std::vector<std::pair<double, std::int64_t>> all;
   for (std::int64_t r = 0; r < vectors.rows; ++r) {
     double dot = 0, nv = 0, nq = 0;

@@ -27,7 +27,8 @@ std::vector<float> pattern(std::size_t n, float seed, float scale = 0.5f) {
 
 std::vector<int> ids(std::size_t n, int vocab, int seed) {  // with repeats: vocab < n
   std::vector<int> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = int((i * 7 + std::size_t(seed) * 3 + i / 5) % std::size_t(vocab));
+  for (std::size_t i = 0; i < n; ++i)
+    v[i] = int((i * 7 + std::size_t(seed) * 3 + i / 5) % std::size_t(vocab));
   return v;
 }
 
@@ -131,8 +132,8 @@ const std::vector<Row>& table() {
       {"crossentropy_forward", "n=64 v=50 vp=64", 1e-5,
        [](Arena& a) {
          float *lse = a.out(N), *rows = a.out(N);
-         a.ops.crossentropy_forward(lse, rows, a.in(pattern(N * VP, 1, 4.0f)), a.id(ids(N, V, 1), false),
-                                    N, V, VP);
+         a.ops.crossentropy_forward(lse, rows, a.in(pattern(N * VP, 1, 4.0f)),
+                                    a.id(ids(N, V, 1), false), N, V, VP);
          return Outputs{a.read(lse, N), a.read(rows, N)};
        }},
       {"crossentropy_backward", "n=64 v=50 vp=64, in place", 1e-5,
@@ -153,15 +154,15 @@ const std::vector<Row>& table() {
       {"embedding_backward", "n=32 t=16 c=96 vocab=50, repeated tokens, accumulate", 1e-5,
        [](Arena& a) {
          float *dwte = a.in(pattern(V * C, 3)), *dwpe = a.in(pattern(T * C, 4));
-         a.ops.embedding_backward(dwte, dwpe, a.in(pattern(2 * T * C, 5)), a.id(ids(2 * T, V, 2), true),
-                                  2 * T, T, C);
+         a.ops.embedding_backward(dwte, dwpe, a.in(pattern(2 * T * C, 5)),
+                                  a.id(ids(2 * T, V, 2), true), 2 * T, T, C);
          return Outputs{a.read(dwte, V * C), a.read(dwpe, T * C)};
        }},
       {"residual_add", "n=64 c=96, with bias", 1e-6,
        [](Arena& a) {
          float* out = a.out(N * C);
-         a.ops.residual_add(out, a.in(pattern(N * C, 1)), a.in(pattern(N * C, 2)), a.in(pattern(C, 3)),
-                            N, C);
+         a.ops.residual_add(out, a.in(pattern(N * C, 1)), a.in(pattern(N * C, 2)),
+                            a.in(pattern(C, 3)), N, C);
          return Outputs{a.read(out, N * C)};
        }},
       {"zero, upload, download", "1000 values", 0,
@@ -224,7 +225,8 @@ TEST_CASE("backend ops: every other built backend matches the CPU backend, row b
     ++ran;
   }
   if (ran == 0 && backend_names().size() == 1)
-    MESSAGE("SKIPPED: no backend but the CPU is built here (configure with CUDA for the cuda rows)");
+    MESSAGE(
+        "SKIPPED: no backend but the CPU is built here (configure with CUDA for the cuda rows)");
 }
 
 TEST_CASE("backend ops: an unknown --device is refused by name, listing the built ones") {
@@ -270,26 +272,32 @@ TEST_CASE("backend ops: the CPU backward operations are the gradients of their f
     const std::vector<float> x = pattern(n * c, 1, 2.0f);
     auto loss = [&](const std::vector<float>& xv) {
       std::vector<float> out(n * c), mean(n), rstd(n);
-      ops->layernorm_forward(out.data(), mean.data(), rstd.data(), xv.data(), w.data(), bias.data(), n, c);
+      ops->layernorm_forward(out.data(), mean.data(), rstd.data(), xv.data(), w.data(), bias.data(),
+                             n, c);
       return dot(out, r_nc);
     };
     std::vector<float> out(n * c), mean(n), rstd(n), dx(n * c, 0.0f), dw(c, 0.0f), db(c, 0.0f);
-    ops->layernorm_forward(out.data(), mean.data(), rstd.data(), x.data(), w.data(), bias.data(), n, c);
+    ops->layernorm_forward(out.data(), mean.data(), rstd.data(), x.data(), w.data(), bias.data(), n,
+                           c);
     ops->layernorm_backward(dx.data(), dw.data(), db.data(), r_nc.data(), x.data(), w.data(),
                             mean.data(), rstd.data(), n, c);
     check_gradient("layernorm dx", x, dx, loss);
   }
   {  // linear: din and dw
-    const std::vector<float> x = pattern(n * c, 1), wl = pattern(o * c, 4, 0.3f), r = pattern(n * o, 5);
+    const std::vector<float> x = pattern(n * c, 1), wl = pattern(o * c, 4, 0.3f),
+                             r = pattern(n * o, 5);
     std::vector<float> din(n * c), dw(o * c, 0.0f), dbias(o, 0.0f);
-    ops->linear_backward(din.data(), dw.data(), dbias.data(), r.data(), x.data(), wl.data(), n, c, o);
+    ops->linear_backward(din.data(), dw.data(), dbias.data(), r.data(), x.data(), wl.data(), n, c,
+                         o);
     auto forward = [&](const std::vector<float>& xv, const std::vector<float>& wv) {
       std::vector<float> out(n * o);
       ops->linear_forward(out.data(), xv.data(), wv.data(), nullptr, n, c, o);
       return dot(out, r);
     };
-    check_gradient("linear din", x, din, [&](const std::vector<float>& xv) { return forward(xv, wl); });
-    check_gradient("linear dw", wl, dw, [&](const std::vector<float>& wv) { return forward(x, wv); });
+    check_gradient("linear din", x, din,
+                   [&](const std::vector<float>& xv) { return forward(xv, wl); });
+    check_gradient("linear dw", wl, dw,
+                   [&](const std::vector<float>& wv) { return forward(x, wv); });
   }
   {  // GELU
     const std::vector<float> x = pattern(200, 1, 3.0f), r = pattern(200, 6);

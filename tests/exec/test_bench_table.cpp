@@ -29,17 +29,32 @@ std::vector<std::string> words_of_line(const std::string& text, const std::strin
 TEST_CASE("the bench table has nccl-tests' columns and bus bandwidths") {
   // 4 ranks, 8 MiB all-reduce in 10 ms: algbw 0.839 GB/s, busbw x 2*3/4 = 1.258 GB/s.
   const double bytes = 8 << 20, seconds = 0.01, algbw = bytes / seconds;
-  const nlohmann::json doc = {
-      {"collectives",
-       {{{"op", "all_reduce"}, {"group", "world"}, {"bytes", bytes}, {"ranks", 4}, {"seconds", seconds},
-         {"algbw", algbw}, {"busbw", algbw * bench::bus_factor("all_reduce", 4)}},
-        {{"op", "all_gather"}, {"group", "dp"}, {"bytes", bytes}, {"ranks", 4}, {"seconds", seconds},
-         {"algbw", algbw}, {"busbw", algbw * bench::bus_factor("all_gather", 4)}}}},
-      {"p2p",
-       {{{"a", 0}, {"b", 1}, {"message_bytes", 1 << 20}, {"messages", 4}, {"bandwidth", 1e9},
-         {"latency_s", 50e-6}, {"latency_bytes", 8}, {"rtt_p90_s", 120e-6}}}},
-      {"gemm", nlohmann::json::array()},
-      {"memory", nlohmann::json::array()}};
+  const nlohmann::json doc = {{"collectives",
+                               {{{"op", "all_reduce"},
+                                 {"group", "world"},
+                                 {"bytes", bytes},
+                                 {"ranks", 4},
+                                 {"seconds", seconds},
+                                 {"algbw", algbw},
+                                 {"busbw", algbw * bench::bus_factor("all_reduce", 4)}},
+                                {{"op", "all_gather"},
+                                 {"group", "dp"},
+                                 {"bytes", bytes},
+                                 {"ranks", 4},
+                                 {"seconds", seconds},
+                                 {"algbw", algbw},
+                                 {"busbw", algbw * bench::bus_factor("all_gather", 4)}}}},
+                              {"p2p",
+                               {{{"a", 0},
+                                 {"b", 1},
+                                 {"message_bytes", 1 << 20},
+                                 {"messages", 4},
+                                 {"bandwidth", 1e9},
+                                 {"latency_s", 50e-6},
+                                 {"latency_bytes", 8},
+                                 {"rtt_p90_s", 120e-6}}}},
+                              {"gemm", nlohmann::json::array()},
+                              {"memory", nlohmann::json::array()}};
   const std::string table = bench_table(doc);
   const auto header = words_of_line(table, "# collective");
   REQUIRE(header.size() >= 9);

@@ -22,9 +22,13 @@ namespace fs = std::filesystem;
 namespace {
 
 ModelSpec nano() { return load_model("gpt2-nano"); }
-std::vector<float> params() { return std::vector<float>(std::size_t(full_layout(nano()).total), 0.25f); }
+std::vector<float> params() {
+  return std::vector<float>(std::size_t(full_layout(nano()).total), 0.25f);
+}
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 void flip_byte(const std::string& path, std::size_t at) {
   std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
@@ -43,7 +47,8 @@ TEST_CASE("a model checkpoint with NaN, a torn byte or another step's parameters
   std::vector<float> p = params();
   write_model_checkpoint(path, nano(), p, 4);
   CHECK(read_model_checkpoint(path, nano(), 4) == p);
-  CHECK(contains(error_of([&] { read_model_checkpoint(path, nano(), 6); }), "written at step 4, but it stands for step 6"));
+  CHECK(contains(error_of([&] { read_model_checkpoint(path, nano(), 6); }),
+                 "written at step 4, but it stands for step 6"));
   flip_byte(path, 1024 + 40);
   CHECK(contains(error_of([&] { read_model_checkpoint(path, nano()); }), "checksum mismatch"));
   p[17] = std::nanf("");
@@ -94,7 +99,8 @@ TEST_CASE("a write that fails is an error, leaves no temporary file and keeps th
   rlimit small = old;
   small.rlim_cur = 4096;
   setrlimit(RLIMIT_FSIZE, &small);
-  const std::string message = error_of([&] { write_text_atomically(path, std::string(1 << 20, 'x'), "--json"); });
+  const std::string message =
+      error_of([&] { write_text_atomically(path, std::string(1 << 20, 'x'), "--json"); });
   setrlimit(RLIMIT_FSIZE, &old);
   std::signal(SIGXFSZ, previous);
   CHECK(contains(message, "--json " + path + ": write failed"));
@@ -104,9 +110,11 @@ TEST_CASE("a write that fails is an error, leaves no temporary file and keeps th
   CHECK(kept == "old");
   for (const auto& entry : fs::directory_iterator(dir.path()))
     CHECK(entry.path().filename().string().find(".tmp") == std::string::npos);
-  CHECK(contains(error_of([&] { write_text_atomically(dir.path().string(), "x"); }), "is a directory"));
-  CHECK(contains(error_of([&] { write_text_atomically((dir.path() / "no/such/dir.json").string(), "x"); }),
-                 "cannot write"));
+  CHECK(contains(error_of([&] { write_text_atomically(dir.path().string(), "x"); }),
+                 "is a directory"));
+  CHECK(contains(
+      error_of([&] { write_text_atomically((dir.path() / "no/such/dir.json").string(), "x"); }),
+      "cannot write"));
 }
 
 TEST_CASE("the checkpoint directory is locked by one job and pruned to the newest") {
@@ -117,7 +125,7 @@ TEST_CASE("the checkpoint directory is locked by one job and pruned to the newes
     CHECK(contains(error_of([&] { CheckpointLock second(d); }), "in use by another job (process "));
   }
   std::ofstream(dir.path() / "model_00000002.bin.tmp-999999") << "torn";
-  CheckpointLock again(d);  // released with the first
+  CheckpointLock again(d);                                                // released with the first
   CHECK_FALSE(fs::exists(dir.path() / "model_00000002.bin.tmp-999999"));  // a killed job's write
   for (int step : {2, 4, 6, 8, 10}) {
     std::ofstream(model_checkpoint_path(d, step)) << "m";

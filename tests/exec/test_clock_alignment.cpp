@@ -62,7 +62,9 @@ class ThreadComm : public Communicator {
     std::this_thread::sleep_for(delay_);
   }
   void set_groups(const std::vector<std::vector<int>>&) override {}
-  [[noreturn]] void abort(const std::string& message) override { throw std::runtime_error(message); }
+  [[noreturn]] void abort(const std::string& message) override {
+    throw std::runtime_error(message);
+  }
 
  private:
   Mailboxes& box_;

@@ -13,7 +13,8 @@
 namespace fabtrain {
 namespace {
 
-TEST_CASE("KV-cache inference gives the training stage's logits, a position at a time or all at once") {
+TEST_CASE(
+    "KV-cache inference gives the training stage's logits, a position at a time or all at once") {
   ModelSpec m{"infer-test", 2, 32, 4, 16, 300};
   const std::vector<float> full = init_full_parameters(m, 7);
   const int T = 12;
@@ -37,7 +38,8 @@ TEST_CASE("KV-cache inference gives the training stage's logits, a position at a
     const std::vector<float> got = one_by_one.last_logits();
     REQUIRE(int(got.size()) == m.vocab_size);
     for (int v = 0; v < m.vocab_size; ++v)
-      worst = std::max(worst, double(std::fabs(got[std::size_t(v)] - want[std::size_t(i) * m.padded_vocab() + v])));
+      worst = std::max(worst, double(std::fabs(got[std::size_t(v)] -
+                                               want[std::size_t(i) * m.padded_vocab() + v])));
   }
   CHECK(worst < 1e-4);
   CHECK(one_by_one.position() == T);
@@ -50,9 +52,11 @@ TEST_CASE("inference refuses more tokens than the context and tokens outside the
   ModelSpec m{"infer-test", 1, 16, 2, 8, 50};
   Gpt2Inference infer(m, init_full_parameters(m, 1));
   std::vector<int> nine(9, 1);
-  CHECK(test::error_of([&] { infer.forward(nine); }).find("do not fit the context of 8") != std::string::npos);
+  CHECK(test::error_of([&] { infer.forward(nine); }).find("do not fit the context of 8") !=
+        std::string::npos);
   std::vector<int> bad = {50};
-  CHECK(test::error_of([&] { infer.forward(bad); }).find("token 50 is outside the vocabulary") != std::string::npos);
+  CHECK(test::error_of([&] { infer.forward(bad); }).find("token 50 is outside the vocabulary") !=
+        std::string::npos);
 }
 
 }  // namespace

@@ -51,7 +51,8 @@ struct Replica {
       auto p = rank->tp_partial(block, mb);
       for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += p[i];
     }
-    for (auto& rank : ranks[s]) std::copy(sum.begin(), sum.end(), rank->tp_partial(block, mb).begin());
+    for (auto& rank : ranks[s])
+      std::copy(sum.begin(), sum.end(), rank->tp_partial(block, mb).begin());
   }
 
   void forward(int mb, const std::vector<int>& x, const std::vector<int>& y) {
@@ -159,11 +160,11 @@ TEST_CASE("param_runs cover each stage's params once and the tp shards partition
     }
     // Split tensors are held once over the tp group, replicated ones by every rank.
     const int C = ref.model.n_embd;
-    const std::int64_t qkvw = std::int64_t(ref.model.padded_vocab() + ref.model.n_ctx) * C +
-                              2 * ref.model.n_layer * C;
-    CHECK(holders[0] == tp);                // wte
-    CHECK(holders[qkvw] == 1);              // first element of qkvw
-    CHECK(holders[total - 1] == tp);        // lnfb
+    const std::int64_t qkvw =
+        std::int64_t(ref.model.padded_vocab() + ref.model.n_ctx) * C + 2 * ref.model.n_layer * C;
+    CHECK(holders[0] == tp);          // wte
+    CHECK(holders[qkvw] == 1);        // first element of qkvw
+    CHECK(holders[total - 1] == tp);  // lnfb
     const auto ones = std::count(holders.begin(), holders.end(), 1);
     const auto all = std::count(holders.begin(), holders.end(), tp);
     CHECK(ones + (tp > 1 ? all : 0) == total);
@@ -186,7 +187,8 @@ TEST_CASE("a pipeline split passing activations and gradients by hand equals one
   const test::Reference ref = test::load_reference();
   const auto [loss1, grads1] = one_step(ref, {}, 1, false);
   const int blocks = block_count(ref.model);
-  for (int cut = 1; cut < blocks; ++cut) {  // every split point: after embed, attn, mlp, before head
+  for (int cut = 1; cut < blocks;
+       ++cut) {  // every split point: after embed, attn, mlp, before head
     CAPTURE(cut);
     const auto [loss, grads] = one_step(ref, {cut}, 1, false);
     CHECK(std::abs(loss - loss1) < 1e-6f);
@@ -305,7 +307,8 @@ TEST_CASE("init_full_parameters is deterministic and follows GPT-2's initialisat
 TEST_CASE("bad use of a stage is a clear error") {
   const test::Reference ref = test::load_reference();
   const ModelSpec& m = ref.model;
-  CHECK_THROWS_AS(Gpt2Stage(m, {0, block_count(m)}, 3, 0, 2, 16, 1), Error);   // 3 does not divide 4 heads
+  CHECK_THROWS_AS(Gpt2Stage(m, {0, block_count(m)}, 3, 0, 2, 16, 1),
+                  Error);  // 3 does not divide 4 heads
   CHECK_THROWS_AS(Gpt2Stage(m, {0, block_count(m) + 1}, 1, 0, 2, 16, 1), Error);
   CHECK_THROWS_AS(Gpt2Stage(m, {0, 3}, 1, 0, 2, 64, 1), Error);  // t beyond the context of 32
   Gpt2Stage stage(m, {0, 3}, 1, 0, ref.b, ref.t, 1);
@@ -313,9 +316,9 @@ TEST_CASE("bad use of a stage is a clear error") {
   bad[5] = m.vocab_size;
   CHECK_THROWS_AS(stage.set_tokens(0, bad), Error);
   CHECK_THROWS_AS(stage.set_tokens(0, std::vector<int>(3, 0)), Error);
-  CHECK_THROWS_AS(stage.forward(0, 0), Error);   // no tokens yet
-  CHECK_THROWS_AS(stage.forward(3, 0), Error);   // not this stage's block
-  CHECK_THROWS_AS(stage.forward(0, 1), Error);   // only one activation slot
+  CHECK_THROWS_AS(stage.forward(0, 0), Error);          // no tokens yet
+  CHECK_THROWS_AS(stage.forward(3, 0), Error);          // not this stage's block
+  CHECK_THROWS_AS(stage.forward(0, 1), Error);          // only one activation slot
   CHECK_THROWS_AS(stage.backward(1, 0, false), Error);  // no forward yet
   CHECK_THROWS_AS(stage.tp_partial(1, 0), Error);       // tp=1 has no partials
   CHECK_THROWS_AS(stage.loss(0), Error);                // no head here

@@ -41,7 +41,8 @@ TEST_CASE("GELU forward and backward match the tanh formula computed in double")
   for (std::size_t i = 0; i < x.size(); ++i) {
     const double v = x[i], th = std::tanh(k * (v + a * v * v * v));
     const double ref_y = 0.5 * v * (1 + th);
-    const double ref_dx = (0.5 * (1 + th) + 0.5 * v * (1 - th * th) * k * (1 + 3 * a * v * v)) * dout[i];
+    const double ref_dx =
+        (0.5 * (1 + th) + 0.5 * v * (1 - th * th) * k * (1 + 3 * a * v * v)) * dout[i];
     worst_y = std::max(worst_y, std::abs(y[i] - ref_y) / std::max(1.0, std::abs(ref_y)));
     worst_dx = std::max(worst_dx, std::abs(dx[i] - ref_dx));
   }
@@ -98,8 +99,8 @@ TEST_CASE("AdamW gives the same bits whether an element falls in the SIMD body o
   for (auto [first, length] : {std::pair{0, 1}, std::pair{1, 6}, std::pair{7, n - 7}}) {
     const std::size_t begin = first, count = length;  // clang 14 cannot capture structured bindings
     auto sub = [&](std::vector<float>& x) { return std::span<float>(x).subspan(begin, count); };
-    adamw.update(sub(cut_p), std::span<const float>(g).subspan(begin, count), sub(cut_m), sub(cut_v),
-                 std::span<const unsigned char>(mask).subspan(begin, count), 1e-3f, 3);
+    adamw.update(sub(cut_p), std::span<const float>(g).subspan(begin, count), sub(cut_m),
+                 sub(cut_v), std::span<const unsigned char>(mask).subspan(begin, count), 1e-3f, 3);
   }
   CHECK(std::memcmp(whole_p.data(), cut_p.data(), n * sizeof(float)) == 0);
   CHECK(std::memcmp(whole_m.data(), cut_m.data(), n * sizeof(float)) == 0);

@@ -76,7 +76,8 @@ void play_rank(const ModelSpec& model, const Schedule& schedule, int rank, Loopb
     std::lock_guard lock(full_mutex);
     for (const ParamRun& run : stage.param_runs())
       for (std::int64_t k = 0; k < run.count; ++k)
-        if (counted[run.local_offset + k]) full[run.full_offset + k] += params[run.local_offset + k];
+        if (counted[run.local_offset + k])
+          full[run.full_offset + k] += params[run.local_offset + k];
   } catch (const std::exception& e) {
     try {
       comm.abort(e.what());  // the other ranks stop waiting for this one
@@ -110,7 +111,8 @@ Outcome train(const std::string& plan_text) {
   for (int r = 0; r < ranks; ++r)
     if (!errors[r].empty()) fail("plan {} rank {}: {}", plan_text, r, errors[r]);
   for (int r = 1; r < ranks; ++r)
-    if (losses[r] != losses[0]) fail("plan {}: rank {} reports other losses than rank 0", plan_text, r);
+    if (losses[r] != losses[0])
+      fail("plan {}: rank {} reports other losses than rank 0", plan_text, r);
   out.losses = losses[0];
   return out;
 }
@@ -165,8 +167,12 @@ TEST_CASE("loopback plans: the one-rank run trains (the loss falls)") {
 
 TEST_CASE("loopback plans: dp=2 (zero=0) equals one rank") { check_equals_one_rank("dp=2"); }
 TEST_CASE("loopback plans: dp=2,zero=1 equals one rank") { check_equals_one_rank("dp=2,zero=1"); }
-TEST_CASE("loopback plans: dp=2,zero=2,mb=2 equals one rank") { check_equals_one_rank("dp=2,zero=2,mb=2"); }
-TEST_CASE("loopback plans: dp=2,zero=3,mb=2 equals one rank") { check_equals_one_rank("dp=2,zero=3,mb=2"); }
+TEST_CASE("loopback plans: dp=2,zero=2,mb=2 equals one rank") {
+  check_equals_one_rank("dp=2,zero=2,mb=2");
+}
+TEST_CASE("loopback plans: dp=2,zero=3,mb=2 equals one rank") {
+  check_equals_one_rank("dp=2,zero=3,mb=2");
+}
 TEST_CASE("loopback plans: tp=2 equals one rank") { check_equals_one_rank("tp=2"); }
 TEST_CASE("loopback plans: pp=2 (gpipe) equals one rank") {
   check_equals_one_rank("pp=2,schedule=gpipe,mb=2");
@@ -176,7 +182,9 @@ TEST_CASE("loopback plans: pp=2 (1f1b, recompute) equals one rank") {
 }
 TEST_CASE("loopback plans: dp=2,pp=2 equals one rank") { check_equals_one_rank("dp=2,pp=2,mb=2"); }
 TEST_CASE("loopback plans: tp=2,pp=2 equals one rank") { check_equals_one_rank("tp=2,pp=2,mb=2"); }
-TEST_CASE("loopback plans: dp=2,tp=2,zero=1 equals one rank") { check_equals_one_rank("dp=2,tp=2,zero=1"); }
+TEST_CASE("loopback plans: dp=2,tp=2,zero=1 equals one rank") {
+  check_equals_one_rank("dp=2,tp=2,zero=1");
+}
 TEST_CASE("loopback plans: dp=2,tp=2,pp=2,zero=3 equals one rank") {
   check_equals_one_rank("dp=2,tp=2,pp=2,zero=3,mb=2");
 }

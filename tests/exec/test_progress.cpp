@@ -29,7 +29,8 @@ std::string printed(void (*write)(Progress&)) {
 }  // namespace
 
 TEST_CASE("progress: a trained step prints its loss, a replayed one says timing only") {
-  const std::string trained = printed([](Progress& p) { p.step(0, 2.5f, 1000, 0.25, 3e-4f, 0.75f); });
+  const std::string trained =
+      printed([](Progress& p) { p.step(0, 2.5f, 1000, 0.25, 3e-4f, 0.75f); });
   CHECK(trained.find("step 1/2 | loss 2.5000 | lr 3.00e-04 | norm 0.750 | 1000 tok/s | 250.0 ms") !=
         std::string::npos);
   const std::string replayed = printed([](Progress& p) {

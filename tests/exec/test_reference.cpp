@@ -35,7 +35,8 @@ TEST_CASE("gpt2 stage matches the PyTorch reference: logits, loss and all gradie
   // Map the local gradients to the full layout (one stage, tp=1: the runs cover it all).
   std::vector<float> full(ref.grads.size(), NAN);
   for (const ParamRun& run : stage.param_runs())
-    std::copy_n(stage.grads().begin() + run.local_offset, run.count, full.begin() + run.full_offset);
+    std::copy_n(stage.grads().begin() + run.local_offset, run.count,
+                full.begin() + run.full_offset);
   float grad_err = 0, grad_max = 0;
   for (std::size_t i = 0; i < full.size(); ++i) {
     REQUIRE_FALSE(std::isnan(full[i]));

@@ -30,7 +30,9 @@ struct RecordingCommunicator final : Communicator {
       if (groups[group][k] == me) return int(k);
     return -1;
   }
-  void all_reduce(int, std::span<float> data) override { calls.push_back({"all_reduce", 4.0 * data.size()}); }
+  void all_reduce(int, std::span<float> data) override {
+    calls.push_back({"all_reduce", 4.0 * data.size()});
+  }
   void reduce_scatter(int, std::span<const float> in, std::span<float> out) override {
     calls.push_back({"reduce_scatter", 4.0 * in.size()});
     aliased = aliased && in.data() == out.data();
@@ -39,8 +41,12 @@ struct RecordingCommunicator final : Communicator {
     calls.push_back({"all_gather", 4.0 * out.size()});
     aliased = aliased && in.data() == out.data() + position(group) * in.size();
   }
-  void send(int, std::span<const float> data, int) override { calls.push_back({"send", 4.0 * data.size()}); }
-  void recv(int, std::span<float> data, int) override { calls.push_back({"recv", 4.0 * data.size()}); }
+  void send(int, std::span<const float> data, int) override {
+    calls.push_back({"send", 4.0 * data.size()});
+  }
+  void recv(int, std::span<float> data, int) override {
+    calls.push_back({"recv", 4.0 * data.size()});
+  }
   void barrier() override {}
   void set_groups(const std::vector<std::vector<int>>& g) override { groups = g; }
   [[noreturn]] void abort(const std::string& message) override { fail("{}", message); }
@@ -51,7 +57,8 @@ struct RecordingCommunicator final : Communicator {
 TEST_CASE("replay moves exactly the schedule's bytes, in place, for every kind of transfer") {
   const ModelSpec model = load_model("gpt2-nano");
   const Catalog& catalog = builtin_catalog();
-  for (const char* text : {"dp=2,tp=2,pp=2,mb=2,zero=1", "dp=2,zero=3,mb=2", "dp=4,zero=2", "pp=2,mb=4,schedule=1f1b"}) {
+  for (const char* text : {"dp=2,tp=2,pp=2,mb=2,zero=1", "dp=2,zero=3,mb=2", "dp=4,zero=2",
+                           "pp=2,mb=4,schedule=1f1b"}) {
     CAPTURE(text);
     const Schedule schedule = compile(model, parse_plan(text), 16, 32);
     nlohmann::json printed;
@@ -80,7 +87,8 @@ TEST_CASE("replay moves exactly the schedule's bytes, in place, for every kind o
         const double n = 4.0 * schedule.world;
         CHECK(comm.calls[i].second >= expected[i].second);
         CHECK(comm.calls[i].second < expected[i].second + n);
-        if (std::fmod(expected[i].second, n) == 0) CHECK(comm.calls[i].second == expected[i].second);
+        if (std::fmod(expected[i].second, n) == 0)
+          CHECK(comm.calls[i].second == expected[i].second);
       }
       CHECK(comm.aliased);
     }
@@ -97,8 +105,8 @@ TEST_CASE("replay sleeps each compute instruction for the cost model's seconds")
   const auto timings = replayer.play_step(0);
   double modelled = 0;
   for (std::size_t i = 0; i < timings.size(); ++i) {
-    const double expect = compute_seconds(schedule.ranks[0][i], catalog.gpu("CPU_HOST"), Precision::fp32,
-                                          catalog.compute, Calibration{});
+    const double expect = compute_seconds(schedule.ranks[0][i], catalog.gpu("CPU_HOST"),
+                                          Precision::fp32, catalog.compute, Calibration{});
     CHECK(replayer.compute_seconds()[i] == expect);
     modelled += expect;
     if (expect > 0) {
@@ -110,18 +118,22 @@ TEST_CASE("replay sleeps each compute instruction for the cost model's seconds")
   CHECK(modelled > 0.001);
 }
 
-TEST_CASE("replay's memory estimate holds the largest message, the sends' copies and the library's temporaries") {
+TEST_CASE(
+    "replay's memory estimate holds the largest message, the sends' copies and the library's "
+    "temporaries") {
   const ModelSpec model = load_model("gpt2-medium");
   const Schedule dp = compile(model, parse_plan("dp=2"), 16, 1024);
-  const double gradients = 4.0 * double(replay_message_floats(dp, Collective{CollectiveOp::all_reduce,
-                                                                             Purpose::dp_gradients, 0,
-                                                                             model.parameters() * 4.0}));
+  const double gradients = 4.0 * double(replay_message_floats(
+                                     dp, Collective{CollectiveOp::all_reduce, Purpose::dp_gradients,
+                                                    0, model.parameters() * 4.0}));
   const ReplayMemory m = replay_memory(dp, 0);
   CHECK(m.buffer == doctest::Approx(gradients));
   CHECK(m.library == doctest::Approx(gradients));  // two segments of half the buffer
   CHECK(m.send_copies == 0);
   const Schedule zero2 = compile(model, parse_plan("dp=2,zero=2"), 16, 1024);
-  CHECK(replay_memory(zero2, 1).library == doctest::Approx(2 * gradients));  // whole input + 2 halves
+  CHECK(replay_memory(zero2, 1).library ==
+        doctest::Approx(2 * gradients));  // whole input + 2 halves
   const Schedule pp = compile(model, parse_plan("pp=2,mb=4"), 16, 1024);
-  CHECK(replay_memory(pp, 0).send_copies == doctest::Approx(4 * 4.0 * 4 * 1024 * 1024));  // 4 activations
+  CHECK(replay_memory(pp, 0).send_copies ==
+        doctest::Approx(4 * 4.0 * 4 * 1024 * 1024));  // 4 activations
 }

@@ -1,9 +1,6 @@
 // Checkpoints: the llm.c model format round-trips and is checked field by field against the
 // model; rank state files round-trip; writes are atomic (no temporary file left behind).
 #include <doctest/doctest.h>
-
-#include "tests/test_support.hpp"
-
 #include <unistd.h>
 
 #include <filesystem>
@@ -12,6 +9,7 @@
 #include "common/error.hpp"
 #include "exec/checkpoint.hpp"
 #include "exec/kernels_layout.hpp"
+#include "tests/test_support.hpp"
 
 using namespace fabtrain;
 using fabtrain::test::error_of;
@@ -59,18 +57,23 @@ TEST_CASE("a checkpoint of another shape is refused naming the field and both va
   other.n_layer = 3;
   const std::string path = (dir / "three.bin").string();
   write_model_checkpoint(path, other, std::vector<float>(std::size_t(full_layout(other).total)));
-  CHECK(error_of([&] { read_model_checkpoint(path, nano()); })
-            .find("L (layers) is 3 in the file but 2 in model gpt2-nano") != std::string::npos);
+  CHECK(error_of([&] {
+          read_model_checkpoint(path, nano());
+        }).find("L (layers) is 3 in the file but 2 in model gpt2-nano") != std::string::npos);
   other = nano();
   other.n_embd = 128;
   write_model_checkpoint(path, other, std::vector<float>(std::size_t(full_layout(other).total)));
-  CHECK(error_of([&] { read_model_checkpoint(path, nano()); }).find("C (channels) is 128") != std::string::npos);
+  CHECK(error_of([&] { read_model_checkpoint(path, nano()); }).find("C (channels) is 128") !=
+        std::string::npos);
   // Truncated: right header, missing tensors.
   write_model_checkpoint(path, nano(), std::vector<float>(std::size_t(full_layout(nano()).total)));
   fs::resize_file(path, 4096);
-  CHECK(error_of([&] { read_model_checkpoint(path, nano()); }).find("truncated") != std::string::npos);
+  CHECK(error_of([&] { read_model_checkpoint(path, nano()); }).find("truncated") !=
+        std::string::npos);
   std::ofstream(dir / "junk.bin") << std::string(2000, 'x');
-  CHECK(error_of([&] { read_model_checkpoint((dir / "junk.bin").string(), nano()); }).find("wrong magic") != std::string::npos);
+  CHECK(error_of([&] {
+          read_model_checkpoint((dir / "junk.bin").string(), nano());
+        }).find("wrong magic") != std::string::npos);
   fs::remove_all(dir);
 }
 

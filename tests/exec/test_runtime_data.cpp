@@ -1,13 +1,10 @@
 // The data loader: llm.c token files and plain text, window cutting, the seeded order, and the
 // refusals of bad files (each message names the file and what is wrong).
 #include <doctest/doctest.h>
-
-#include "tests/test_support.hpp"
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -16,6 +13,7 @@
 
 #include "common/error.hpp"
 #include "exec/data_loader.hpp"
+#include "tests/test_support.hpp"
 
 using namespace fabtrain;
 using fabtrain::test::error_of;
@@ -84,28 +82,37 @@ TEST_CASE("plain text is read byte by byte, several files and globs, windows nev
     seen.insert(std::string{char(in[0]), char(in[1]), char(in[2]), char(tg[2])});
   }
   CHECK(seen == std::set<std::string>{"abcd", "defg", "ghij", "0123", "3456"});
-  CHECK(expand_data_paths({(dir / "one.txt").string() + "," + (dir / "two.txt").string()}).size() == 2);
+  CHECK(expand_data_paths({(dir / "one.txt").string() + "," + (dir / "two.txt").string()}).size() ==
+        2);
   fs::remove_all(dir);
 }
 
 TEST_CASE("bad data files are refused with the file and the reason") {
   const fs::path dir = temp_dir();
   write_tokens(dir / "magic.bin", 1234, 1, 4, {1, 2, 3, 4});
-  CHECK(error_of([&] { TokenFile f((dir / "magic.bin").string()); }).find("magic.bin: wrong magic 1234") != std::string::npos);
+  CHECK(error_of([&] {
+          TokenFile f((dir / "magic.bin").string());
+        }).find("magic.bin: wrong magic 1234") != std::string::npos);
   write_tokens(dir / "short.bin", 20240520, 1, 100, {1, 2, 3});
   const std::string truncated = error_of([&] { TokenFile f((dir / "short.bin").string()); });
   CHECK(truncated.find("short.bin: size 1030 bytes") != std::string::npos);
   CHECK(truncated.find("truncated") != std::string::npos);
   write_tokens(dir / "version.bin", 20240520, 2, 3, {1, 2, 3});
-  CHECK(error_of([&] { TokenFile f((dir / "version.bin").string()); }).find("version 2") != std::string::npos);
+  CHECK(error_of([&] { TokenFile f((dir / "version.bin").string()); }).find("version 2") !=
+        std::string::npos);
   std::ofstream(dir / "empty.txt").close();
-  CHECK(error_of([&] { TokenFile f((dir / "empty.txt").string()); }).find("empty.txt: empty file") != std::string::npos);
+  CHECK(error_of([&] {
+          TokenFile f((dir / "empty.txt").string());
+        }).find("empty.txt: empty file") != std::string::npos);
   write_tokens(dir / "big.bin", 20240520, 1, 3, {1, 300, 3});
-  CHECK(error_of([&] { DataLoader d({(dir / "big.bin").string()}, 1, 256, 0, false); })
-            .find("token 300 is outside the model's vocabulary of 256") != std::string::npos);
+  CHECK(error_of([&] {
+          DataLoader d({(dir / "big.bin").string()}, 1, 256, 0, false);
+        }).find("token 300 is outside the model's vocabulary of 256") != std::string::npos);
   std::ofstream(dir / "tiny.txt") << "abc";
-  CHECK(error_of([&] { DataLoader d({(dir / "tiny.txt").string()}, 8, 256, 0, false); })
-            .find("fewer than one sequence") != std::string::npos);
-  CHECK(error_of([&] { expand_data_paths({(dir / "none*.txt").string()}); }).find("no such file") != std::string::npos);
+  CHECK(error_of([&] {
+          DataLoader d({(dir / "tiny.txt").string()}, 8, 256, 0, false);
+        }).find("fewer than one sequence") != std::string::npos);
+  CHECK(error_of([&] { expand_data_paths({(dir / "none*.txt").string()}); }).find("no such file") !=
+        std::string::npos);
   fs::remove_all(dir);
 }

@@ -1,7 +1,6 @@
 // Run records and traces: every instruction of a compiled schedule gets a kind, bytes or FLOPs
 // and its peers; the JSON lines and the Chrome trace parse back with the expected fields.
 #include <doctest/doctest.h>
-
 #include <unistd.h>
 
 #include <filesystem>
@@ -21,7 +20,8 @@ TEST_CASE("run record lines and the Chrome trace describe every instruction") {
   StepTimings timings(s.world);
   for (int r = 0; r < s.world; ++r)
     for (std::size_t i = 0; i < s.ranks[r].size(); ++i) timings[r].push_back({i * 1e-3, 5e-4});
-  const fs::path dir = fs::temp_directory_path() / ("fabtrain_record_" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("fabtrain_record_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   {
     RunRecord record((dir / "run.jsonl").string());

@@ -67,8 +67,9 @@ TEST_CASE("sample_token draws from softmax(logits / temperature) over the top k"
 TEST_CASE("a prompt longer than the context is refused by name") {
   Gpt2Inference model(kModel, init_full_parameters(kModel, 1));
   const std::vector<int> prompt(25, 3);
-  CHECK(test::error_of([&] { generate(model, prompt, {}); }).find("longer than the context of 24 tokens") !=
-        std::string::npos);
+  CHECK(test::error_of([&] {
+          generate(model, prompt, {});
+        }).find("longer than the context of 24 tokens") != std::string::npos);
 }
 
 }  // namespace

@@ -92,7 +92,8 @@ TEST_CASE("zero layout: every stage of gpt2-nano splits into chunks covering eac
         CHECK(z.wte_total() == wte_size);  // a stage holding wte holds all of it (not split)
         std::vector<float> full_of(n);
         for (const ParamRun& run : stage.param_runs())
-          for (std::int64_t k = 0; k < run.count; ++k) full_of[run.local_offset + k] = float(run.full_offset + k + 1);
+          for (std::int64_t k = 0; k < run.count; ++k)
+            full_of[run.local_offset + k] = float(run.full_offset + k + 1);
         std::int64_t wrong = 0;
         for (int d = 0; d < parts; ++d) {
           z.pack<float>(full_of, d, chunk);

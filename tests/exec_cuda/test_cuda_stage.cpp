@@ -1,9 +1,9 @@
-// The GPT-2 stage on the CUDA operations against the stage on the CPU's (the reference), block by block, on the PyTorch
-// reference model of tests/exec/reference (gpt2-nano-sized): forward (loss, logits, a pipeline
-// stage's output), backward (every parameter gradient, a pipeline stage's input gradient),
-// tensor-parallel partials with tp=2, recomputation, and the AdamW kernel. Tolerances are fp32
-// round-off: the GPU sums in a different order. Each case needs a GPU and is skipped (exit 77,
-// "SKIP: no CUDA device") when there is none.
+// The GPT-2 stage on the CUDA operations against the stage on the CPU's (the reference), block by
+// block, on the PyTorch reference model of tests/exec/reference (gpt2-nano-sized): forward (loss,
+// logits, a pipeline stage's output), backward (every parameter gradient, a pipeline stage's input
+// gradient), tensor-parallel partials with tp=2, recomputation, and the AdamW kernel. Tolerances
+// are fp32 round-off: the GPU sums in a different order. Each case needs a GPU and is skipped (exit
+// 77, "SKIP: no CUDA device") when there is none.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -18,8 +18,8 @@
 #include "common/error.hpp"
 #include "exec/cuda/cuda_check.hpp"
 #include "exec/cuda/cuda_device.hpp"
-#include "exec/cuda/cuda_ops.hpp"
 #include "exec/cuda/cuda_kernels.hpp"
+#include "exec/cuda/cuda_ops.hpp"
 #include "exec/gpt2_stage.hpp"
 
 using namespace fabtrain;
@@ -119,7 +119,8 @@ TEST_CASE("CUDA stage: tensor-parallel partials (tp=2) match the CPU ranks'") {
   const test::Reference ref = test::load_reference();
   const int blocks = block_count(ref.model), tp = 2;
   std::vector<std::unique_ptr<Pair>> ranks;
-  for (int r = 0; r < tp; ++r) ranks.push_back(std::make_unique<Pair>(ref, BlockRange{0, blocks}, tp, r));
+  for (int r = 0; r < tp; ++r)
+    ranks.push_back(std::make_unique<Pair>(ref, BlockRange{0, blocks}, tp, r));
   auto split = [&](int b) {
     const BlockKind k = block_at(ref.model, b).kind;
     return k == BlockKind::attn || k == BlockKind::mlp;
@@ -128,7 +129,8 @@ TEST_CASE("CUDA stage: tensor-parallel partials (tp=2) match the CPU ranks'") {
   auto reduce = [&](int b) {
     std::vector<float> sum(ranks[0]->cpu.tp_partial(b, 0).size(), 0.0f);
     for (int r = 0; r < tp; ++r) {
-      CHECK(relative_difference(ranks[r]->gpu.tp_partial(b, 0), ranks[r]->cpu.tp_partial(b, 0)) < kTolerance);
+      CHECK(relative_difference(ranks[r]->gpu.tp_partial(b, 0), ranks[r]->cpu.tp_partial(b, 0)) <
+            kTolerance);
       auto part = ranks[r]->cpu.tp_partial(b, 0);
       for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += part[i];
     }
@@ -199,14 +201,14 @@ TEST_CASE("CUDA stage: bad use is refused by name, as on the CPU") {
   require_gpu();
   const test::Reference ref = test::load_reference();
   const ModelSpec& m = ref.model;
-  CHECK_THROWS_AS(Gpt2Stage(m, {0, block_count(m) + 1}, 1, 0, ref.b, ref.t, 1, cuda::make_cuda_ops()),
-                  Error);
+  CHECK_THROWS_AS(
+      Gpt2Stage(m, {0, block_count(m) + 1}, 1, 0, ref.b, ref.t, 1, cuda::make_cuda_ops()), Error);
   Gpt2Stage s(m, {0, block_count(m)}, 1, 0, ref.b, ref.t, 1, cuda::make_cuda_ops());
   s.load_full(ref.params);
-  CHECK_THROWS_AS(s.forward(0, 0), Error);            // no tokens yet
-  CHECK_THROWS_AS(s.forward(0, 1), Error);            // one activation slot
-  CHECK_THROWS_AS(s.backward(1, 0, false), Error);    // no forward to go back through
-  CHECK_THROWS_AS(s.tp_partial(1, 0), Error);         // tp=1 has no partials
+  CHECK_THROWS_AS(s.forward(0, 0), Error);          // no tokens yet
+  CHECK_THROWS_AS(s.forward(0, 1), Error);          // one activation slot
+  CHECK_THROWS_AS(s.backward(1, 0, false), Error);  // no forward to go back through
+  CHECK_THROWS_AS(s.tp_partial(1, 0), Error);       // tp=1 has no partials
   std::vector<int> bad(ref.x);
   bad[0] = m.vocab_size;
   CHECK_THROWS_AS(s.set_tokens(0, bad), Error);
@@ -232,8 +234,9 @@ TEST_CASE("CUDA AdamW kernel matches the CPU AdamW over several steps") {
     for (std::size_t i = 0; i < n; ++i) g[i] = 0.01f * std::sin(0.3f * float(i) + float(step));
     CUDA_CHECK(cudaMemcpy(dg.data(), g.data(), n * 4, cudaMemcpyHostToDevice));
     adamw.update(p, g, m, v, mask, 1e-3f, step);
-    cuda::adamw_update(dp.data(), dg.data(), dm.data(), dv.data(), dmask.data(), std::int64_t(n), 1e-3f,
-                       adamw.beta1, adamw.beta2, adamw.eps, adamw.weight_decay, step, nullptr);
+    cuda::adamw_update(dp.data(), dg.data(), dm.data(), dv.data(), dmask.data(), std::int64_t(n),
+                       1e-3f, adamw.beta1, adamw.beta2, adamw.eps, adamw.weight_decay, step,
+                       nullptr);
     CUDA_CHECK(cudaGetLastError());
   }
   std::vector<float> got(n);

@@ -1,4 +1,5 @@
-// libFuzzer target: a calibration YAML file through load_calibration (against the built-in catalog).
+// libFuzzer target: a calibration YAML file through load_calibration (against the built-in
+// catalog).
 #include "sim/cost/calibration.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
 

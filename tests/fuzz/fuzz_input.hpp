@@ -16,14 +16,17 @@
 namespace fabtrain::fuzz {
 
 // A file named `name` in a folder of this process under the temporary directory, holding the input.
-inline std::string write_input(const std::uint8_t* data, std::size_t size, const std::string& name) {
+inline std::string write_input(const std::uint8_t* data, std::size_t size,
+                               const std::string& name) {
   static const std::filesystem::path dir = [] {
-    auto d = std::filesystem::temp_directory_path() / ("fabtrain-fuzz-" + std::to_string(::getpid()));
+    auto d =
+        std::filesystem::temp_directory_path() / ("fabtrain-fuzz-" + std::to_string(::getpid()));
     std::filesystem::create_directories(d);
     return d;
   }();
   const auto path = dir / name;
-  std::ofstream(path, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(data), std::streamsize(size));
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(reinterpret_cast<const char*>(data), std::streamsize(size));
   return path.string();
 }
 

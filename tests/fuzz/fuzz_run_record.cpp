@@ -7,7 +7,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string path = fabtrain::fuzz::write_input(data, size, "run.jsonl");
   fabtrain::fuzz::refused_only_by_error([&] {
     const auto run = fabtrain::calib::read_run_record(path);
-    if (!run.model_fields.is_null()) (void)fabtrain::calib::model_of(run.model_fields, run.model, path);
+    if (!run.model_fields.is_null())
+      (void)fabtrain::calib::model_of(run.model_fields, run.model, path);
   });
   return 0;
 }

@@ -94,17 +94,27 @@ TEST_CASE("a Llama config and unknown keys are refused with what is supported") 
 
 TEST_CASE("bad values of the new keys are refused by key, value and rule") {
   const test::TempDir dir("fabtrain-hf-config");
-  const std::string shape = R"("n_layer": 2, "n_embd": 64, "n_head": 4, "n_positions": 128, "vocab_size": 256)";
+  const std::string shape =
+      R"("n_layer": 2, "n_embd": 64, "n_head": 4, "n_positions": 128, "vocab_size": 256)";
   auto error_with = [&](const std::string& extra) {
     const std::string path = dir.write("config.json", "{" + shape + ", " + extra + "}");
     return test::error_of([&] { load_model(path); });
   };
-  CHECK(error_with(R"("activation_function": "swish")").find("activation_function is \"swish\"; supported: gelu_new, gelu, relu") != std::string::npos);
+  CHECK(error_with(R"("activation_function": "swish")")
+            .find("activation_function is \"swish\"; supported: gelu_new, gelu, relu") !=
+        std::string::npos);
   CHECK(error_with(R"("n_inner": 0)").find("n_inner=0 must be positive") != std::string::npos);
-  CHECK(error_with(R"("n_inner": 1000000)").find("n_inner is 1000000; fabtrain handles at most") != std::string::npos);
-  CHECK(error_with(R"("tie_word_embeddings": "no")").find("tie_word_embeddings must be true or false") != std::string::npos);
-  CHECK(error_with(R"("n_ctx": 64)").find("n_ctx=64 differs from n_positions=128") != std::string::npos);
-  CHECK(error_with(R"("architectures": ["GPTNeoXForCausalLM"])").find("architectures names \"GPTNeoXForCausalLM\"") != std::string::npos);
-  CHECK(error_with(R"("scale_attn_by_inverse_layer_idx": true)").find("scale_attn_by_inverse_layer_idx is true; fabtrain supports only GPT-2's false") != std::string::npos);
+  CHECK(error_with(R"("n_inner": 1000000)").find("n_inner is 1000000; fabtrain handles at most") !=
+        std::string::npos);
+  CHECK(error_with(R"("tie_word_embeddings": "no")")
+            .find("tie_word_embeddings must be true or false") != std::string::npos);
+  CHECK(error_with(R"("n_ctx": 64)").find("n_ctx=64 differs from n_positions=128") !=
+        std::string::npos);
+  CHECK(error_with(R"("architectures": ["GPTNeoXForCausalLM"])")
+            .find("architectures names \"GPTNeoXForCausalLM\"") != std::string::npos);
+  CHECK(
+      error_with(R"("scale_attn_by_inverse_layer_idx": true)")
+          .find("scale_attn_by_inverse_layer_idx is true; fabtrain supports only GPT-2's false") !=
+      std::string::npos);
   CHECK(error_with(R"("n_inner": null)").empty());
 }

@@ -4,9 +4,9 @@
 #include <fstream>
 
 #include "common/error.hpp"
-#include "tests/test_support.hpp"
 #include "models/costs.hpp"
 #include "models/model_spec.hpp"
+#include "tests/test_support.hpp"
 
 using namespace fabtrain;
 
@@ -117,7 +117,7 @@ TEST_CASE("a block's kernels: products' operands overlap their FLOPs, the rest i
   // LayerNorm, QKV, core (one fused kernel, or QK^T, softmax, PV), projection, residual add.
   CHECK(forward_cost(m, attn, b, s, 1, P, Attention::flash).kernels == 5);
   CHECK(forward_cost(m, attn, b, s, 1, P, Attention::naive).kernels == 7);
-  CHECK(forward_cost(m, mlp, b, s, 1, P).kernels == 5);  // LayerNorm, FC, GELU, projection, add
+  CHECK(forward_cost(m, mlp, b, s, 1, P).kernels == 5);   // LayerNorm, FC, GELU, projection, add
   CHECK(forward_cost(m, head, b, s, 1, P).kernels == 3);  // LayerNorm, logits, cross-entropy
   CHECK(forward_cost(m, embed, b, s, 1, P).kernels == 1);
   CHECK(backward_cost(m, mlp, b, s, 1, P).kernels == 10);
@@ -125,7 +125,8 @@ TEST_CASE("a block's kernels: products' operands overlap their FLOPs, the rest i
   for (int tp : {1, 4}) {
     const WorkCost w = forward_cost(m, mlp, b, s, tp, P);
     CHECK(w.bytes - w.matmul_bytes == doctest::Approx(5 * A + 8 * A / tp));
-    CHECK(w.matmul_bytes == doctest::Approx(8.0 * m.n_embd * m.n_embd * 2 / tp + 2 * A + 8 * A / tp));
+    CHECK(w.matmul_bytes ==
+          doctest::Approx(8.0 * m.n_embd * m.n_embd * 2 / tp + 2 * A + 8 * A / tp));
   }
   const WorkCost e = forward_cost(m, embed, b, s, 1, P);
   CHECK(e.matmul_bytes == 0);
@@ -151,13 +152,18 @@ TEST_CASE("a config.json's sizes are refused past the limits, never narrowed") {
     return test::error_of([&] { load_model(path); });
   };
   CHECK(with("4294967298", "64").find("n_layer: 4294967298 is out of range") != std::string::npos);
-  CHECK(with("1000000000", "64").find("n_layer is 1000000000; fabtrain handles at most 1024") != std::string::npos);
+  CHECK(with("1000000000", "64").find("n_layer is 1000000000; fabtrain handles at most 1024") !=
+        std::string::npos);
   CHECK(with("1000000", "64").find("fabtrain handles at most 1024") != std::string::npos);
-  CHECK(with("2", "2147483520").find("n_embd is 2147483520; fabtrain handles at most 65536") != std::string::npos);
+  CHECK(with("2", "2147483520").find("n_embd is 2147483520; fabtrain handles at most 65536") !=
+        std::string::npos);
   CHECK(with("1e9", "64").find("'n_layer' must be an integer") != std::string::npos);
   CHECK(with("2", "64").empty());
-  std::ofstream(path) << R"({"n_layer": 2, "n_layer": 4, "n_embd": 64, "n_head": 4, "n_positions": 128, "vocab_size": 256})";
-  CHECK(test::error_of([&] { load_model(path); }).find("key 'n_layer' appears twice") != std::string::npos);
-  CHECK(test::error_of([&] { load_model(dir.string()); }).find("cannot be opened") != std::string::npos);
+  std::ofstream(path)
+      << R"({"n_layer": 2, "n_layer": 4, "n_embd": 64, "n_head": 4, "n_positions": 128, "vocab_size": 256})";
+  CHECK(test::error_of([&] { load_model(path); }).find("key 'n_layer' appears twice") !=
+        std::string::npos);
+  CHECK(test::error_of([&] { load_model(dir.string()); }).find("cannot be opened") !=
+        std::string::npos);
   std::filesystem::remove_all(dir);
 }

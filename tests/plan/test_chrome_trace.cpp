@@ -37,7 +37,7 @@ TEST_CASE("a Chrome trace names ranks and lanes, carries cat and args, and pairs
   std::map<int, std::string> processes;
   std::map<std::pair<int, int>, std::string> threads;
   int spans = 0, sends = 0;
-  std::map<int, std::pair<int, int>> flows;  // id -> (starts, finishes)
+  std::map<int, std::pair<int, int>> flows;       // id -> (starts, finishes)
   std::map<int, std::pair<int, int>> flow_ranks;  // id -> (the send's peer, the receiving rank)
   for (const auto& e : doc.at("traceEvents")) {
     const std::string ph = e.at("ph");
@@ -69,8 +69,8 @@ TEST_CASE("a Chrome trace names ranks and lanes, carries cat and args, and pairs
   std::size_t total = 0;
   for (const auto& stream : s.ranks) total += stream.size();
   CHECK(spans == int(total) * steps);
-  CHECK(processes == std::map<int, std::string>{{0, "rank 0"}, {1, "rank 1"}, {2, "rank 2"},
-                                                {3, "rank 3"}});
+  CHECK(processes ==
+        std::map<int, std::string>{{0, "rank 0"}, {1, "rank 1"}, {2, "rank 2"}, {3, "rank 3"}});
   REQUIRE(threads.size() == 4 * kLaneCount);
   CHECK(threads[{2, kComputeLane}] == "compute");
   CHECK(threads[{2, kCommunicationLane}] == "communication");
@@ -83,6 +83,7 @@ TEST_CASE("a Chrome trace names ranks and lanes, carries cat and args, and pairs
 
 TEST_CASE("a timeline event outside the schedule is refused") {
   const Schedule s = compile(load_model("gpt2-nano"), parse_plan("dp=2"), 8, 16);
-  CHECK(test::error_of([&] { chrome_trace(s, {{5, 0, 0, 0.0, 1.0, 0}}); })
-            .find("rank 5 instruction 0") != std::string::npos);
+  CHECK(test::error_of([&] {
+          chrome_trace(s, {{5, 0, 0, 0.0, 1.0, 0}});
+        }).find("rank 5 instruction 0") != std::string::npos);
 }

@@ -1,13 +1,12 @@
 // Plans: text and JSON forms, names, checks against a model and batch, layer split and placement.
 #include <doctest/doctest.h>
 
-#include "tests/test_support.hpp"
-
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
 #include "plan/plan.hpp"
 #include "plan/schedule.hpp"
+#include "tests/test_support.hpp"
 
 using namespace fabtrain;
 using fabtrain::test::error_of;
@@ -50,7 +49,8 @@ TEST_CASE("plan text parses every key and prints back canonically") {
 }
 
 TEST_CASE("plan JSON round trips and rejects what the text form rejects") {
-  const Plan plan = parse_plan("dp=2,tp=2,pp=3,mb=4,zero=2,recompute=on,layers=4:4:4,precision=fp16");
+  const Plan plan =
+      parse_plan("dp=2,tp=2,pp=3,mb=4,zero=2,recompute=on,layers=4:4:4,precision=fp16");
   nlohmann::json j = plan;
   CHECK(j["schedule"] == "1f1b");
   CHECK(j["layers"] == nlohmann::json::array({4, 4, 4}));
@@ -196,10 +196,19 @@ TEST_CASE("groups of a dp=2,tp=2,pp=2 schedule") {
   CHECK(s.world == 8);
   CHECK(s.microbatch == 2);
   const std::vector<std::vector<int>> expected = {
-      {0, 1}, {2, 3}, {4, 5}, {6, 7},  // tp groups per (dp, pp)
-      {0, 2}, {1, 3}, {4, 6}, {5, 7},  // dp groups per (tp, pp)
-      {0, 4}, {1, 5}, {2, 6}, {3, 7},  // tied embedding per (dp, tp)
-      {0, 1, 2, 3, 4, 5, 6, 7},        // world
+      {0, 1},
+      {2, 3},
+      {4, 5},
+      {6, 7},  // tp groups per (dp, pp)
+      {0, 2},
+      {1, 3},
+      {4, 6},
+      {5, 7},  // dp groups per (tp, pp)
+      {0, 4},
+      {1, 5},
+      {2, 6},
+      {3, 7},                    // tied embedding per (dp, tp)
+      {0, 1, 2, 3, 4, 5, 6, 7},  // world
   };
   CHECK(s.groups == expected);
   REQUIRE(s.group_kinds.size() == s.groups.size());
@@ -243,7 +252,8 @@ TEST_CASE("attention=flash parses, prints only when set, and reaches the compile
   CHECK(flash.attention == Attention::flash);
   CHECK(parse_plan(to_string(flash)) == flash);
   CHECK(to_string(flash).find("attention=flash") != std::string::npos);
-  CHECK(to_string(parse_plan("dp=2")).find("attention") == std::string::npos);  // naive: the default
+  CHECK(to_string(parse_plan("dp=2")).find("attention") ==
+        std::string::npos);  // naive: the default
   CHECK(to_short_string(flash).find(",attention=flash") != std::string::npos);
   nlohmann::json j = flash;
   CHECK(j.get<Plan>() == flash);
@@ -274,7 +284,8 @@ TEST_CASE("attention=flash parses, prints only when set, and reaches the compile
 
 // Issue 17, defects 3 and 4: degrees and counts within the limits, sums that cannot wrap.
 TEST_CASE("plan degrees, microbatches and layer splits are bounded and strict") {
-  CHECK(contains(error_of([] { parse_plan("dp=1000000"); }), "plan key 'dp' is 1000000; fabtrain handles at most 1024"));
+  CHECK(contains(error_of([] { parse_plan("dp=1000000"); }),
+                 "plan key 'dp' is 1000000; fabtrain handles at most 1024"));
   CHECK(contains(error_of([] { parse_plan("dp=2147483647"); }), "plan key 'dp' is 2147483647"));
   CHECK(contains(error_of([] { parse_plan("dp=4294967298"); }), "4294967298 is out of range"));
   CHECK(contains(error_of([] { parse_plan("dp=64,tp=64"); }), "plan dp*tp*pp = 64*64*1 is 4096"));

@@ -47,7 +47,8 @@ TEST_CASE("a run header round-trips, the mode's own fields included") {
 
 TEST_CASE("a run header is refused by name when its plan and world disagree") {
   auto read = [](const char* text) {
-    return error_of([&] { run_header_from_json(nlohmann::json::parse(text), "line 1", "r.jsonl"); });
+    return error_of(
+        [&] { run_header_from_json(nlohmann::json::parse(text), "line 1", "r.jsonl"); });
   };
   CHECK(read(R"({"plan":"dp=4","world":2})") ==
         "r.jsonl: line 1: plan dp=4 has dp*tp*pp = 4 ranks but world=2");
@@ -87,10 +88,12 @@ TEST_CASE("a step line of a compiled schedule round-trips with every instruction
   }
   CHECK(to_json(back) == to_json(line));
   // Ranks and peers beyond the header's world are refused by name (rank 0's peer 2 first).
-  CHECK(error_of([&] { step_line_from_json(to_json(line), 2, "line 2", "r.jsonl"); })
-            .find("r.jsonl: line 2 instructions[") == 0);
+  CHECK(error_of([&] {
+          step_line_from_json(to_json(line), 2, "line 2", "r.jsonl");
+        }).find("r.jsonl: line 2 instructions[") == 0);
   nlohmann::json one = to_json(line);
   one["instructions"] = nlohmann::json::array({one["instructions"].back()});  // rank 3's
-  CHECK(error_of([&] { step_line_from_json(one, 2, "line 2", "r.jsonl"); })
-            .find("instructions[0].rank=3 but the header says world=2") != std::string::npos);
+  CHECK(error_of([&] {
+          step_line_from_json(one, 2, "line 2", "r.jsonl");
+        }).find("instructions[0].rank=3 but the header says world=2") != std::string::npos);
 }

@@ -51,9 +51,8 @@ void check_schedule(const ModelSpec& m, const Plan& plan, int B, int s) {
     const bool first = stage == 0, last = stage == plan.pp - 1;
     const double params = stage_parameters(m, plan, stage);
     CHECK(run.instructions_done[r] == int(sched.ranks[r].size()));
-    const int expected_in_flight = plan.schedule == PipelineSchedule::gpipe
-                                       ? plan.mb
-                                       : std::min(plan.pp - stage, plan.mb);
+    const int expected_in_flight =
+        plan.schedule == PipelineSchedule::gpipe ? plan.mb : std::min(plan.pp - stage, plan.mb);
     CHECK(run.peak_in_flight[r] == expected_in_flight);
     CHECK(sched.static_bytes[r] ==
           doctest::Approx(model_state_bytes(params, plan.precision, plan.zero, plan.dp).total()));
@@ -300,7 +299,8 @@ TEST_CASE("schedule JSON carries every rank's instructions") {
 // Issue 17, defect 3: a schedule too large to hold is refused before it is built.
 TEST_CASE("a schedule past the instruction limit is refused before it is compiled") {
   const ModelSpec deep{"deep", 1024, 64, 4, 128, 256};
-  const std::string message = test::error_of([&] { compile(deep, parse_plan("dp=512,tp=2,mb=16"), 8192, 16); });
+  const std::string message =
+      test::error_of([&] { compile(deep, parse_plan("dp=512,tp=2,mb=16"), 8192, 16); });
   CHECK(message.find("its instruction count is") != std::string::npos);
   CHECK(message.find("fabtrain handles at most 16777216") != std::string::npos);
   CHECK(compile(load_model("gpt2-nano"), parse_plan("dp=2,tp=2,mb=2"), 8, 16).ranks.size() == 4);

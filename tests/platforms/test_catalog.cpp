@@ -62,9 +62,9 @@ std::string replaced(std::string text, const std::string& from, const std::strin
 
 TEST_CASE("the built-in catalog has the FABRIC GPUs and NICs, each with a source") {
   const Catalog& cat = builtin_catalog();
-  for (const char* name : {"GPU_RTX6000", "GPU_TeslaT4", "GPU_A30", "GPU_A40", "GPU_V100",
-                           "GPU_A100_40GB", "GPU_A100_80GB", "GPU_H100", "GPU_H200", "GPU_L40S",
-                           "CPU_HOST"}) {
+  for (const char* name :
+       {"GPU_RTX6000", "GPU_TeslaT4", "GPU_A30", "GPU_A40", "GPU_V100", "GPU_A100_40GB",
+        "GPU_A100_80GB", "GPU_H100", "GPU_H200", "GPU_L40S", "CPU_HOST"}) {
     CAPTURE(name);
     const GpuType& g = cat.gpu(name);
     CHECK(g.memory_bytes > 0);
@@ -94,9 +94,9 @@ TEST_CASE("the built-in catalog has the FABRIC GPUs and NICs, each with a source
 
 TEST_CASE("the built-in catalog has the FABRIC sites and all five link classes") {
   const Catalog& cat = builtin_catalog();
-  for (const char* s : {"TACC", "UTAH", "MASS", "GPN", "AMST", "STAR", "NCSA", "WASH", "MICH", "SALT",
-                        "DALL", "CLEM", "UCSD", "FIU", "MAX", "KANS", "LOSA", "SEAT", "ATLA", "NEWY",
-                        "CERN", "PSC", "BRIST", "TOKY", "HAWI"}) {
+  for (const char* s : {"TACC", "UTAH", "MASS", "GPN",  "AMST",  "STAR", "NCSA", "WASH", "MICH",
+                        "SALT", "DALL", "CLEM", "UCSD", "FIU",   "MAX",  "KANS", "LOSA", "SEAT",
+                        "ATLA", "NEWY", "CERN", "PSC",  "BRIST", "TOKY", "HAWI"}) {
     CAPTURE(s);
     CHECK_FALSE(cat.site(s).location.empty());
   }
@@ -114,14 +114,16 @@ TEST_CASE("the communicator profiles follow NCCL's and Open MPI's documented def
   const Catalog& cat = builtin_catalog();
   const CommunicatorProfile& nccl = cat.communicator("nccl-socket");
   CHECK(cat.default_communicator == "nccl-socket");
-  CHECK(nccl.streams_per_peer == 2);  // 2 channels x NCCL_SOCKET_NTHREADS 1 x NCCL_NSOCKS_PERTHREAD 1
+  CHECK(nccl.streams_per_peer ==
+        2);  // 2 channels x NCCL_SOCKET_NTHREADS 1 x NCCL_NSOCKS_PERTHREAD 1
   CHECK(nccl.max_in_flight_bytes == 4.0 * 1024 * 1024);  // NCCL_BUFFSIZE
   CHECK(nccl.knobs.at("NCCL_SOCKET_NTHREADS") == "1");
   const CommunicatorProfile& ompi = cat.communicator("openmpi-tcp");
   CHECK(ompi.streams_per_peer == 1);  // btl_tcp_links
   CHECK(ompi.eager_limit_bytes == 64 * 1024);
   CHECK(ompi.rendezvous_round_trips == 1);
-  for (const auto& entry : cat.communicators) {  // no structured binding: clang 14 cannot capture it
+  for (const auto& entry :
+       cat.communicators) {  // no structured binding: clang 14 cannot capture it
     CAPTURE(entry.first);
     CHECK(!entry.second.source.empty());
   }
@@ -194,32 +196,44 @@ TEST_CASE("bad catalog files are rejected with the file, the field and the rule"
     std::vector<std::string> expected;
   };
   const std::vector<Case> cases = {
-      {"unknown key", replaced(kMinimalCatalog, "    memory_gib: 16", "    memory_gb: 16"),
+      {"unknown key",
+       replaced(kMinimalCatalog, "    memory_gib: 16", "    memory_gb: 16"),
        {"gpus.GPU_X.memory_gb", "unknown key"}},
-      {"wrong type", replaced(kMinimalCatalog, "memory_gib: 16", "memory_gib: lots"),
+      {"wrong type",
+       replaced(kMinimalCatalog, "memory_gib: 16", "memory_gib: lots"),
        {"gpus.GPU_X.memory_gib", "is not a number", "lots"}},
-      {"negative latency", replaced(kMinimalCatalog, "rtt_ms: 103", "rtt_ms: -5"),
+      {"negative latency",
+       replaced(kMinimalCatalog, "rtt_ms: 103", "rtt_ms: -5"),
        {"latencies[0].rtt_ms", "zero or positive"}},
-      {"missing latency", replaced(kMinimalCatalog, "rtt_ms: 103, ", ""),
+      {"missing latency",
+       replaced(kMinimalCatalog, "rtt_ms: 103, ", ""),
        {"latencies[0].rtt_ms", "missing"}},
-      {"latency naming an unknown site", replaced(kMinimalCatalog, "b: AMST", "b: MARS"),
+      {"latency naming an unknown site",
+       replaced(kMinimalCatalog, "b: AMST", "b: MARS"),
        {"latencies[0].b", "MARS"}},
-      {"missing source", replaced(kMinimalCatalog, "NIC_Basic: {bandwidth_gbit_s: 100, source: test}",
-                                  "NIC_Basic: {bandwidth_gbit_s: 100}"),
+      {"missing source",
+       replaced(kMinimalCatalog, "NIC_Basic: {bandwidth_gbit_s: 100, source: test}",
+                "NIC_Basic: {bandwidth_gbit_s: 100}"),
        {"nics.NIC_Basic.source", "missing"}},
-      {"default communicator not defined", replaced(kMinimalCatalog, "default_communicator: nccl-socket",
-                                                    "default_communicator: gloo"),
+      {"default communicator not defined",
+       replaced(kMinimalCatalog, "default_communicator: nccl-socket", "default_communicator: gloo"),
        {"default_communicator", "gloo"}},
-      {"communicator with no streams", replaced(kMinimalCatalog, "streams_per_peer: 2", "streams_per_peer: 0"),
+      {"communicator with no streams",
+       replaced(kMinimalCatalog, "streams_per_peer: 2", "streams_per_peer: 0"),
        {"communicators.nccl-socket.streams_per_peer", "at least 1"}},
-      {"missing link class", replaced(kMinimalCatalog,
-                                      "  switched: {latency_us: 5, tcp_window_mib: 4, efficiency: 0.9, source: test}\n", ""),
+      {"missing link class",
+       replaced(kMinimalCatalog,
+                "  switched: {latency_us: 5, tcp_window_mib: 4, efficiency: 0.9, source: test}\n",
+                ""),
        {"link_classes", "switched"}},
-      {"efficiency above one", replaced(kMinimalCatalog, "efficiency: 0.8, source: test}\n  nvlink",
-                                        "efficiency: 1.5, source: test}\n  nvlink"),
+      {"efficiency above one",
+       replaced(kMinimalCatalog, "efficiency: 0.8, source: test}\n  nvlink",
+                "efficiency: 1.5, source: test}\n  nvlink"),
        {"link_classes.pcie.efficiency", "above 1"}},
       {"gpus not a mapping", "gpus: [1, 2]\n", {"gpus", "expected a mapping", "a list"}},
-      {"a GPU given twice", replaced(kMinimalCatalog, "nics:", "  GPU_X: {}\nnics:"), {"gpus.GPU_X", "duplicate"}},
+      {"a GPU given twice",
+       replaced(kMinimalCatalog, "nics:", "  GPU_X: {}\nnics:"),
+       {"gpus.GPU_X", "duplicate"}},
       {"not YAML", "gpus: [unclosed", {"not valid YAML"}},
   };
   for (const auto& c : cases) {

@@ -16,7 +16,9 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
-std::string example(const std::string& name) { return source_dir() + "/platforms/data/examples/" + name; }
+std::string example(const std::string& name) {
+  return source_dir() + "/platforms/data/examples/" + name;
+}
 
 // The example catalog's entries, indented to sit under a slice's `catalog:` key.
 std::string as_section(const std::string& catalog_text) {
@@ -29,7 +31,8 @@ std::string as_section(const std::string& catalog_text) {
 
 }  // namespace
 
-TEST_CASE("--catalog: the example RTX 3090 catalog adds a GPU type and a site to the built-in ones") {
+TEST_CASE(
+    "--catalog: the example RTX 3090 catalog adds a GPU type and a site to the built-in ones") {
   const Catalog& cat = catalog_with(example("rtx3090.catalog.yaml"));
   CHECK(&catalog_with(example("rtx3090.catalog.yaml")) == &cat);  // loaded once per path
   CHECK(&catalog_with("") == &builtin_catalog());
@@ -46,8 +49,9 @@ TEST_CASE("--catalog: the example RTX 3090 catalog adds a GPU type and a site to
   CHECK(lab.gpu_count() == 4);
   CHECK(lab.gpus()[0].type->name == "GPU_RTX3090");
   // Without the catalog the slice names a GPU type nobody knows.
-  CHECK(test::error_of([&] { load_slice(example("rtx3090-lab.yaml")); }).find("unknown site 'MYLAB'") !=
-        std::string::npos);
+  CHECK(test::error_of([&] {
+          load_slice(example("rtx3090-lab.yaml"));
+        }).find("unknown site 'MYLAB'") != std::string::npos);
 }
 
 TEST_CASE("a slice's catalog: section does the same, and a built-in name is replaced") {
@@ -80,23 +84,29 @@ TEST_CASE("the user's catalog follows the built-in rules: sources, units, strict
     std::string from, to, expected;
   };
   const std::vector<Case> cases = {
-      {"    source: \"NVIDIA Ampere", "    sourc: \"NVIDIA Ampere", "gpus.GPU_RTX3090.sourc: unknown key"},
+      {"    source: \"NVIDIA Ampere", "    sourc: \"NVIDIA Ampere",
+       "gpus.GPU_RTX3090.sourc: unknown key"},
       {"    memory_gib: 24\n", "    memory_gb: 24\n", "gpus.GPU_RTX3090.memory_gb: unknown key"},
-      {"    peak_fp32_tflops: 35.6", "    peak_fp32_tflops: -35.6", "gpus.GPU_RTX3090.peak_fp32_tflops: -35.6 must be positive"},
+      {"    peak_fp32_tflops: 35.6", "    peak_fp32_tflops: -35.6",
+       "gpus.GPU_RTX3090.peak_fp32_tflops: -35.6 must be positive"},
       {"latitude: 41.88", "latitude: 141.88", "sites.MYLAB.latitude: 141.88 is not in [-90, 90]"},
       {"gpus:\n", "gpu:\n", "gpu: unknown key"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.expected);
-    const std::string path = dir.write("bad.catalog.yaml", test::replaced_first(good, c.from, c.to));
+    const std::string path =
+        dir.write("bad.catalog.yaml", test::replaced_first(good, c.from, c.to));
     const std::string message = test::error_of([&] { extend_catalog(builtin_catalog(), path); });
     CHECK(message.find(c.expected) != std::string::npos);
     CHECK(message.find("bad.catalog.yaml") != std::string::npos);
   }
   // A missing source is refused too, inside a slice with the place in the slice named.
   std::string no_source = good;
-  no_source = test::replaced_first(no_source, no_source.substr(no_source.find("    source: \"NVIDIA")), "sites:\n  MYLAB: {location: x, latitude: 1, longitude: 2}\n");
-  std::string slice = test::replaced_first(test::text_of(example("rtx3090-lab.yaml")), "vms:\n", as_section(no_source) + "vms:\n");
+  no_source =
+      test::replaced_first(no_source, no_source.substr(no_source.find("    source: \"NVIDIA")),
+                           "sites:\n  MYLAB: {location: x, latitude: 1, longitude: 2}\n");
+  std::string slice = test::replaced_first(test::text_of(example("rtx3090-lab.yaml")), "vms:\n",
+                                           as_section(no_source) + "vms:\n");
   const std::string message = test::error_of([&] { load_slice(dir.write("lab.yaml", slice)); });
   CHECK(message.find("lab.yaml: catalog.gpus.GPU_RTX3090.source: missing") != std::string::npos);
 }

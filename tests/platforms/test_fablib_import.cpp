@@ -15,10 +15,13 @@ using namespace fabtrain;
 
 namespace {
 
-std::string fixture(const std::string& name) { return source_dir() + "/tests/platforms/fablib/" + name; }
+std::string fixture(const std::string& name) {
+  return source_dir() + "/tests/platforms/fablib/" + name;
+}
 
 const ImportedVm& vm_named(const ImportedSlice& s, const std::string& name) {
-  const auto it = std::find_if(s.vms.begin(), s.vms.end(), [&](auto& v) { return v.vm.name == name; });
+  const auto it =
+      std::find_if(s.vms.begin(), s.vms.end(), [&](auto& v) { return v.vm.name == name; });
   REQUIRE_MESSAGE(it != s.vms.end(), name);
   return *it;
 }
@@ -33,7 +36,8 @@ std::string import_error(const std::string& path) {
 }
 
 bool contains(const std::vector<std::string>& lines, const std::string& part) {
-  return std::any_of(lines.begin(), lines.end(), [&](auto& l) { return l.find(part) != std::string::npos; });
+  return std::any_of(lines.begin(), lines.end(),
+                     [&](auto& l) { return l.find(part) != std::string::npos; });
 }
 
 }  // namespace
@@ -62,7 +66,8 @@ TEST_CASE("import: a two-site L2STS slice keeps its GPU VMs and leaves the GPU-l
 }
 
 TEST_CASE("import: a three-site mesh of L2STS and L2PTP over two-port SmartNICs") {
-  const ImportedSlice s = import_fablib_slice(fixture("three-site-mesh.graphml"), builtin_catalog());
+  const ImportedSlice s =
+      import_fablib_slice(fixture("three-site-mesh.graphml"), builtin_catalog());
   REQUIRE(s.vms.size() == 3);
   CHECK(vm_named(s, "tacc-vm").vm.gpu == "GPU_A30");
   CHECK(vm_named(s, "utah-vm").vm.gpu == "GPU_A40");
@@ -118,11 +123,13 @@ TEST_CASE("import: an instantiated slice records which VMs share a physical host
 TEST_CASE("import: unknown GPU and NIC models are refused by name with the known ones") {
   test::TempYaml dir;
   const std::string mesh = test::text_of(fixture("three-site-mesh.graphml"));
-  const std::string gpu = import_error(dir.write("gpu.graphml", test::replaced_first(mesh, ">Tesla T4<", ">RTX 3090<")));
+  const std::string gpu = import_error(
+      dir.write("gpu.graphml", test::replaced_first(mesh, ">Tesla T4<", ">RTX 3090<")));
   CHECK(gpu.find("unknown GPU model 'RTX 3090'") != std::string::npos);
   CHECK(gpu.find("mass-vm-gpu0") != std::string::npos);
   CHECK(gpu.find("GPU Tesla T4") != std::string::npos);
-  const std::string nic = import_error(dir.write("nic.graphml", test::replaced_first(mesh, ">ConnectX-5<", ">ConnectX-9<")));
+  const std::string nic = import_error(
+      dir.write("nic.graphml", test::replaced_first(mesh, ">ConnectX-5<", ">ConnectX-9<")));
   CHECK(nic.find("unknown NIC model 'ConnectX-9'") != std::string::npos);
   CHECK(nic.find("SmartNIC BlueField-2-ConnectX-6") != std::string::npos);
 }
@@ -131,13 +138,16 @@ TEST_CASE("import: a VM with no site, two GPU types in a VM, an unknown site") {
   test::TempYaml dir;
   const std::string two = test::text_of(fixture("two-site-l2sts.graphml"));
   // The first VM's Site is the first <data> of key d10 (Site) in the file.
-  const std::string no_site = import_error(dir.write("nosite.graphml", test::replaced_first(two, "<data key=\"d10\">UTAH</data>", "")));
+  const std::string no_site = import_error(
+      dir.write("nosite.graphml", test::replaced_first(two, "<data key=\"d10\">UTAH</data>", "")));
   CHECK(no_site.find("VM 'utah-vm' has no Site") != std::string::npos);
   CHECK(no_site.find("nosite.graphml") != std::string::npos);
-  const std::string site = import_error(dir.write("site.graphml", test::replaced_first(two, ">AMST<", ">NOWHERE<")));
+  const std::string site =
+      import_error(dir.write("site.graphml", test::replaced_first(two, ">AMST<", ">NOWHERE<")));
   CHECK(site.find("site 'NOWHERE'") != std::string::npos);
   CHECK(site.find("--catalog") != std::string::npos);
-  const std::string mixed = import_error(dir.write("mixed.graphml", test::replaced_first(two, ">RTX6000<", ">A40<")));
+  const std::string mixed =
+      import_error(dir.write("mixed.graphml", test::replaced_first(two, ">RTX6000<", ">A40<")));
   CHECK(mixed.find("two types") != std::string::npos);
 }
 
@@ -156,12 +166,16 @@ TEST_CASE("import: files that are not saved fablib slices get a clear error, nev
       {"cut.json", json.substr(0, json.size() / 2), "not valid JSON"},
       {"list.json", "{\"a\": [1, 2]}", "no \"nodes\" list"},
       {"plain.graphml",
-       "<graphml><graph><node id=\"a\"/><node id=\"b\"/><edge source=\"a\" target=\"b\"/></graph></graphml>",
+       "<graphml><graph><node id=\"a\"/><node id=\"b\"/><edge source=\"a\" "
+       "target=\"b\"/></graph></graphml>",
        "no vertex has a Class"},
-      {"dangling.graphml", test::replaced_first(two, "<edge source=\"", "<edge source=\"missing-"), "is not a vertex"},
-      {"badkey.graphml", test::replaced_first(two, "<data key=\"d8\">", "<data key=\"d99\">"), "names no <key>"},
+      {"dangling.graphml", test::replaced_first(two, "<edge source=\"", "<edge source=\"missing-"),
+       "is not a vertex"},
+      {"badkey.graphml", test::replaced_first(two, "<data key=\"d8\">", "<data key=\"d99\">"),
+       "names no <key>"},
       {"nogpu.json", test::replaced_all(json, "\"GPU\"", "\"NVME\""), "VMs has a GPU"},
-      {"badcap.graphml", test::replaced_first(two, "{\"core\": 16", "{\"core\": "), "Capacities is not valid JSON"},
+      {"badcap.graphml", test::replaced_first(two, "{\"core\": 16", "{\"core\": "),
+       "Capacities is not valid JSON"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.name);
@@ -169,5 +183,6 @@ TEST_CASE("import: files that are not saved fablib slices get a clear error, nev
     CHECK(message.find(c.expected) != std::string::npos);
     CHECK(message.find(c.name) != std::string::npos);
   }
-  CHECK(import_error((dir.path() / "absent.graphml").string()).find("cannot read") != std::string::npos);
+  CHECK(import_error((dir.path() / "absent.graphml").string()).find("cannot read") !=
+        std::string::npos);
 }

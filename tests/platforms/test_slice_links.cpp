@@ -61,7 +61,9 @@ TEST_CASE("links: a measured pair takes the link's numbers, the others the catal
 
 TEST_CASE("links: a network's own round trip and a what-if override win over a measured link") {
   test::TempYaml dir;
-  const Slice given = load_slice(dir.write("given.yaml", test::replaced_first(kRouted, "kind: fabnetv4,", "kind: fabnetv4, rtt_ms: 70,")));
+  const Slice given =
+      load_slice(dir.write("given.yaml", test::replaced_first(kRouted, "kind: fabnetv4,",
+                                                              "kind: fabnetv4, rtt_ms: 70,")));
   CHECK(given.site_rtt(given.networks[0], "UTAH", "STAR").value == doctest::Approx(0.070));
   CHECK(given.site_rtt(given.networks[0], "UTAH", "STAR").origin == "given");
   Slice what_if = load_slice(dir.write("what-if.yaml", kRouted));
@@ -83,14 +85,17 @@ networks:
   CHECK(s.network_between("a", "b").kind == "l2ptp");
   CHECK(s.network_between("a", "b").sites == std::vector<std::string>{"UTAH", "AMST"});
   CHECK(s.network_between("b", "c").kind == "fabnetv6");
-  CHECK(error_of(dir, test::replaced_first(two, "kind: l2ptp, vms: [a, b]", "kind: l2ptp, vms: [a, b, c]"))
+  CHECK(error_of(dir, test::replaced_first(two, "kind: l2ptp, vms: [a, b]",
+                                           "kind: l2ptp, vms: [a, b, c]"))
             .find("exactly two interfaces") != std::string::npos);
-  CHECK(error_of(dir, test::replaced_first(two, "kind: l2ptp, vms: [a, b]", "kind: l2ptp, vms: [b, c]"))
+  CHECK(error_of(dir,
+                 test::replaced_first(two, "kind: l2ptp, vms: [a, b]", "kind: l2ptp, vms: [b, c]"))
             .find("joins exactly two sites") != std::string::npos);
-  CHECK(error_of(dir, test::replaced_first(two, "kind: fabnetv6,", "kind: fabnetv6, sites: [UTAH, AMST],"))
+  CHECK(error_of(dir, test::replaced_first(two, "kind: fabnetv6,",
+                                           "kind: fabnetv6, sites: [UTAH, AMST],"))
             .find("only an l2sts or l2ptp network names its sites") != std::string::npos);
-  CHECK(error_of(dir, test::replaced_first(two, "kind: fabnetv6", "kind: fabnetv5")).find("fabnetv4, fabnetv6") !=
-        std::string::npos);
+  CHECK(error_of(dir, test::replaced_first(two, "kind: fabnetv6", "kind: fabnetv5"))
+            .find("fabnetv4, fabnetv6") != std::string::npos);
 }
 
 TEST_CASE("links: rejected when they do not fit the slice, naming the file, element and rule") {
@@ -106,9 +111,12 @@ TEST_CASE("links: rejected when they do not fit the slice, naming the file, elem
       {"rtt_ms: 38.5", "rtt_ms: -1", "links[0].rtt_ms: -1 must be zero or positive"},
       {"rtt_p90_ms: 41", "rtt_p90_ms: 30", "links[0].rtt_p90_ms: the 90th percentile"},
       {", source: \"probe", ", sorce: \"probe", "links[0].sorce: unknown key"},
-      {", source: \"probe 2026-12-01: MPI ping-pong and TCP streams\"", "", "links[0].source: missing"},
-      {"links:\n", "links:\n  - " + link + " source: x}\n", "links[1].sites: the pair STAR-UTAH is listed twice"},
-      {"vms: [utah, star, tacc, amst]", "vms: [utah, star, tacc, amst, nowhere]", "networks[0].vms: no VM named 'nowhere'"},
+      {", source: \"probe 2026-12-01: MPI ping-pong and TCP streams\"", "",
+       "links[0].source: missing"},
+      {"links:\n", "links:\n  - " + link + " source: x}\n",
+       "links[1].sites: the pair STAR-UTAH is listed twice"},
+      {"vms: [utah, star, tacc, amst]", "vms: [utah, star, tacc, amst, nowhere]",
+       "networks[0].vms: no VM named 'nowhere'"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.expected);
@@ -118,7 +126,9 @@ TEST_CASE("links: rejected when they do not fit the slice, naming the file, elem
   }
 }
 
-TEST_CASE("one pair's round trip overridden: the other pairs keep theirs, on routed and two-site networks") {
+TEST_CASE(
+    "one pair's round trip overridden: the other pairs keep theirs, on routed and two-site "
+    "networks") {
   test::TempYaml dir;
   Slice s = load_slice(dir.write("routed.yaml", kRouted));
   const double tacc_star = pair_rtt_s(s, "TACC", "STAR"), utah_star = pair_rtt_s(s, "UTAH", "STAR");
@@ -143,6 +153,7 @@ networks:
   CHECK(pair_rtt_s(two, "UTAH", "AMST") == doctest::Approx(0.103));
   override_pair_latency(two, "UTAH", "AMST", 0.010);
   CHECK(pair_rtt_s(two, "AMST", "UTAH") == doctest::Approx(0.010));
-  CHECK(test::error_of([&] { override_pair_latency(two, "UTAH", "AMST", -1); }).find("between 0 and") !=
-        std::string::npos);
+  CHECK(test::error_of([&] {
+          override_pair_latency(two, "UTAH", "AMST", -1);
+        }).find("between 0 and") != std::string::npos);
 }

@@ -2,7 +2,6 @@
 // the file (comments too) is kept, and what is written loads back with the same numbers.
 #include <doctest/doctest.h>
 
-
 #include "common/error.hpp"
 #include "platforms/slice_links_file.hpp"
 #include "temp_yaml.hpp"
@@ -53,7 +52,8 @@ TEST_CASE("links file: the links section is replaced, the rest kept, and it load
   CHECK(s.site_rtt(s.networks[0], "UTAH", "STAR").origin == "measured");
 }
 
-TEST_CASE("links file: a slice without links gets a section; a bad link is refused, the file untouched") {
+TEST_CASE(
+    "links file: a slice without links gets a section; a bad link is refused, the file untouched") {
   test::TempYaml dir;
   const std::string none = with_links("vms: []\n", {});
   CHECK(none == "vms: []\n");

@@ -108,8 +108,10 @@ TEST_CASE("latency between VMs: the measured round trip across sites, the link c
   CHECK(amst.network_between("utah-vm", "amst-vm").name == "utah-amst-l2sts");
   CHECK(amst.one_way_latency_s("utah-vm", "amst-vm") ==
         doctest::Approx(0.103 / 2 + cat.link_class("l2sts").latency_s));
-  CHECK_THROWS_WITH_AS(amst.network_between("utah-vm", "utah-vm"), doctest::Contains("same VM"), Error);
-  CHECK_THROWS_WITH_AS(amst.network_between("utah-vm", "mars-vm"), doctest::Contains("mars-vm"), Error);
+  CHECK_THROWS_WITH_AS(amst.network_between("utah-vm", "utah-vm"), doctest::Contains("same VM"),
+                       Error);
+  CHECK_THROWS_WITH_AS(amst.network_between("utah-vm", "mars-vm"), doctest::Contains("mars-vm"),
+                       Error);
 
   const Slice tacc = load_slice("tacc");
   CHECK(tacc.one_way_latency_s("tacc-vm1", "tacc-vm2") ==
@@ -148,14 +150,16 @@ networks:
         doctest::Approx(0.0001 + s.catalog->link_class("switched").latency_s));
   CHECK(s.networks[0].bandwidth == doctest::Approx(10e9 / 8));
 
-  const Slice fast = load_slice(tmp.write("fast.yaml", replaced(kTwoSites, "vms: [a, b]}", "vms: [a, b], rtt_ms: 20}")));
+  const Slice fast = load_slice(
+      tmp.write("fast.yaml", replaced(kTwoSites, "vms: [a, b]}", "vms: [a, b], rtt_ms: 20}")));
   CHECK(fast.one_way_latency_s("a", "b") ==
         doctest::Approx(0.010 + fast.catalog->link_class("l2sts").latency_s));
 }
 
 TEST_CASE("unknown slice names and missing files are errors that help") {
   CHECK_THROWS_WITH_AS(load_slice("no-such-slice"), doctest::Contains("utah-amst"), Error);
-  CHECK_THROWS_WITH_AS(load_slice("/nonexistent/slice.yaml"), doctest::Contains("not found"), Error);
+  CHECK_THROWS_WITH_AS(load_slice("/nonexistent/slice.yaml"), doctest::Contains("not found"),
+                       Error);
 }
 
 TEST_CASE("bad slice files are rejected with the file, the field and the rule") {
@@ -166,50 +170,77 @@ TEST_CASE("bad slice files are rejected with the file, the field and the rule") 
     std::vector<std::string> expected;
   };
   const std::string kBridge = "  - {name: lan, kind: l2bridge, vms: [a, c]}\n";
-  const std::string kThirdVm = "  - {name: c, site: UTAH, gpu: GPU_A30, gpus: 1, nic: NIC_Basic}\nnetworks:";
+  const std::string kThirdVm =
+      "  - {name: c, site: UTAH, gpu: GPU_A30, gpus: 1, nic: NIC_Basic}\nnetworks:";
   const std::vector<Case> cases = {
-      {"unknown GPU type", replaced(kTwoSites, "GPU_TeslaT4", "GPU_Voodoo2"),
+      {"unknown GPU type",
+       replaced(kTwoSites, "GPU_TeslaT4", "GPU_Voodoo2"),
        {"vms[1].gpu", "GPU_Voodoo2", "GPU_RTX6000", "GPU_A30"}},
-      {"unknown NIC", replaced(kTwoSites, "NIC_ConnectX_6", "NIC_Token_Ring"),
+      {"unknown NIC",
+       replaced(kTwoSites, "NIC_ConnectX_6", "NIC_Token_Ring"),
        {"vms[1].nic", "NIC_Token_Ring", "NIC_ConnectX_5"}},
       {"unknown site", replaced(kTwoSites, "site: AMST", "site: MARS"), {"vms[1].site", "MARS"}},
-      {"negative latency", replaced(kTwoSites, "vms: [a, b]}", "vms: [a, b], rtt_ms: -3}"),
+      {"negative latency",
+       replaced(kTwoSites, "vms: [a, b]}", "vms: [a, b], rtt_ms: -3}"),
        {"networks[0].rtt_ms", "negative"}},
       {"missing latency on a one-site switched network",
        replaced(replaced(kTwoSites, "site: AMST", "site: UTAH"), "kind: l2sts, sites: [UTAH, AMST]",
                 "kind: switched"),
        {"networks[0].rtt_ms", "missing"}},
-      {"network naming a VM that does not exist", replaced(kTwoSites, "vms: [a, b]", "vms: [a, z]"),
+      {"network naming a VM that does not exist",
+       replaced(kTwoSites, "vms: [a, b]", "vms: [a, z]"),
        {"networks[0].vms", "'z'"}},
-      {"network naming a site that does not exist", replaced(kTwoSites, "sites: [UTAH, AMST]", "sites: [UTAH, MARS]"),
+      {"network naming a site that does not exist",
+       replaced(kTwoSites, "sites: [UTAH, AMST]", "sites: [UTAH, MARS]"),
        {"networks[0].sites", "MARS"}},
-      {"l2sts naming three sites", replaced(kTwoSites, "sites: [UTAH, AMST]", "sites: [UTAH, AMST, TACC]"),
+      {"l2sts naming three sites",
+       replaced(kTwoSites, "sites: [UTAH, AMST]", "sites: [UTAH, AMST, TACC]"),
        {"networks[0].sites", "exactly two sites"}},
-      {"l2sts inside one site", replaced(replaced(kTwoSites, "site: AMST", "site: UTAH"), "sites: [UTAH, AMST], ", ""),
+      {"l2sts inside one site",
+       replaced(replaced(kTwoSites, "site: AMST", "site: UTAH"), "sites: [UTAH, AMST], ", ""),
        {"networks[0].sites", "exactly two sites"}},
-      {"l2sts with a VM at a third site", replaced(kTwoSites, "sites: [UTAH, AMST]", "sites: [UTAH, TACC]"),
+      {"l2sts with a VM at a third site",
+       replaced(kTwoSites, "sites: [UTAH, AMST]", "sites: [UTAH, TACC]"),
        {"networks[0].vms", "AMST"}},
-      {"l2bridge across two sites", replaced(kTwoSites, "kind: l2sts, sites: [UTAH, AMST], ", "kind: l2bridge, "),
+      {"l2bridge across two sites",
+       replaced(kTwoSites, "kind: l2sts, sites: [UTAH, AMST], ", "kind: l2bridge, "),
        {"networks[0].vms", "l2bridge", "one site"}},
-      {"duplicate VM name", replaced(kTwoSites, "{name: b,", "{name: a,"), {"vms[1].name", "duplicate", "'a'"}},
-      {"duplicate network name", kTwoSites + "  - {name: wan, kind: l2sts, vms: [a, b]}\n",
+      {"duplicate VM name",
+       replaced(kTwoSites, "{name: b,", "{name: a,"),
+       {"vms[1].name", "duplicate", "'a'"}},
+      {"duplicate network name",
+       kTwoSites + "  - {name: wan, kind: l2sts, vms: [a, b]}\n",
        {"networks[1].name", "duplicate", "'wan'"}},
-      {"wrong YAML type", replaced(kTwoSites, "gpus: 1", "gpus: two"), {"vms[1].gpus", "integer", "two"}},
+      {"wrong YAML type",
+       replaced(kTwoSites, "gpus: 1", "gpus: two"),
+       {"vms[1].gpus", "integer", "two"}},
       {"vms not a list", "vms: {a: 1}\n", {"vms", "expected a list"}},
-      {"unknown key", replaced(kTwoSites, "gpus: 1,", "gpus: 1, gpu_count: 1,"),
+      {"unknown key",
+       replaced(kTwoSites, "gpus: 1,", "gpus: 1, gpu_count: 1,"),
        {"vms[1].gpu_count", "unknown key"}},
       {"unknown top-level key", "colour: red\n" + kTwoSites, {"colour", "unknown key"}},
-      {"a VM with no GPUs", replaced(kTwoSites, "gpus: 1", "gpus: 0"), {"vms[1].gpus", "at least 1"}},
-      {"missing field", replaced(kTwoSites, "nic: NIC_Basic", "interconnect: pcie"), {"vms[0].nic", "missing"}},
-      {"VMs at different sites with no network", replaced(kTwoSites, "  - {name: wan, kind: l2sts, sites: [UTAH, AMST], vms: [a, b]}\n", ""),
+      {"a VM with no GPUs",
+       replaced(kTwoSites, "gpus: 1", "gpus: 0"),
+       {"vms[1].gpus", "at least 1"}},
+      {"missing field",
+       replaced(kTwoSites, "nic: NIC_Basic", "interconnect: pcie"),
+       {"vms[0].nic", "missing"}},
+      {"VMs at different sites with no network",
+       replaced(kTwoSites, "  - {name: wan, kind: l2sts, sites: [UTAH, AMST], vms: [a, b]}\n", ""),
        {"no network joins", "'a'", "'b'"}},
-      {"a third VM left out", replaced(kTwoSites, "networks:", kThirdVm), {"no network joins", "'c'"}},
-      {"nvlink on a GPU without it", replaced(kTwoSites, "nic: NIC_ConnectX_6}", "nic: NIC_ConnectX_6, interconnect: nvlink}"),
+      {"a third VM left out",
+       replaced(kTwoSites, "networks:", kThirdVm),
+       {"no network joins", "'c'"}},
+      {"nvlink on a GPU without it",
+       replaced(kTwoSites, "nic: NIC_ConnectX_6}", "nic: NIC_ConnectX_6, interconnect: nvlink}"),
        {"vms[1].interconnect", "GPU_TeslaT4", "NVLink"}},
-      {"unknown network kind", replaced(kTwoSites, "kind: l2sts", "kind: smoke-signals"),
+      {"unknown network kind",
+       replaced(kTwoSites, "kind: l2sts", "kind: smoke-signals"),
        {"networks[0].kind", "smoke-signals"}},
       {"no VMs", "vms: []\n", {"vms", "at least one VM"}},
-      {"a key given twice", replaced(kTwoSites, "{name: b,", "{name: b, name: c,"), {"vms[1].name", "duplicate key"}},
+      {"a key given twice",
+       replaced(kTwoSites, "{name: b,", "{name: b, name: c,"),
+       {"vms[1].name", "duplicate key"}},
   };
   for (const auto& c : cases) {
     CAPTURE(c.what);
@@ -225,7 +256,8 @@ TEST_CASE("bad slice files are rejected with the file, the field and the rule") 
   // The base text loads, and so does a third VM once networks join it to both others: the cases
   // above fail because of what they break, not because the base is wrong.
   CHECK_NOTHROW(load_slice(tmp.write("ok.yaml", kTwoSites)));
-  const std::string three = replaced(replaced(kTwoSites, "networks:", kThirdVm), "vms: [a, b]}", "vms: [a, b, c]}");
+  const std::string three =
+      replaced(replaced(kTwoSites, "networks:", kThirdVm), "vms: [a, b]}", "vms: [a, b, c]}");
   CHECK(load_slice(tmp.write("ok3.yaml", three + kBridge)).networks.size() == 2);
 }
 
@@ -237,15 +269,21 @@ TEST_CASE("slice numbers: strict integers, finite reals, limits and one YAML doc
     std::string what, text, expected;
   };
   const std::vector<Case> cases = {
-      {"octal", replaced(kTwoSites, "gpus: 2", "gpus: 010"), "vms[0].gpus: '010' has a leading zero"},
+      {"octal", replaced(kTwoSites, "gpus: 2", "gpus: 010"),
+       "vms[0].gpus: '010' has a leading zero"},
       {"hex", replaced(kTwoSites, "gpus: 2", "gpus: 0x2"), "vms[0].gpus: '0x2' is not an integer"},
-      {"past int", replaced(kTwoSites, "gpus: 2", "gpus: 4294967298"), "vms[0].gpus: 4294967298 is out of range"},
+      {"past int", replaced(kTwoSites, "gpus: 2", "gpus: 4294967298"),
+       "vms[0].gpus: 4294967298 is out of range"},
       {"too many in one VM", replaced(kTwoSites, "gpus: 2", "gpus: 5000"),
        "vms[0].gpus is 5000; fabtrain handles at most 1024"},
-      {"too many in all", replaced(replaced(kTwoSites, "gpus: 2", "gpus: 1024"), "GPU_TeslaT4, gpus: 1", "GPU_TeslaT4, gpus: 1024"),
+      {"too many in all",
+       replaced(replaced(kTwoSites, "gpus: 2", "gpus: 1024"), "GPU_TeslaT4, gpus: 1",
+                "GPU_TeslaT4, gpus: 1024"),
        "the slice's GPU count (through vms[1]) is 2048; fabtrain handles at most 1024"},
-      {"NaN latency", replaced(kTwoSites, "vms: [a, b]}", "vms: [a, b], rtt_ms: .nan}"), "rtt_ms: '.nan' is NaN"},
-      {"infinite latency", replaced(kTwoSites, "vms: [a, b]}", "vms: [a, b], rtt_ms: .inf}"), "rtt_ms: '.inf' is infinite"},
+      {"NaN latency", replaced(kTwoSites, "vms: [a, b]}", "vms: [a, b], rtt_ms: .nan}"),
+       "rtt_ms: '.nan' is NaN"},
+      {"infinite latency", replaced(kTwoSites, "vms: [a, b]}", "vms: [a, b], rtt_ms: .inf}"),
+       "rtt_ms: '.inf' is infinite"},
       {"huge latency", replaced(kTwoSites, "vms: [a, b]}", "vms: [a, b], rtt_ms: 1e300}"),
        "fabtrain handles at most 10000 ms"},
       {"NaN bandwidth", replaced(kTwoSites, "vms: [a, b]}", "vms: [a, b], bandwidth_gbit_s: .nan}"),
@@ -263,7 +301,8 @@ TEST_CASE("slice numbers: strict integers, finite reals, limits and one YAML doc
     CHECK(message.find(c.expected) != std::string::npos);
   }
   Slice s = load_slice(tmp.write("ok.yaml", kTwoSites));
-  CHECK_THROWS_WITH_AS(override_wan_latency(s, 1e297), doctest::Contains("fabtrain handles at most 10000 ms"), Error);
+  CHECK_THROWS_WITH_AS(override_wan_latency(s, 1e297),
+                       doctest::Contains("fabtrain handles at most 10000 ms"), Error);
 }
 
 // Found by the fuzzer (tests/fuzz/regressions/slice/yaml-cpp-hang-invalid-utf8.yaml): yaml-cpp
@@ -273,13 +312,17 @@ TEST_CASE("a slice file that is not UTF-8 text is refused before YAML reads it")
   std::string text = kTwoSites;
   text.insert(text.find("nic: NIC_Basic") + 11, std::string(40, '\xff'));
   CHECK(error_of(tmp.write("bytes.yaml", text)).find("is not UTF-8 text") != std::string::npos);
-  CHECK(error_of(tmp.write("nul.yaml", kTwoSites + std::string(1, '\0'))).find("(0x00) is not UTF-8 text") != std::string::npos);
-  CHECK(load_slice(tmp.write("accents.yaml", "description: Zürich, café\n" + kTwoSites.substr(kTwoSites.find("vms:")))).vms.size() == 2);
+  CHECK(error_of(tmp.write("nul.yaml", kTwoSites + std::string(1, '\0')))
+            .find("(0x00) is not UTF-8 text") != std::string::npos);
+  CHECK(load_slice(tmp.write("accents.yaml", "description: Zürich, café\n" +
+                                                 kTwoSites.substr(kTwoSites.find("vms:"))))
+            .vms.size() == 2);
 }
 
 // Found by the fuzzer (tests/fuzz/regressions/slice/yaml-cpp-hang-flow-map.yaml): yaml-cpp 0.7
 // never returns on this malformed flow mapping; the loader gives up on it after a few seconds.
 TEST_CASE("a YAML text on which the parser would not return is refused") {
-  const std::string path = source_dir() + "/tests/fuzz/regressions/slice/yaml-cpp-hang-flow-map.yaml";
+  const std::string path =
+      source_dir() + "/tests/fuzz/regressions/slice/yaml-cpp-hang-flow-map.yaml";
   CHECK(error_of(path).find("the YAML parser did not finish within 3 s") != std::string::npos);
 }

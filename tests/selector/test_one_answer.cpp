@@ -47,7 +47,8 @@ TEST_CASE("each objective ranks by its own cost, and gpu-hours prefers fewer GPU
   for (Objective o : {Objective::time_to_train, Objective::tokens_per_s, Objective::gpu_hours}) {
     const SearchResult r = search(model, near, with(o, 5));
     REQUIRE(r.ranked.size() >= 5);
-    for (size_t i = 1; i < r.ranked.size(); ++i) CHECK(cost(r.ranked[i - 1], o) <= cost(r.ranked[i], o));
+    for (size_t i = 1; i < r.ranked.size(); ++i)
+      CHECK(cost(r.ranked[i - 1], o) <= cost(r.ranked[i], o));
     for (const auto& e : r.ranked) {
       CHECK(e.time_to_train_s == doctest::Approx(1e8 / e.tokens_per_s));
       // the critical rank's split: no term negative, none above the step
@@ -71,7 +72,9 @@ TEST_CASE("each objective ranks by its own cost, and gpu-hours prefers fewer GPU
   CHECK_THROWS_WITH_AS(parse_objective("speed"), doctest::Contains("--objective speed"), Error);
 }
 
-TEST_CASE("why the winner wins: every other family's best costs at least as much, each from its own search") {
+TEST_CASE(
+    "why the winner wins: every other family's best costs at least as much, each from its own "
+    "search") {
   const ModelSpec model = load_model("gpt2-medium");
   const Slice slice = load_slice("utah-amst");
   const SearchOptions options = with(Objective::time_to_train, 1);
@@ -98,7 +101,8 @@ TEST_CASE("why the winner wins: every other family's best costs at least as much
     CHECK(dominant_term(*dp->best).find("exposed communication") == 0);
 }
 
-TEST_CASE("break-even: on each side of a reported round trip the search's winner is the one named") {
+TEST_CASE(
+    "break-even: on each side of a reported round trip the search's winner is the one named") {
   const ModelSpec model = load_model("gpt2-medium");
   const Slice slice = load_slice("utah-amst");
   const SearchOptions options = with(Objective::time_to_train, 1);
@@ -121,7 +125,8 @@ TEST_CASE("break-even: on each side of a reported round trip the search's winner
   CHECK(p.sentence.find("UTAH-AMST at 103 ms") == 0);
 }
 
-TEST_CASE("the launch line places ranks on VMs in device order, keeps the model path, asks for cuda") {
+TEST_CASE(
+    "the launch line places ranks on VMs in device order, keeps the model path, asks for cuda") {
   const Slice slice = load_slice("utah-amst");
   Evaluated e;
   e.candidate.plan = parse_plan("dp=2,pp=2,mb=8,devices=0:1:2:3");
@@ -136,16 +141,20 @@ TEST_CASE("the launch line places ranks on VMs in device order, keeps the model 
   // Ranks alternating between the VMs: the sequential mapper, one host per rank.
   e.candidate.plan = parse_plan("dp=4,devices=0:2:1:3");
   l = launch_line("gpt2-medium", slice, e, 1024);
-  CHECK(l.command.find("--mca rmaps seq --host utah-vm,amst-vm,utah-vm,amst-vm") != std::string::npos);
+  CHECK(l.command.find("--mca rmaps seq --host utah-vm,amst-vm,utah-vm,amst-vm") !=
+        std::string::npos);
   // What fabtrain-exec cannot run is marked, with the reason.
   e.candidate.plan = parse_plan("dp=2,precision=fp16");
-  CHECK(launch_line("gpt2-medium", slice, e, 1024).simulate_only.find("precision=fp16") != std::string::npos);
+  CHECK(launch_line("gpt2-medium", slice, e, 1024).simulate_only.find("precision=fp16") !=
+        std::string::npos);
   e.candidate.plan = parse_plan("dp=2,precision=tf32");
   CHECK(launch_line("gpt2-medium", slice, e, 1024).command.find("--device cuda --precision tf32") !=
         std::string::npos);
-  CHECK(why_not_runnable(e.candidate.plan, ExecutorDevice::cpu).value_or("").find("tf32") != std::string::npos);
+  CHECK(why_not_runnable(e.candidate.plan, ExecutorDevice::cpu).value_or("").find("tf32") !=
+        std::string::npos);
   CHECK_FALSE(why_not_runnable(e.candidate.plan, ExecutorDevice::cuda));
-  CHECK_FALSE(why_not_runnable(parse_plan("dp=2,pp=2,zero=3,mb=4,recompute=on"), ExecutorDevice::cpu));
+  CHECK_FALSE(
+      why_not_runnable(parse_plan("dp=2,pp=2,zero=3,mb=4,recompute=on"), ExecutorDevice::cpu));
   CHECK(why_not_runnable(parse_plan("dp=1,attention=flash"), ExecutorDevice::cuda));
   // A CPU slice: no --device flag (cpu is the executor's default).
   const Slice cpu = load_slice("emulated-2site");
@@ -163,7 +172,8 @@ TEST_CASE("time to train defaults to the study's 20 epochs of a stated data set 
   CHECK(t.dataset_tokens_source.find("assumption") != std::string::npos);
   test::TempDir dir("fabtrain-study-training");
   const std::string extra = dir.write(
-      "extra.yaml", "epochs: 20\nepochs_source: x\ndataset_tokens: 1e6\ndataset_tokens_source: y\nsize: 3\n");
+      "extra.yaml",
+      "epochs: 20\nepochs_source: x\ndataset_tokens: 1e6\ndataset_tokens_source: y\nsize: 3\n");
   CHECK(test::error_of([&] { load_study_training(extra); }).find("size") != std::string::npos);
   const std::string zero = dir.write(
       "zero.yaml", "epochs: 0\nepochs_source: x\ndataset_tokens: 1e6\ndataset_tokens_source: y\n");
@@ -171,7 +181,8 @@ TEST_CASE("time to train defaults to the study's 20 epochs of a stated data set 
         std::string::npos);
 }
 
-TEST_CASE("recommend under gpu-hours: the fewest GPU-hours within the tolerance, the reason says so") {
+TEST_CASE(
+    "recommend under gpu-hours: the fewest GPU-hours within the tolerance, the reason says so") {
   const ModelSpec model = load_model("gpt2-medium");
   Slice slice = load_slice("utah-amst");
   override_wan_latency(slice, 0.001);
@@ -197,5 +208,6 @@ TEST_CASE("the study's procedure next to the search: one sentence that agrees or
   else
     CHECK(s.find(std::to_string(r.enumerated) + " plans") != std::string::npos);
   // the search is never worse than the rule under its own objective
-  CHECK(cost(r.ranked.front(), options.objective) <= cost(d.chosen, options.objective) * (1 + 1e-12));
+  CHECK(cost(r.ranked.front(), options.objective) <=
+        cost(d.chosen, options.objective) * (1 + 1e-12));
 }

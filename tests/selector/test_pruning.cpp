@@ -13,7 +13,8 @@
 
 using namespace fabtrain;
 
-TEST_CASE("pruning: the floors never exceed the full bound, the simulated step or the memory estimate") {
+TEST_CASE(
+    "pruning: the floors never exceed the full bound, the simulated step or the memory estimate") {
   for (const char* name : {"utah-gpn", "utah-amst"}) {
     CAPTURE(name);
     const Slice slice = load_slice(name);
@@ -33,7 +34,8 @@ TEST_CASE("pruning: the floors never exceed the full bound, the simulated step o
       const double full = pool.step_lower_bound(schedule);
       CHECK(floor.seconds_per_token(c.plan, c.global_batch) * tokens <= full * (1 + 1e-9));
       CHECK(full <= e.step_time_s * (1 + 1e-9));
-      CHECK(floor.short_of_memory(c.plan, c.global_batch, nullptr) == -1);  // it fitted, so no floor may say otherwise
+      CHECK(floor.short_of_memory(c.plan, c.global_batch, nullptr) ==
+            -1);  // it fitted, so no floor may say otherwise
       pipelined += c.plan.pp > 1;
     }
     CHECK(pipelined > 10);
@@ -41,14 +43,16 @@ TEST_CASE("pruning: the floors never exceed the full bound, the simulated step o
     for (const auto& c : enumerate_plans(model, slice, o.space)) {
       double bytes = 0;
       if (floor.short_of_memory(c.plan, c.global_batch, &bytes) < 0) continue;
-      const MemoryEstimate mem = estimate_memory(compile(model, c.plan, c.global_batch, model.n_ctx), slice);
+      const MemoryEstimate mem =
+          estimate_memory(compile(model, c.plan, c.global_batch, model.n_ctx), slice);
       CHECK(mem.oom);
       CHECK(bytes <= mem.ranks[mem.worst_rank].peak_bytes() * (1 + 1e-9));
     }
   }
 }
 
-TEST_CASE("pruning: on the built-in slices the pruned best and top 10 equal the exhaustive search's") {
+TEST_CASE(
+    "pruning: on the built-in slices the pruned best and top 10 equal the exhaustive search's") {
   for (const std::string& name : builtin_slice_names()) {
     if (name == "dgx-a100-8") continue;  // eight GPUs on one node: exhaustive takes minutes
     CAPTURE(name);
@@ -62,13 +66,16 @@ TEST_CASE("pruning: on the built-in slices the pruned best and top 10 equal the 
     const SearchResult per_set = search(model, slice, o);
     o.keep_top = 10;
     const SearchResult top = search(model, slice, o);
-    CHECK(to_string(per_set.ranked.front().candidate.plan) == to_string(all.ranked.front().candidate.plan));
+    CHECK(to_string(per_set.ranked.front().candidate.plan) ==
+          to_string(all.ranked.front().candidate.plan));
     REQUIRE(top.ranked.size() >= std::min<size_t>(10, all.ranked.size()));
     for (size_t i = 0; i < std::min<size_t>(10, all.ranked.size()); ++i) {
       CAPTURE(i);
-      CHECK(top.ranked[i].tokens_per_s == doctest::Approx(all.ranked[i].tokens_per_s).epsilon(1e-12));
+      CHECK(top.ranked[i].tokens_per_s ==
+            doctest::Approx(all.ranked[i].tokens_per_s).epsilon(1e-12));
     }
-    CHECK(to_string(top.ranked.front().candidate.plan) == to_string(all.ranked.front().candidate.plan));
+    CHECK(to_string(top.ranked.front().candidate.plan) ==
+          to_string(all.ranked.front().candidate.plan));
     CHECK(top.compiled < all.compiled);
   }
 }

@@ -1,4 +1,5 @@
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +8,6 @@
 
 #include "common/data_dir.hpp"
 #include "common/error.hpp"
-#include <fmt/format.h>
 #include "selector/recommend.hpp"
 #include "selector/search.hpp"
 #include "selector/study_rule.hpp"
@@ -59,15 +59,17 @@ TEST_CASE("across two sites at 10 ms or more the best plan pipelines across the 
     REQUIRE(!r.ranked.empty());
     // Among the plans that use both sites, the best pipelines across them. (A plan on one
     // site's GPUs may be faster still: that is the study's "prefer fewer GPUs".)
-    const auto both = std::find_if(r.ranked.begin(), r.ranked.end(),
-                                   [](const Evaluated& e) { return e.candidate.subset.sites.size() > 1; });
+    const auto both = std::find_if(r.ranked.begin(), r.ranked.end(), [](const Evaluated& e) {
+      return e.candidate.subset.sites.size() > 1;
+    });
     REQUIRE(both != r.ranked.end());
     CAPTURE(to_string(both->candidate.plan));
     CHECK(both->candidate.plan.pp > 1);
     const auto gpus = slice.gpus();
     const Plan& p = both->candidate.plan;
     for (int rank = 0; rank < p.ranks(); ++rank) {  // each stage on one site
-      const auto& first = slice.vms[gpus[device_of(p, rank_of(p, {0, 0, rank_coord(p, rank).pp}))].vm];
+      const auto& first =
+          slice.vms[gpus[device_of(p, rank_of(p, {0, 0, rank_coord(p, rank).pp}))].vm];
       CHECK(slice.vms[gpus[device_of(p, rank)].vm].site == first.site);
     }
   }
@@ -122,9 +124,10 @@ TEST_CASE("recommend picks the fewest GPUs within the tolerance") {
   const auto r = run_search("gpt2-medium", slice);
   const auto rec = recommend(r, slice, 1e9, 0.10);
   REQUIRE(rec.chosen >= 0);
-  const double best = std::max_element(rec.choices.begin(), rec.choices.end(), [](auto& a, auto& b) {
-                        return a.best.tokens_per_s < b.best.tokens_per_s;
-                      })->best.tokens_per_s;
+  const double best =
+      std::max_element(rec.choices.begin(), rec.choices.end(), [](auto& a, auto& b) {
+        return a.best.tokens_per_s < b.best.tokens_per_s;
+      })->best.tokens_per_s;
   const auto& chosen = rec.choices[rec.chosen];
   CHECK(chosen.best.tokens_per_s >= 0.9 * best);
   for (const auto& c : rec.choices)
@@ -169,7 +172,8 @@ TEST_CASE("the search's lower bound never exceeds the simulated step, so pruning
     o.exhaustive = false;
     const auto pruned = search(model, slice, o);
     CHECK(pruned.bounded > 0);
-    CHECK(to_string(pruned.ranked.front().candidate.plan) == to_string(all.ranked.front().candidate.plan));
+    CHECK(to_string(pruned.ranked.front().candidate.plan) ==
+          to_string(all.ranked.front().candidate.plan));
   }
 }
 
@@ -199,6 +203,7 @@ TEST_CASE("a search is identical across worker counts and runs") {
 TEST_CASE("recommend refuses a tolerance below 0 or of 1 and more, by name") {
   const Slice slice = load_slice("utah-amst");
   for (double t : {-1.0, -0.01, 1.0, std::nan(""), -double(INFINITY)})
-    CHECK_THROWS_WITH_AS(recommend(SearchResult{}, slice, 1e9, t), doctest::Contains("must be at least 0 and below 1"), Error);
+    CHECK_THROWS_WITH_AS(recommend(SearchResult{}, slice, 1e9, t),
+                         doctest::Contains("must be at least 0 and below 1"), Error);
   CHECK(recommend(SearchResult{}, slice, 1e9, 0.0).choices.empty());
 }

@@ -43,7 +43,9 @@ TEST_CASE("VMs on one host share its NIC_Basic port; dedicated NICs are not shar
   const double apart = step_of(dir.write("apart.yaml", lab("NIC_Basic", "w2")), model);
   const double together = step_of(dir.write("together.yaml", lab("NIC_Basic", "w1")), model);
   CHECK(together > apart * 1.05);
-  const double dedicated_apart = step_of(dir.write("d-apart.yaml", lab("NIC_ConnectX_6", "w2")), model);
-  const double dedicated_together = step_of(dir.write("d-together.yaml", lab("NIC_ConnectX_6", "w1")), model);
+  const double dedicated_apart =
+      step_of(dir.write("d-apart.yaml", lab("NIC_ConnectX_6", "w2")), model);
+  const double dedicated_together =
+      step_of(dir.write("d-together.yaml", lab("NIC_ConnectX_6", "w1")), model);
   CHECK(dedicated_together == doctest::Approx(dedicated_apart).epsilon(1e-9));
 }

@@ -23,12 +23,14 @@ StudyCell cell(const std::string& cluster, const std::string& model, const std::
   return c;
 }
 std::vector<StudyCell> cells() {
-  std::vector<StudyCell> out = {
-      cell("tacc", "gpt2-medium", "data parallel", 7.3, 2.0), cell("tacc", "gpt2-medium", "ZeRO-2", 6.1, 2.4),
-      cell("tacc", "gpt2-medium", "shard", 5.0, 2.9), cell("tacc", "gpt2-medium", "pipeshard", 6.8, 2.1),
-      cell("utah-amst", "gpt2-medium", "data parallel", 0.5, 29.3),
-      cell("utah-amst", "gpt2-medium", "ZeRO-2", 0.4, 35.0), cell("utah-amst", "gpt2-medium", "shard", 0.1, 90.0),
-      cell("utah-amst", "gpt2-medium", "pipeshard", 2.4, 6.1)};
+  std::vector<StudyCell> out = {cell("tacc", "gpt2-medium", "data parallel", 7.3, 2.0),
+                                cell("tacc", "gpt2-medium", "ZeRO-2", 6.1, 2.4),
+                                cell("tacc", "gpt2-medium", "shard", 5.0, 2.9),
+                                cell("tacc", "gpt2-medium", "pipeshard", 6.8, 2.1),
+                                cell("utah-amst", "gpt2-medium", "data parallel", 0.5, 29.3),
+                                cell("utah-amst", "gpt2-medium", "ZeRO-2", 0.4, 35.0),
+                                cell("utah-amst", "gpt2-medium", "shard", 0.1, 90.0),
+                                cell("utah-amst", "gpt2-medium", "pipeshard", 2.4, 6.1)};
   out[6].oom = true;
   out[6].note = "needs 30 GiB of 24 GiB";
   return out;
@@ -37,7 +39,8 @@ std::vector<StudyCell> cells() {
 std::set<std::string> ticks_of(const std::string& svg) {
   std::set<std::string> out;
   const std::regex tick("text-anchor='end'>([0-9.]+)</text>");
-  for (std::sregex_iterator it(svg.begin(), svg.end(), tick), end; it != end; ++it) out.insert((*it)[1]);
+  for (std::sregex_iterator it(svg.begin(), svg.end(), tick), end; it != end; ++it)
+    out.insert((*it)[1]);
   return out;
 }
 }  // namespace
@@ -79,7 +82,8 @@ TEST_CASE("the page puts the study's measurement beside the prediction and says 
   CHECK(c.measured.ratio() == doctest::Approx(13.75));
   std::string html = study_html(cells(), c);
   CHECK(html.find("data parallel 1,375 min, pipeshard 100 min") != std::string::npos);
-  CHECK(html.find("predicted 4.80&times;, measured 13.75&times;") != std::string::npos);  // 29.3 / 6.1
+  CHECK(html.find("predicted 4.80&times;, measured 13.75&times;") !=
+        std::string::npos);  // 29.3 / 6.1
   CHECK(html.find("give <code>--tokens</code>") != std::string::npos);
   CHECK(html.find("fabtrain study --clusters tacc,utah-amst") != std::string::npos);
   CHECK(html.find("9.8.7") != std::string::npos);

@@ -3,7 +3,6 @@
 // its GPUs' catalog numbers are the ones the simulation uses.
 #include <doctest/doctest.h>
 
-
 #include "common/data_dir.hpp"
 #include "selector/search.hpp"
 #include "tests/test_support.hpp"
@@ -12,7 +11,9 @@ using namespace fabtrain;
 
 namespace {
 
-std::string example(const std::string& name) { return source_dir() + "/platforms/data/examples/" + name; }
+std::string example(const std::string& name) {
+  return source_dir() + "/platforms/data/examples/" + name;
+}
 
 }  // namespace
 
@@ -20,9 +21,9 @@ TEST_CASE("a slice of RTX 3090s from the user's own catalog plans and simulates"
   const Catalog& catalog = catalog_with(example("rtx3090.catalog.yaml"));
   const Slice lab = load_slice(example("rtx3090-lab.yaml"), catalog);
   test::TempDir dir("fabtrain-user-hardware");
-  const std::string rtx6000_text =
-      test::replaced_all(test::replaced_all(test::text_of(example("rtx3090-lab.yaml")), "GPU_RTX3090", "GPU_RTX6000"),
-                   "name: rtx3090-lab", "name: rtx6000-lab");
+  const std::string rtx6000_text = test::replaced_all(
+      test::replaced_all(test::text_of(example("rtx3090-lab.yaml")), "GPU_RTX3090", "GPU_RTX6000"),
+      "name: rtx3090-lab", "name: rtx6000-lab");
   const Slice rtx6000 = load_slice(dir.write("rtx6000-lab.yaml", rtx6000_text), catalog);
   const ModelSpec model = load_model("gpt2");
 

@@ -19,7 +19,6 @@ using namespace fabtrain::test;
 
 namespace {
 
-
 // A 2-stage pipeline across sites A and B, each stage a dp=2 pair inside one VM that all-reduces
 // its gradients: exercises compute, p2p over the WAN and collectives.
 Schedule mixed_schedule(int m) {
@@ -186,7 +185,8 @@ TEST_CASE("golden timeline of a small plan, simulated timestamps included") {
   const std::string path = source_dir() + "/tests/sim/golden/mixed_2stage_dp2.timeline";
   if (std::getenv("FABTRAIN_UPDATE_GOLDEN")) std::ofstream(path) << text.str();
   std::ifstream in(path);
-  REQUIRE_MESSAGE(in.good(), "missing golden file " << path << " (FABTRAIN_UPDATE_GOLDEN=1 writes it)");
+  REQUIRE_MESSAGE(in.good(),
+                  "missing golden file " << path << " (FABTRAIN_UPDATE_GOLDEN=1 writes it)");
   std::stringstream golden;
   golden << in.rdbuf();
   CHECK(text.str() == golden.str());
@@ -213,7 +213,8 @@ TEST_CASE("calibration overrides efficiencies and links, unknown keys are reject
 
   const std::string bad = dir + "/fabtrain_sim_calibration_bad.yaml";
   std::ofstream(bad) << "compute:\n  GPU_TEST:\n    forward: {matmul_eff: 0.25}\n";
-  CHECK_THROWS_WITH_AS(load_calibration(bad, catalog), doctest::Contains("unknown key 'matmul_eff'"), Error);
+  CHECK_THROWS_WITH_AS(load_calibration(bad, catalog),
+                       doctest::Contains("unknown key 'matmul_eff'"), Error);
   std::ofstream(bad) << "links:\n  l2sts: {bandwidth: -1}\n";
   CHECK_THROWS_AS(load_calibration(bad), Error);
   CHECK_THROWS_AS(load_calibration(dir + "/does-not-exist.yaml"), Error);

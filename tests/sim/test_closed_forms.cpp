@@ -9,8 +9,7 @@
 using namespace fabtrain;
 using namespace fabtrain::test;
 
-namespace {
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("a point-to-point transfer takes latency + bytes / bandwidth") {
   build_test_platforms();
@@ -55,17 +54,21 @@ TEST_CASE("a ring all-reduce takes 2(n-1) alpha + 2(n-1)/n S/B, in ring and fast
     ring_mode.collectives = CollectiveMode::ring;
     SimOptions fast_mode;
     fast_mode.collectives = CollectiveMode::fast;
-    CHECK(sim.run(tiny_model(), s, ring_mode).step_time_s == doctest::Approx(expected).epsilon(0.01));
-    CHECK(sim.run(tiny_model(), s, fast_mode).step_time_s == doctest::Approx(expected).epsilon(0.01));
+    CHECK(sim.run(tiny_model(), s, ring_mode).step_time_s ==
+          doctest::Approx(expected).epsilon(0.01));
+    CHECK(sim.run(tiny_model(), s, fast_mode).step_time_s ==
+          doctest::Approx(expected).epsilon(0.01));
 
     // Reduce-scatter: n-1 steps of S/n.
-    for (int r = 0; r < n; ++r) std::get<Collective>(s.ranks[r][0]).op = CollectiveOp::reduce_scatter;
+    for (int r = 0; r < n; ++r)
+      std::get<Collective>(s.ranks[r][0]).op = CollectiveOp::reduce_scatter;
     const double rs = (n - 1) * alpha + double(n - 1) / n * bytes / 10e9;
     CHECK(sim.run(tiny_model(), s, ring_mode).step_time_s == doctest::Approx(rs).epsilon(0.01));
   }
 }
 
-TEST_CASE("a long flow over a 100 ms l2sts path is limited to window / RTT after its first window") {
+TEST_CASE(
+    "a long flow over a 100 ms l2sts path is limited to window / RTT after its first window") {
   build_test_platforms();
   Catalog catalog = test_catalog();
   const double window = 4.0 * 1024 * 1024;
@@ -79,15 +82,17 @@ TEST_CASE("a long flow over a 100 ms l2sts path is limited to window / RTT after
   const double rate = window / 0.1;  // ~42 MB/s
   // The first window leaves in one flight (the 10 GB/s NICs: 0.4 ms), the rest at window / RTT.
   const auto r = sim.run(tiny_model(), s);
-  CHECK(r.step_time_s == doctest::Approx(0.05 + window / 10e9 + (bytes - window) / rate).epsilon(0.01));
+  CHECK(r.step_time_s ==
+        doctest::Approx(0.05 + window / 10e9 + (bytes - window) / rate).epsilon(0.01));
   CHECK(r.step_time_s > 2.0);  // the 10 GB/s NICs alone would take 10 ms
 
   // A communicator with four streams per peer: four times the window.
   Slice four_streams = slice;
   four_streams.communicator.streams_per_peer = 4;
   Simulator four(four_streams);
-  CHECK(four.run(tiny_model(), s).step_time_s ==
-        doctest::Approx(0.05 + 4 * window / 10e9 + (bytes - 4 * window) / (4 * rate)).epsilon(0.01));
+  CHECK(
+      four.run(tiny_model(), s).step_time_s ==
+      doctest::Approx(0.05 + 4 * window / 10e9 + (bytes - 4 * window) / (4 * rate)).epsilon(0.01));
 }
 
 TEST_CASE("a flow within one TCP window crosses a long path at line rate, not window / RTT") {
@@ -104,13 +109,14 @@ TEST_CASE("a flow within one TCP window crosses a long path at line rate, not wi
   CHECK(step < 0.05 + bytes / (4.0 * 1024 * 1024 / 0.1));  // a flat window / RTT cap: +71 ms
 }
 
-TEST_CASE("pipeline step with zero-cost communication is (m+p-1) stage times, bubble (p-1)/(m+p-1)") {
+TEST_CASE(
+    "pipeline step with zero-cost communication is (m+p-1) stage times, bubble (p-1)/(m+p-1)") {
   build_test_platforms();
   const Catalog catalog = test_catalog();
   const Slice slice = test_slice(catalog, {8}, 1);  // no latency, 10 GB/s NICs, zero-byte transfers
   Simulator sim(slice);
-  const double fwd_flops = 5e10;                     // 10 ms at 5e12 effective FLOP/s
-  const double stage_time = 0.01 + 0.02;             // forward + backward
+  const double fwd_flops = 5e10;          // 10 ms at 5e12 effective FLOP/s
+  const double stage_time = 0.01 + 0.02;  // forward + backward
   for (bool one_f_one_b : {false, true})
     for (int p : {2, 4, 8})
       for (int m : {1, 4, 16}) {

@@ -1,6 +1,6 @@
-// A calibration's per-op collective correction (sim/cost/calibration.hpp, collectives:): loaded with
-// unknown keys and bad values rejected, played as latency_terms * alpha + bytes * factor / B in
-// every collective mode, window caps still binding, and ops it does not name left on the ring.
+// A calibration's per-op collective correction (sim/cost/calibration.hpp, collectives:): loaded
+// with unknown keys and bad values rejected, played as latency_terms * alpha + bytes * factor / B
+// in every collective mode, window caps still binding, and ops it does not name left on the ring.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -16,7 +16,6 @@ using namespace fabtrain::test;
 
 namespace {
 
-
 Schedule one_call(CollectiveOp op, int n, double bytes) {
   Schedule s = empty_schedule(n);
   std::vector<int> ring;
@@ -27,7 +26,8 @@ Schedule one_call(CollectiveOp op, int n, double bytes) {
 }
 
 std::string write_temp(const char* name, const std::string& text) {
-  const auto path = (std::filesystem::temp_directory_path() / (std::string("fabtrain-sim-") + name)).string();
+  const auto path =
+      (std::filesystem::temp_directory_path() / (std::string("fabtrain-sim-") + name)).string();
   std::ofstream(path) << text;
   return path;
 }
@@ -35,9 +35,10 @@ std::string write_temp(const char* name, const std::string& text) {
 }  // namespace
 
 TEST_CASE("collective corrections load, and bad ones are errors naming the key") {
-  const auto good = write_temp("coll-good.yaml",
-                               "collectives:\n  all_reduce: {latency_terms: 2.4, bandwidth_factor: 0.5}\n"
-                               "  all_gather: {latency_terms: 1, bandwidth_factor: 0}\n");
+  const auto good =
+      write_temp("coll-good.yaml",
+                 "collectives:\n  all_reduce: {latency_terms: 2.4, bandwidth_factor: 0.5}\n"
+                 "  all_gather: {latency_terms: 1, bandwidth_factor: 0}\n");
   const Calibration cal = load_calibration(good);
   REQUIRE(cal.collectives.size() == 2);
   CHECK(cal.collectives.at(CollectiveOp::all_reduce).latency_terms == 2.4);
@@ -45,14 +46,21 @@ TEST_CASE("collective corrections load, and bad ones are errors naming the key")
   CHECK(cal.collectives.at(CollectiveOp::all_gather).bandwidth_factor == 0);
   CHECK_FALSE(cal.collectives.count(CollectiveOp::reduce_scatter));
   CHECK_FALSE(cal.empty());
-  const auto unknown_op = write_temp("coll-op.yaml", "collectives:\n  broadcast: {latency_terms: 2, bandwidth_factor: 1}\n");
-  CHECK_THROWS_WITH_AS(load_calibration(unknown_op), doctest::Contains("unknown key 'broadcast'"), Error);
-  const auto unknown_key = write_temp("coll-key.yaml", "collectives:\n  all_reduce: {latency_terms: 2, alpha: 1}\n");
-  CHECK_THROWS_WITH_AS(load_calibration(unknown_key), doctest::Contains("unknown key 'alpha'"), Error);
-  const auto half = write_temp("coll-half.yaml", "collectives:\n  all_reduce: {latency_terms: 2}\n");
+  const auto unknown_op = write_temp(
+      "coll-op.yaml", "collectives:\n  broadcast: {latency_terms: 2, bandwidth_factor: 1}\n");
+  CHECK_THROWS_WITH_AS(load_calibration(unknown_op), doctest::Contains("unknown key 'broadcast'"),
+                       Error);
+  const auto unknown_key =
+      write_temp("coll-key.yaml", "collectives:\n  all_reduce: {latency_terms: 2, alpha: 1}\n");
+  CHECK_THROWS_WITH_AS(load_calibration(unknown_key), doctest::Contains("unknown key 'alpha'"),
+                       Error);
+  const auto half =
+      write_temp("coll-half.yaml", "collectives:\n  all_reduce: {latency_terms: 2}\n");
   CHECK_THROWS_WITH_AS(load_calibration(half), doctest::Contains("needs both"), Error);
-  const auto below = write_temp("coll-below.yaml", "collectives:\n  all_reduce: {latency_terms: 0.5, bandwidth_factor: 1}\n");
-  CHECK_THROWS_WITH_AS(load_calibration(below), doctest::Contains("latency_terms=0.5 out of range"), Error);
+  const auto below = write_temp(
+      "coll-below.yaml", "collectives:\n  all_reduce: {latency_terms: 0.5, bandwidth_factor: 1}\n");
+  CHECK_THROWS_WITH_AS(load_calibration(below), doctest::Contains("latency_terms=0.5 out of range"),
+                       Error);
   for (const auto& p : {good, unknown_op, unknown_key, half, below}) std::filesystem::remove(p);
 }
 
@@ -83,7 +91,8 @@ TEST_CASE("a corrected collective costs latency_terms * alpha + bytes * factor /
   const auto tiny = one_call(CollectiveOp::reduce_scatter, 4, 4);
   SimOptions o;
   o.calibration = &cal;
-  CHECK(sim.run(tiny_model(), tiny, o).step_time_s == doctest::Approx(3.5 * 3 * alpha).epsilon(0.01));
+  CHECK(sim.run(tiny_model(), tiny, o).step_time_s ==
+        doctest::Approx(3.5 * 3 * alpha).epsilon(0.01));
   // An op it does not name keeps the ring.
   const auto gather = one_call(CollectiveOp::all_gather, 4, bytes);
   CHECK(sim.run(tiny_model(), gather, o).step_time_s == doctest::Approx(ring).epsilon(0.01));
@@ -122,7 +131,8 @@ TEST_CASE("a p2p correction delays each received message by its extra latency te
   Calibration cal;
   cal.p2p = P2pCalibration{1.5, 2e-3};
   o.calibration = &cal;
-  CHECK(sim.run(tiny_model(), s, o).step_time_s == doctest::Approx(1.5 * rtt / 2 + 2e-3 + bytes / nic).epsilon(0.01));
+  CHECK(sim.run(tiny_model(), s, o).step_time_s ==
+        doctest::Approx(1.5 * rtt / 2 + 2e-3 + bytes / nic).epsilon(0.01));
 
   const auto bad = write_temp("p2p-below.yaml", "p2p: {latency_terms: 0.5}\n");
   const std::string message = error_of([&] { load_calibration(bad); });

@@ -29,7 +29,8 @@ TEST_CASE("bf16 on an A100 runs at the tensor-core peak and the tensor-core effi
   const double F = 1e13;
   const double bf16 = compute_seconds(work(F, 0), a100, Precision::bf16, d, {});
   const double fp32 = compute_seconds(work(F, 0), a100, Precision::fp32, d, {});
-  CHECK(bf16 == doctest::Approx(F / (312e12 * d.tensor_core_matmul_efficiency) + d.kernel_overhead_s));
+  CHECK(bf16 ==
+        doctest::Approx(F / (312e12 * d.tensor_core_matmul_efficiency) + d.kernel_overhead_s));
   CHECK(fp32 == doctest::Approx(F / (19.5e12 * d.matmul_efficiency) + d.kernel_overhead_s));
   CHECK(fp32 > 10 * bf16);
   // A memory-bound block is no faster in bf16: bandwidth, not the tensor cores, bounds it.
@@ -38,20 +39,25 @@ TEST_CASE("bf16 on an A100 runs at the tensor-core peak and the tensor-core effi
         doctest::Approx(B / (a100.memory_bandwidth * d.memory_efficiency) + d.kernel_overhead_s));
 }
 
-TEST_CASE("without a tensor-core efficiency fp16 takes the FP32 one, and a calibration overrides both") {
+TEST_CASE(
+    "without a tensor-core efficiency fp16 takes the FP32 one, and a calibration overrides both") {
   const GpuType& v100 = builtin_catalog().gpu("GPU_V100");
   ComputeDefaults d;
   d.matmul_efficiency = 0.5;
   d.kernel_overhead_s = 0;
-  CHECK(compute_seconds(work(1e12, 0), v100, Precision::fp16, d, {}) == doctest::Approx(1e12 / (125e12 * 0.5)));
+  CHECK(compute_seconds(work(1e12, 0), v100, Precision::fp16, d, {}) ==
+        doctest::Approx(1e12 / (125e12 * 0.5)));
   d.tensor_core_matmul_efficiency = 0.8;
-  CHECK(compute_seconds(work(1e12, 0), v100, Precision::fp16, d, {}) == doctest::Approx(1e12 / (125e12 * 0.8)));
+  CHECK(compute_seconds(work(1e12, 0), v100, Precision::fp16, d, {}) ==
+        doctest::Approx(1e12 / (125e12 * 0.8)));
   Calibration cal;
   cal.compute["GPU_V100"][WorkKind::forward].matmul_efficiency = 0.25;
-  CHECK(compute_seconds(work(1e12, 0), v100, Precision::fp16, d, cal) == doctest::Approx(1e12 / (125e12 * 0.25)));
+  CHECK(compute_seconds(work(1e12, 0), v100, Precision::fp16, d, cal) ==
+        doctest::Approx(1e12 / (125e12 * 0.25)));
 }
 
-TEST_CASE("serial kernels: a block's products and element-wise traffic add up instead of overlapping") {
+TEST_CASE(
+    "serial kernels: a block's products and element-wise traffic add up instead of overlapping") {
   const GpuType& a100 = builtin_catalog().gpu("GPU_A100_80GB");
   ComputeDefaults d;
   d.matmul_efficiency = 0.5;
@@ -59,12 +65,15 @@ TEST_CASE("serial kernels: a block's products and element-wise traffic add up in
   d.kernel_overhead_s = 0;
   const double F = 1e12, B = 1e10;
   const double math = F / (19.5e12 * 0.5), memory = B / (a100.memory_bandwidth * 0.5);
-  CHECK(compute_seconds(work(F, B), a100, Precision::fp32, d, {}) == doctest::Approx(std::max(math, memory)));
+  CHECK(compute_seconds(work(F, B), a100, Precision::fp32, d, {}) ==
+        doctest::Approx(std::max(math, memory)));
   d.serial_kernels = true;
-  CHECK(compute_seconds(work(F, B), a100, Precision::fp32, d, {}) == doctest::Approx(math + memory));
+  CHECK(compute_seconds(work(F, B), a100, Precision::fp32, d, {}) ==
+        doctest::Approx(math + memory));
 }
 
-TEST_CASE("serial kernels: the products' own operands overlap their FLOPs, element-wise bytes add") {
+TEST_CASE(
+    "serial kernels: the products' own operands overlap their FLOPs, element-wise bytes add") {
   const GpuType& a100 = builtin_catalog().gpu("GPU_A100_80GB");
   ComputeDefaults d;
   d.matmul_efficiency = 0.5;
@@ -106,7 +115,8 @@ TEST_CASE("a calibrated kind keeps the overlapped roofline its efficiencies were
   cal.compute["GPU_A100_80GB"][WorkKind::forward].memory_efficiency = 0.5;
   const double F = 1e12, B = 1e10;
   const double math = F / (19.5e12 * 0.5), memory = B / (a100.memory_bandwidth * 0.5);
-  CHECK(compute_seconds(work(F, B), a100, Precision::fp32, d, cal) == doctest::Approx(std::max(math, memory)));
+  CHECK(compute_seconds(work(F, B), a100, Precision::fp32, d, cal) ==
+        doctest::Approx(std::max(math, memory)));
 }
 
 TEST_CASE("tf32: fp32 tensors with products on TF32 tensor cores, where the GPU has them") {

@@ -12,7 +12,6 @@ using namespace fabtrain::test;
 
 namespace {
 
-
 Schedule all_reduce_over_all(int n, double bytes) {
   Schedule s = empty_schedule(n);
   std::vector<int> ring;
@@ -37,7 +36,8 @@ TEST_CASE("a group all-reduce over a window-limited wide-area path is capped per
   // n=2: two ring steps of bytes/2 each way, i.e. one stream of `bytes` per direction, 2
   // latencies; its first window at the NICs' 10 GB/s, the rest at window / RTT.
   const double expected = 2 * (rtt / 2) + window / 10e9 + (bytes - window) / (window / rtt);
-  for (auto mode : {CollectiveMode::fast, CollectiveMode::automatic, CollectiveMode::fast, CollectiveMode::ring}) {
+  for (auto mode : {CollectiveMode::fast, CollectiveMode::automatic, CollectiveMode::fast,
+                    CollectiveMode::ring}) {
     SimOptions o;
     o.collectives = mode;
     CAPTURE(int(mode));
@@ -57,13 +57,15 @@ TEST_CASE("a group call starts when its last member arrives and releases all mem
   const auto r = sim.run(tiny_model(), s);
   const double ring = 6 * alpha + 1.5 * bytes / 10e9;
   CHECK(r.step_time_s == doctest::Approx(0.01 + ring).epsilon(0.01));
-  for (const auto& rank : r.ranks) CHECK(rank.finish_s == doctest::Approx(r.step_time_s).epsilon(1e-9));
+  for (const auto& rank : r.ranks)
+    CHECK(rank.finish_s == doctest::Approx(r.step_time_s).epsilon(1e-9));
   // The early ranks waited for rank 2 and for the call: exposed communication, no compute.
   CHECK(r.ranks[0].breakdown.exposed_comm_s == doctest::Approx(0.01 + ring).epsilon(0.01));
   CHECK(r.ranks[2].breakdown.compute_s == doctest::Approx(0.01).epsilon(1e-6));
 }
 
-TEST_CASE("automatic mode plays a tree for small buffers over large groups, a ring for large ones") {
+TEST_CASE(
+    "automatic mode plays a tree for small buffers over large groups, a ring for large ones") {
   build_test_platforms();
   Catalog catalog = test_catalog();
   const double alpha = 1e-4;
@@ -75,7 +77,8 @@ TEST_CASE("automatic mode plays a tree for small buffers over large groups, a ri
   // 4 bytes over 8 ranks: the ring pays 2(n-1) = 14 latencies, a binary tree of depth 3 pays 6.
   const auto tiny = all_reduce_over_all(8, 4);
   CHECK(sim.run(tiny_model(), tiny, fast).step_time_s == doctest::Approx(14 * alpha).epsilon(0.01));
-  CHECK(sim.run(tiny_model(), tiny, automatic).step_time_s == doctest::Approx(6 * alpha).epsilon(0.01));
+  CHECK(sim.run(tiny_model(), tiny, automatic).step_time_s ==
+        doctest::Approx(6 * alpha).epsilon(0.01));
 
   // 200 MB: bandwidth dominates and the ring moves less per NIC; automatic keeps the ring.
   const double bytes = 200e6;
@@ -90,8 +93,8 @@ TEST_CASE("members that disagree on a group call are an error, and the next run 
   Simulator sim(test_slice(catalog, {4}, 1));
   Schedule s = all_reduce_over_all(4, 1e6);
   std::get<Collective>(s.ranks[3][0]).op = CollectiveOp::all_gather;
-  CHECK_THROWS_WITH_AS(sim.run(tiny_model(), s), doctest::Contains("every member must make the same calls"),
-                       Error);
+  CHECK_THROWS_WITH_AS(sim.run(tiny_model(), s),
+                       doctest::Contains("every member must make the same calls"), Error);
   // A member that never arrives: the others wait forever, which is a deadlock, not a hang.
   Schedule missing = all_reduce_over_all(4, 1e6);
   missing.ranks[1].insert(missing.ranks[1].begin(), Recv{Tensor::activation, 0, 0, 1});

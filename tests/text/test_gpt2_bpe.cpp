@@ -37,7 +37,8 @@ std::vector<std::string> hand_picked() {
       "2024-05-20T12:34:56Z, version 1.2.3, 0xDEADBEEF, $9.99, 100%",
       "punctuation!!! ??? ... --- ,,, ;;; ::: (([[{{}}]])) <|endoftext|>",
       "quirk: \",\" },\" ],\" ),\" \"],\" ],[ ',\" .\",\" ',' ,\" .,\" [\"a\",\"b\"]",
-      "invalid \xFF byte, lone \xC3 lead, \xE2\x82 truncated, \xED\xA0\x80 surrogate, \xF4\x90\x80\x80 too big",
+      "invalid \xFF byte, lone \xC3 lead, \xE2\x82 truncated, \xED\xA0\x80 surrogate, "
+      "\xF4\x90\x80\x80 too big",
       "\xC0\xAF overlong, \x80\x80 stray continuation, \xF0\x9F\x98 cut emoji",
       "control \x01\x02\x7F chars, NUL \x00 inside",
       "\xEF\xBB\xBF BOM at start, Ġ Ċ (GPT-2's own byte stand-ins)",
@@ -52,11 +53,58 @@ std::vector<std::string> hand_picked() {
 
 // Random strings from fragments of every kind, fixed seed (splitmix64), so failures reproduce.
 std::vector<std::string> random_strings(int count) {
-  const std::vector<std::string> fragments = {
-      "a", "Z", "the", " the", "é", "ß", "Ω", "中", "文字", "ｶﾀ", "😀", "👍🏽", "‍", " ", "  ", "\t",
-      "\n", "\r\n", "\n\n", "'", "'s", "'ll", "'re", "'D", "’", "0", "42", " 7", "٣", "½", "!", "...",
-      ",", "\"", "\",", "],", "[", "\xFF", "\xC3", "\xE2\x82", "\xED\xA0\x80", "\xC2\xA0", "\xE3\x80\x80",
-      "\xE2\x80\xA8", "\xC2\x85", "\x0B", "\x0C", "<|endoftext|>", "-", "_", "@", "#"};
+  const std::vector<std::string> fragments = {"a",
+                                              "Z",
+                                              "the",
+                                              " the",
+                                              "é",
+                                              "ß",
+                                              "Ω",
+                                              "中",
+                                              "文字",
+                                              "ｶﾀ",
+                                              "😀",
+                                              "👍🏽",
+                                              "‍",
+                                              " ",
+                                              "  ",
+                                              "\t",
+                                              "\n",
+                                              "\r\n",
+                                              "\n\n",
+                                              "'",
+                                              "'s",
+                                              "'ll",
+                                              "'re",
+                                              "'D",
+                                              "’",
+                                              "0",
+                                              "42",
+                                              " 7",
+                                              "٣",
+                                              "½",
+                                              "!",
+                                              "...",
+                                              ",",
+                                              "\"",
+                                              "\",",
+                                              "],",
+                                              "[",
+                                              "\xFF",
+                                              "\xC3",
+                                              "\xE2\x82",
+                                              "\xED\xA0\x80",
+                                              "\xC2\xA0",
+                                              "\xE3\x80\x80",
+                                              "\xE2\x80\xA8",
+                                              "\xC2\x85",
+                                              "\x0B",
+                                              "\x0C",
+                                              "<|endoftext|>",
+                                              "-",
+                                              "_",
+                                              "@",
+                                              "#"};
   std::uint64_t state = 20240520;
   auto next = [&] {
     std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
@@ -81,7 +129,9 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
-TEST_CASE("GPT-2 BPE gives the gpt-3-encoder package's ids under node, Unicode and invalid UTF-8 included") {
+TEST_CASE(
+    "GPT-2 BPE gives the gpt-3-encoder package's ids under node, Unicode and invalid UTF-8 "
+    "included") {
   const text::Gpt2Bpe* bpe = test::gpt2_bpe_or_skip();
   if (!bpe) return;
   if (!test::have_node()) {
@@ -100,8 +150,8 @@ TEST_CASE("GPT-2 BPE gives the gpt-3-encoder package's ids under node, Unicode a
     std::ofstream(files / fmt::format("{:05d}.txt", i), std::ios::binary) << corpus[i];
   }
   const std::string out = (dir.path() / "node.json").string();
-  const std::string cmd = fmt::format("node '{}/tests/text/encode_with_node.js' '{}' '{}' > '{}'", source_dir(),
-                                      text::vocab_dir(""), files.string(), out);
+  const std::string cmd = fmt::format("node '{}/tests/text/encode_with_node.js' '{}' '{}' > '{}'",
+                                      source_dir(), text::vocab_dir(""), files.string(), out);
   REQUIRE_MESSAGE(std::system(cmd.c_str()) == 0, cmd);
   const nlohmann::json expected = nlohmann::json::parse(read_file(out));
   REQUIRE(expected.size() == corpus.size());
@@ -110,8 +160,10 @@ TEST_CASE("GPT-2 BPE gives the gpt-3-encoder package's ids under node, Unicode a
   for (std::size_t i = 0; i < corpus.size(); ++i) {
     const std::vector<int> ids = bpe->encode(corpus[i]);
     const std::vector<int> want = expected[i].get<std::vector<int>>();
-    CHECK_MESSAGE(ids == want, "case ", i, ": ", nlohmann::json(corpus[i]).dump(-1, ' ', true, nlohmann::json::error_handler_t::replace),
-                  "\n ours ", nlohmann::json(ids).dump(), "\n node ", nlohmann::json(want).dump());
+    CHECK_MESSAGE(
+        ids == want, "case ", i, ": ",
+        nlohmann::json(corpus[i]).dump(-1, ' ', true, nlohmann::json::error_handler_t::replace),
+        "\n ours ", nlohmann::json(ids).dump(), "\n node ", nlohmann::json(want).dump());
     tokens += ids.size();
   }
   CHECK(tokens > 5000);
@@ -120,10 +172,13 @@ TEST_CASE("GPT-2 BPE gives the gpt-3-encoder package's ids under node, Unicode a
 TEST_CASE("decoding gives back the text, invalid UTF-8 replaced as node replaces it") {
   const text::Gpt2Bpe* bpe = test::gpt2_bpe_or_skip();
   if (!bpe) return;
-  for (const std::string& s : hand_picked()) CHECK(bpe->decode(bpe->encode(s)) == text::sanitize_utf8(s));
-  CHECK(text::sanitize_utf8("ok \xE2\x82 x") == "ok \xEF\xBF\xBD x");           // one U+FFFD per maximal subpart
-  CHECK(text::sanitize_utf8("\xF0\x9F\x98") == "\xEF\xBF\xBD");                // a cut 4-byte sequence
-  CHECK(text::sanitize_utf8("\xED\xA0\x80") == "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // surrogate
+  for (const std::string& s : hand_picked())
+    CHECK(bpe->decode(bpe->encode(s)) == text::sanitize_utf8(s));
+  CHECK(text::sanitize_utf8("ok \xE2\x82 x") ==
+        "ok \xEF\xBF\xBD x");                                    // one U+FFFD per maximal subpart
+  CHECK(text::sanitize_utf8("\xF0\x9F\x98") == "\xEF\xBF\xBD");  // a cut 4-byte sequence
+  CHECK(text::sanitize_utf8("\xED\xA0\x80") ==
+        "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // surrogate
   CHECK(bpe->encode("Hello world") == std::vector<int>{15496, 995});
 }
 

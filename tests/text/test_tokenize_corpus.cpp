@@ -27,7 +27,8 @@ std::vector<int> shard_tokens(const std::string& path) {
 
 std::vector<std::string> listing(const std::filesystem::path& dir) {
   std::vector<std::string> names;
-  for (auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  for (auto& e : std::filesystem::directory_iterator(dir))
+    names.push_back(e.path().filename().string());
   std::sort(names.begin(), names.end());
   return names;
 }
@@ -36,10 +37,11 @@ TEST_CASE("tokenize writes llm.c shards: EOT before each document, validation sp
   const text::Gpt2Bpe* bpe = test::gpt2_bpe_or_skip();
   if (!bpe) return;
   test::TempDir dir("fabtrain-tok");
-  const std::string jsonl = dir.write("docs.jsonl", "{\"text\": \"first document\"}\n\n"
-                                                    "{\"text\": \"second one, émoji 😀\"}\n"
-                                                    "{\"text\": \"third\", \"id\": 3}\n"
-                                                    "{\"text\": \"fourth\\nline\"}\n");
+  const std::string jsonl = dir.write("docs.jsonl",
+                                      "{\"text\": \"first document\"}\n\n"
+                                      "{\"text\": \"second one, émoji 😀\"}\n"
+                                      "{\"text\": \"third\", \"id\": 3}\n"
+                                      "{\"text\": \"fourth\\nline\"}\n");
   const std::string txt = dir.write("plain.txt", "A whole file is one document.\n");
   text::TokenizeConfig c;
   c.inputs = {jsonl, txt};
@@ -81,7 +83,8 @@ TEST_CASE("tokenize cuts a large document for the threads and gets the tokens of
   test::TempDir dir("fabtrain-tok");
   std::string big;
   for (int i = 0; big.size() < 5'000'000; ++i)
-    big += fmt::format("Line {} of the text, with words, 中文 and  spaces{}", i, i % 7 ? " " : "\n\n");
+    big +=
+        fmt::format("Line {} of the text, with words, 中文 and  spaces{}", i, i % 7 ? " " : "\n\n");
   const std::string path = dir.write("big.txt", big);
   text::TokenizeConfig c;
   c.inputs = {path};
@@ -111,8 +114,10 @@ TEST_CASE("tokenize: bad input names the file and line and leaves the folder as 
     std::atomic<bool> stop{false};
     return test::error_of([&] { text::tokenize_corpus(c, stop); });
   };
-  const std::string good = dir.write("good.jsonl", "{\"text\": \"some words here to fill shards\"}\n");
-  const std::string no_field = dir.write("a.jsonl", "{\"text\": \"ok\"}\n{\"body\": \"no text\"}\n");
+  const std::string good =
+      dir.write("good.jsonl", "{\"text\": \"some words here to fill shards\"}\n");
+  const std::string no_field =
+      dir.write("a.jsonl", "{\"text\": \"ok\"}\n{\"body\": \"no text\"}\n");
   CHECK(run({good, no_field}).find(no_field + ":2: no string field \"text\"") != std::string::npos);
   const std::string not_json = dir.write("b.jsonl", "{\"text\": \"ok\"}\n\n{oops\n");
   CHECK(run({good, not_json}).find(not_json + ":3: not valid JSON") != std::string::npos);
@@ -137,7 +142,8 @@ TEST_CASE("an interrupted tokenize leaves no shard under a final name and no tem
   c.inputs = {dir.write("a.txt", "one"), dir.write("b.txt", "two")};
   c.output_dir = (dir.path() / "out").string();
   std::atomic<bool> stop{true};  // as if Ctrl-C came before the first document
-  CHECK(test::error_of([&] { text::tokenize_corpus(c, stop); }).find("interrupted") != std::string::npos);
+  CHECK(test::error_of([&] { text::tokenize_corpus(c, stop); }).find("interrupted") !=
+        std::string::npos);
   CHECK(listing(c.output_dir).empty());
 }
 
@@ -153,7 +159,8 @@ TEST_CASE("a missing vocabulary says how to fetch it") {
 namespace fabtrain {
 namespace {
 
-TEST_CASE("a shard's token outside the model's vocabulary is named by file, position and byte offset") {
+TEST_CASE(
+    "a shard's token outside the model's vocabulary is named by file, position and byte offset") {
   test::TempDir dir("fabtrain-tok");
   {
     text::ShardWriter w(dir.path().string(), "v", 100);
@@ -163,7 +170,8 @@ TEST_CASE("a shard's token outside the model's vocabulary is named by file, posi
   }
   const std::string shard = (dir.path() / "v_train_000001.bin").string();
   const std::string msg = test::error_of([&] { DataLoader d({shard}, 2, 256, 0, false); });
-  CHECK(msg.find(shard + ": token 300 is outside the model's vocabulary of 256") != std::string::npos);
+  CHECK(msg.find(shard + ": token 300 is outside the model's vocabulary of 256") !=
+        std::string::npos);
   CHECK(msg.find("is at position 3, byte offset 1030") != std::string::npos);
 }
 

@@ -20,7 +20,8 @@ inline const text::Gpt2Bpe* gpt2_bpe_or_skip() {
       return std::nullopt;
     }
   }();
-  if (!bpe) std::printf("SKIPPED: the GPT-2 vocabulary is not installed (scripts/install-deps.sh)\n");
+  if (!bpe)
+    std::printf("SKIPPED: the GPT-2 vocabulary is not installed (scripts/install-deps.sh)\n");
   return bpe ? &*bpe : nullptr;
 }
 

@@ -2,11 +2,10 @@
 // and the lateness statistics. The end-to-end check with namespaces is two_site_test.sh.
 #include <doctest/doctest.h>
 
+#include "common/error.hpp"
 #include "lateness_stats.hpp"
 #include "link_model.hpp"
 #include "wan_options.hpp"
-
-#include "common/error.hpp"
 
 using namespace fabtrain::wan;
 
@@ -21,7 +20,7 @@ TEST_CASE("a rate serialises back-to-back frames and adds the delay after") {
   // 1 Gbit/s: 1250 bytes take 10 us.
   LinkModel link({.delay_ns = 5'000'000, .rate_bits_per_s = 1e9, .queue_limit_bytes = 1 << 20});
   CHECK(link.admit(0, 1250) == 10'000 + 5'000'000);
-  CHECK(link.admit(0, 1250) == 20'000 + 5'000'000);   // waits behind the first
+  CHECK(link.admit(0, 1250) == 20'000 + 5'000'000);  // waits behind the first
   CHECK(link.backlog_bytes(0) == 2500);
   CHECK(link.backlog_bytes(15'000) == 625);
   // After the serialiser went idle, a frame starts at its own arrival.
@@ -36,15 +35,15 @@ TEST_CASE("drop-tail: a frame that does not fit behind the queue is dropped, lat
   CHECK_FALSE(link.admit(1'000, 1500).has_value());  // 2999 still queued after 1 us... still full
   const auto later = link.admit(1'500'000, 1500);    // 1500 us later: 1500 left, fits
   REQUIRE(later.has_value());
-  CHECK(*later == 3'000'000 + 1'500'000);            // behind the two accepted frames
+  CHECK(*later == 3'000'000 + 1'500'000);  // behind the two accepted frames
 }
 
 TEST_CASE("lateness quantiles, maximum and the late > 1 ms count") {
   LatenessStats stats;
   for (int i = 0; i < 98; ++i) stats.record_sent(3'500, 100);  // 3.5 us
-  stats.record_sent(2'000'000, 100);                            // 2 ms: late
-  stats.record_sent(250'000'000, 100);                          // beyond the histogram
-  stats.record_sent(-5'000, 100);                               // sent early: counts as 0
+  stats.record_sent(2'000'000, 100);                           // 2 ms: late
+  stats.record_sent(250'000'000, 100);                         // beyond the histogram
+  stats.record_sent(-5'000, 100);                              // sent early: counts as 0
   CHECK(stats.forwarded() == 101);
   CHECK(stats.forwarded_bytes() == 10100);
   CHECK(stats.late() == 2);
@@ -69,12 +68,15 @@ TEST_CASE("options: bad values are refused with the option named") {
     validate(options);
     return options;
   };
-  const auto ok = parse({"--iface-a", "wA", "--iface-b", "wB", "--delay-ms", "25", "--rate-mbit", "1000"});
+  const auto ok =
+      parse({"--iface-a", "wA", "--iface-b", "wB", "--delay-ms", "25", "--rate-mbit", "1000"});
   CHECK(ok.direction_settings().link.delay_ns == 25'000'000);
   CHECK(ok.queue_limit_bytes() == 2'500'000);  // 20 ms at 1 Gbit/s
   CHECK_THROWS_AS(parse({"--iface-a", "wA"}), CLI::RequiredError);
-  CHECK_THROWS_AS(parse({"--iface-a", "wA", "--iface-b", "wB", "--delay-ms", "-1"}), CLI::ValidationError);
-  CHECK_THROWS_AS(parse({"--iface-a", "wA", "--iface-b", "wB", "--delay-ms", "abc"}), CLI::ParseError);
+  CHECK_THROWS_AS(parse({"--iface-a", "wA", "--iface-b", "wB", "--delay-ms", "-1"}),
+                  CLI::ValidationError);
+  CHECK_THROWS_AS(parse({"--iface-a", "wA", "--iface-b", "wB", "--delay-ms", "abc"}),
+                  CLI::ParseError);
   CHECK_THROWS_WITH_AS(parse({"--iface-a", "wA", "--iface-b", "wA"}),
                        doctest::Contains("two different interfaces"), fabtrain::Error);
   CHECK_THROWS_WITH_AS(parse({"--iface-a", "wA", "--iface-b", "wB", "--queue-kb", "64"}),

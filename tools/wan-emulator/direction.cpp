@@ -1,15 +1,15 @@
 // One direction's forwarding loop (see direction.hpp).
 #include "direction.hpp"
 
-#include <algorithm>
-#include <cerrno>
-#include <cstring>
+#include <fmt/format.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/prctl.h>
 
-#include <fmt/format.h>
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include "common/error.hpp"
 
@@ -40,9 +40,9 @@ void Direction::take_realtime_priority() {
   sched_param parameter{};
   parameter.sched_priority = settings_.realtime_priority;
   const int rc = pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameter);
-  scheduling_note_ = rc == 0 ? fmt::format("SCHED_FIFO priority {}", settings_.realtime_priority)
-                             : fmt::format("normal scheduling (SCHED_FIFO refused: {})",
-                                           std::strerror(rc));
+  scheduling_note_ =
+      rc == 0 ? fmt::format("SCHED_FIFO priority {}", settings_.realtime_priority)
+              : fmt::format("normal scheduling (SCHED_FIFO refused: {})", std::strerror(rc));
 }
 
 void Direction::receive_batch() {
@@ -60,7 +60,8 @@ void Direction::receive_batch() {
   for (int i = 0; i < batch; ++i) {
     buffers[i] = free_buffers_.back();
     free_buffers_.pop_back();
-    slots_[i] = FrameSlot{memory_.get() + static_cast<size_t>(buffers[i]) * buffer_size_, buffer_size_};
+    slots_[i] =
+        FrameSlot{memory_.get() + static_cast<size_t>(buffers[i]) * buffer_size_, buffer_size_};
   }
   const int received = from_.receive(slots_.data(), batch);
   for (int i = 0; i < batch; ++i) {
@@ -118,8 +119,8 @@ void Direction::run(const std::atomic<bool>& stop) {
     now_ns = realtime_now_ns();
     int64_t wait_ns = kMaxWaitNs;
     if (!in_flight_.empty())
-      wait_ns = std::clamp<int64_t>(in_flight_.front().due_ns - settings_.send_ahead_ns - now_ns,
-                                    0, kMaxWaitNs);
+      wait_ns = std::clamp<int64_t>(in_flight_.front().due_ns - settings_.send_ahead_ns - now_ns, 0,
+                                    kMaxWaitNs);
     const timespec timeout{static_cast<time_t>(wait_ns / 1'000'000'000),
                            static_cast<long>(wait_ns % 1'000'000'000)};
     const int ready = ppoll(&watch, 1, &timeout, nullptr);

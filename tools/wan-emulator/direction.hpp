@@ -28,7 +28,8 @@ struct DirectionSettings {
 
 class Direction {
  public:
-  Direction(std::string name, PacketSocket& from, PacketSocket& to, const DirectionSettings& settings);
+  Direction(std::string name, PacketSocket& from, PacketSocket& to,
+            const DirectionSettings& settings);
 
   // The thread body: runs until `stop` is set. Throws fabtrain::Error on a socket failure.
   void run(const std::atomic<bool>& stop);
@@ -55,10 +56,10 @@ class Direction {
   DirectionSettings settings_;
   LinkModel link_;
   int64_t buffer_size_;
-  std::unique_ptr<char[]> memory_;   // buffer_count buffers of buffer_size_ bytes
+  std::unique_ptr<char[]> memory_;  // buffer_count buffers of buffer_size_ bytes
   std::vector<int> free_buffers_;
-  std::deque<InFlight> in_flight_;   // in due-time order (the link model keeps FIFO order)
-  std::vector<FrameSlot> slots_;     // scratch for one batch
+  std::deque<InFlight> in_flight_;  // in due-time order (the link model keeps FIFO order)
+  std::vector<FrameSlot> slots_;    // scratch for one batch
   LatenessStats stats_;
   std::string scheduling_note_;
 };

@@ -1,10 +1,10 @@
 // Lateness histogram and drop counters of one direction (see lateness_stats.hpp).
 #include "lateness_stats.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 namespace fabtrain::wan {
 
@@ -73,9 +73,9 @@ std::string LatenessStats::summary() const {
   return fmt::format(
       "{} frames ({:.1f} MB), lateness p50 {} p99 {} max {}, {} late > 1 ms; dropped: {} queue "
       "full, {} no buffer, {} oversize, {} send error, {} by kernel",
-      forwarded_, forwarded_bytes_ / 1e6, human_time(quantile_ns(0.5)), human_time(quantile_ns(0.99)),
-      human_time(max_ns_), late_, dropped_queue_full, dropped_no_buffer, dropped_oversize,
-      dropped_send_error, dropped_by_kernel);
+      forwarded_, forwarded_bytes_ / 1e6, human_time(quantile_ns(0.5)),
+      human_time(quantile_ns(0.99)), human_time(max_ns_), late_, dropped_queue_full,
+      dropped_no_buffer, dropped_oversize, dropped_send_error, dropped_by_kernel);
 }
 
 }  // namespace fabtrain::wan

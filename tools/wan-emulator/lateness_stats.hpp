@@ -5,16 +5,15 @@
 // after the direction has stopped.
 #pragma once
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace fabtrain::wan {
 
 class LatenessStats {
  public:
-  static constexpr int64_t kBucketNs = 1000;             // 1 us resolution
+  static constexpr int64_t kBucketNs = 1000;                 // 1 us resolution
   static constexpr int64_t kHistogramLimitNs = 100'000'000;  // later than 100 ms: one bucket
   static constexpr int64_t kLateThresholdNs = 1'000'000;     // "late": more than 1 ms
 
@@ -31,11 +30,11 @@ class LatenessStats {
   uint64_t forwarded_bytes() const { return forwarded_bytes_; }
   uint64_t late() const { return late_; }
 
-  uint64_t dropped_queue_full = 0;   // drop-tail: the serialiser's queue was full
-  uint64_t dropped_no_buffer = 0;    // every frame buffer was holding a frame in flight
-  uint64_t dropped_oversize = 0;     // larger than the buffers (offloads left on?)
-  uint64_t dropped_send_error = 0;   // the kernel refused to send it
-  uint64_t dropped_by_kernel = 0;    // the packet socket's receive buffer overflowed
+  uint64_t dropped_queue_full = 0;  // drop-tail: the serialiser's queue was full
+  uint64_t dropped_no_buffer = 0;   // every frame buffer was holding a frame in flight
+  uint64_t dropped_oversize = 0;    // larger than the buffers (offloads left on?)
+  uint64_t dropped_send_error = 0;  // the kernel refused to send it
+  uint64_t dropped_by_kernel = 0;   // the packet socket's receive buffer overflowed
 
   nlohmann::json to_json() const;
   // One line for people: "12345 frames, late p50 3 us p99 40 us max 1.2 ms, 0 late > 1 ms".

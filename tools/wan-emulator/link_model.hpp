@@ -9,9 +9,9 @@
 namespace fabtrain::wan {
 
 struct LinkParameters {
-  int64_t delay_ns = 0;             // one-way propagation delay
-  double rate_bits_per_s = 0;       // serialisation rate; 0 = unlimited (no queue either)
-  int64_t queue_limit_bytes = 0;    // drop-tail: bytes waiting for the serialiser, at most
+  int64_t delay_ns = 0;           // one-way propagation delay
+  double rate_bits_per_s = 0;     // serialisation rate; 0 = unlimited (no queue either)
+  int64_t queue_limit_bytes = 0;  // drop-tail: bytes waiting for the serialiser, at most
 };
 
 class LinkModel {

@@ -3,15 +3,15 @@
 // main() reads as the data flow: options; open both packet sockets; one thread per direction;
 // wait for SIGTERM/SIGINT; stop; report. It is test tooling, not a general network emulator:
 // no jitter, loss or reordering, one link only.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <mutex>
 #include <thread>
-
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
 
 #include "common/error.hpp"
 #include "direction.hpp"
@@ -30,7 +30,8 @@ nlohmann::json report_json(const WanOptions& o, const Direction& a_to_b, const D
       {"queue_bytes", o.queue_limit_bytes()},
       {"scheduling", a_to_b.scheduling_note()},
       {"total", total.to_json()},
-      {"directions", {{a_to_b.name(), a_to_b.stats().to_json()}, {b_to_a.name(), b_to_a.stats().to_json()}}},
+      {"directions",
+       {{a_to_b.name(), a_to_b.stats().to_json()}, {b_to_a.name(), b_to_a.stats().to_json()}}},
   };
 }
 
@@ -87,11 +88,12 @@ int main(int argc, char** argv) {
     };
     std::thread forward(body, std::ref(a_to_b));
     std::thread backward(body, std::ref(b_to_a));
-    fmt::print("fabtrain-wan: ready {} <-> {}, one-way delay {} ms, rate {}, queue {} KiB, "
-               "send-ahead {} us\n",
-               options.interface_a, options.interface_b, options.delay_ms,
-               options.rate_mbit > 0 ? fmt::format("{} Mbit/s", options.rate_mbit) : "unlimited",
-               options.queue_limit_bytes() / 1024, options.send_ahead_us);
+    fmt::print(
+        "fabtrain-wan: ready {} <-> {}, one-way delay {} ms, rate {}, queue {} KiB, "
+        "send-ahead {} us\n",
+        options.interface_a, options.interface_b, options.delay_ms,
+        options.rate_mbit > 0 ? fmt::format("{} Mbit/s", options.rate_mbit) : "unlimited",
+        options.queue_limit_bytes() / 1024, options.send_ahead_us);
     std::fflush(stdout);
 
     int received_signal = 0;
@@ -103,13 +105,15 @@ int main(int argc, char** argv) {
     LatenessStats total;
     total.add(a_to_b.stats());
     total.add(b_to_a.stats());
-    fmt::print("fabtrain-wan: stopped by signal {} ({})\n", received_signal, a_to_b.scheduling_note());
+    fmt::print("fabtrain-wan: stopped by signal {} ({})\n", received_signal,
+               a_to_b.scheduling_note());
     fmt::print("fabtrain-wan: {}: {}\n", a_to_b.name(), a_to_b.stats().summary());
     fmt::print("fabtrain-wan: {}: {}\n", b_to_a.name(), b_to_a.stats().summary());
     fmt::print("fabtrain-wan: total: {}\n", total.summary());
     std::fflush(stdout);
     if (!options.stats_path.empty())
-      write_file_atomically(options.stats_path, report_json(options, a_to_b, b_to_a, total).dump(2));
+      write_file_atomically(options.stats_path,
+                            report_json(options, a_to_b, b_to_a, total).dump(2));
     if (!thread_error.empty()) fail("{}", thread_error);
     return 0;
   } catch (const std::exception& e) {

@@ -14,8 +14,8 @@ static int parse_positive(const char* text, const char* what) {
   char* end = nullptr;
   const long value = std::strtol(text, &end, 10);
   if (*end != '\0' || value <= 0 || value > (1L << 30)) {
-    std::fprintf(stderr, "fabtrain-wan-pingpong: error: %s '%s' must be a positive integer\n",
-                 what, text);
+    std::fprintf(stderr, "fabtrain-wan-pingpong: error: %s '%s' must be a positive integer\n", what,
+                 text);
     std::exit(2);
   }
   return static_cast<int>(value);
@@ -27,7 +27,8 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (size != 2) {
-    if (rank == 0) std::fprintf(stderr, "fabtrain-wan-pingpong: error: needs exactly 2 ranks, got %d\n", size);
+    if (rank == 0)
+      std::fprintf(stderr, "fabtrain-wan-pingpong: error: needs exactly 2 ranks, got %d\n", size);
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   const int iterations = argc > 1 ? parse_positive(argv[1], "ITERATIONS") : 10;
@@ -61,7 +62,8 @@ int main(int argc, char** argv) {
     std::printf("pingpong: rank 0 on %s, rank 1 on %s, %d round trips of %d bytes\n", host,
                 peer_host, iterations, bytes);
     std::printf("pingpong: rtt_min_ms=%.3f rtt_avg_ms=%.3f rtt_max_ms=%.3f\n",
-                round_trips.front() * 1e3, sum / round_trips.size() * 1e3, round_trips.back() * 1e3);
+                round_trips.front() * 1e3, sum / round_trips.size() * 1e3,
+                round_trips.back() * 1e3);
     std::fflush(stdout);
   }
   MPI_Finalize();

@@ -2,14 +2,15 @@
 #include "packet_socket.hpp"
 
 #include <arpa/inet.h>
-#include <cerrno>
-#include <cstring>
-#include <ctime>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
 #include <vector>
 
 #include "common/error.hpp"
@@ -28,8 +29,10 @@ PacketSocket::PacketSocket(const std::string& interface_name, int receive_buffer
     : interface_name_(interface_name) {
   ifindex_ = static_cast<int>(if_nametoindex(interface_name.c_str()));
   if (ifindex_ == 0)
-    fail("interface '{}' not found in this network namespace (run the emulator inside the "
-         "namespace that holds it, e.g. `ip netns exec wan ...`)", interface_name);
+    fail(
+        "interface '{}' not found in this network namespace (run the emulator inside the "
+        "namespace that holds it, e.g. `ip netns exec wan ...`)",
+        interface_name);
   fd_ = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
   if (fd_ < 0)
     fail("socket(AF_PACKET) for '{}': {} (needs CAP_NET_RAW, i.e. root)", interface_name,

@@ -3,19 +3,19 @@
 // with the kernel's arrival time (SO_TIMESTAMPNS, CLOCK_REALTIME), and writes frames out of it.
 // Batches go through recvmmsg/sendmmsg. Not a general socket wrapper: only what the emulator needs.
 #pragma once
+#include <sys/socket.h>
+
 #include <cstdint>
 #include <string>
-
-#include <sys/socket.h>
 
 namespace fabtrain::wan {
 
 // One frame to receive into or send from; the caller owns the buffer.
 struct FrameSlot {
   char* data = nullptr;
-  int64_t capacity = 0;   // receive: buffer size
-  int64_t length = 0;     // receive: the frame's real length (may exceed capacity: truncated)
-  int64_t arrival_ns = 0; // receive: kernel arrival time, CLOCK_REALTIME
+  int64_t capacity = 0;    // receive: buffer size
+  int64_t length = 0;      // receive: the frame's real length (may exceed capacity: truncated)
+  int64_t arrival_ns = 0;  // receive: kernel arrival time, CLOCK_REALTIME
 };
 
 class PacketSocket {

@@ -1,9 +1,8 @@
 // The emulator's command line: one CLI11 table gives both the parser and --help. Values are
 // checked here (ranges, interface names differ) so the forwarding code can trust them.
 #pragma once
-#include <string>
-
 #include <CLI/CLI.hpp>
+#include <string>
 
 #include "direction.hpp"
 
@@ -13,8 +12,8 @@ struct WanOptions {
   std::string interface_a;
   std::string interface_b;
   double delay_ms = 0;
-  double rate_mbit = 0;         // 0 = unlimited
-  double queue_kb = -1;         // -1 = 20 ms at the rate, at least 256 KiB
+  double rate_mbit = 0;  // 0 = unlimited
+  double queue_kb = -1;  // -1 = 20 ms at the rate, at least 256 KiB
   int buffers = 16384;
   int batch = 64;
   double send_ahead_us = 20;
