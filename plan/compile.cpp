@@ -19,17 +19,17 @@
 //     bucket collectives), the tied-embedding all-reduce (pp > 1, first and last stage), the
 //     gradient-norm all-reduce over all ranks, the optimizer step, and under zero=1/2 the
 //     all-gathers of the updated parameters, per bucket.
-// overlap=on (plan/overlap.cpp places the starts and waits): gradient buckets start right after
-// their blocks' backward and are waited before the gradient norm (zero=2/3: before the next
-// microbatch's backward of the same bucket reuses the buffer); ZeRO-3 gathers the next bucket
-// one ahead and waits right before the compute that needs it; pipeline sends start and are waited
-// before the next send of the same tensor (the last at the end of the step); a stage's receive
-// of microbatch k+1 is posted right after that of k completes (the first at the step's start) and
-// waited right before its compute. Tensor-parallel all-reduces stay blocking (inside a block,
-// on the critical path). overlap=off: every instruction blocks, in the order above.
-// With eager sends and blocking receives this order cannot deadlock: every receive waits only on
-// a send its peer issues earlier in its own stream (plan/symbolic_run.hpp checks it, and that
-// every wait's start can complete).
+// overlap=on (starts and waits: requests.hpp; pipeline: pipeline_transfers.hpp): gradient buckets
+// start right after their blocks' backward and are waited before the gradient norm (zero=2/3:
+// before the next microbatch's backward of the same bucket reuses the buffer); ZeRO-3 gathers the
+// next bucket one ahead and waits right before the compute that needs it; pipeline sends start and
+// are waited before the next send of the same tensor (the last at the end of the step); a stage's
+// receive of microbatch k+1 is posted right after that of k completes (the first at the step's
+// start) and waited right before its compute. Tensor-parallel all-reduces stay blocking (inside a
+// block, on the critical path). overlap=off: every instruction blocks, in the order above. With
+// eager sends and blocking receives this order cannot deadlock: every receive waits only on a send
+// its peer issues earlier in its own stream (plan/symbolic_run.hpp checks it, and that every wait's
+// start can complete).
 #include <map>
 
 #include "common/error.hpp"
