@@ -26,8 +26,8 @@ struct PairSample {
   int a = 0, b = 0;
   double rtt_s = 0;
   double bandwidth = 0;  // bytes/s
-  std::vector<std::pair<double, double>> message_latencies =
-      {};                                // (bytes, one-way s); may be empty
+  // (bytes, one-way s); may be empty.
+  std::vector<std::pair<double, double>> message_latencies = {};
   std::string host_a = {}, host_b = {};  // where a and b ran; empty where the bench did not say
 };
 struct CollectiveSample {
