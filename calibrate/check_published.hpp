@@ -25,6 +25,9 @@ struct PublishedCheck {
 // joined (nodes > 1) by one l2bridge network over each node's NIC; InfiniBand is RDMA, so not
 // TCP-window limited.
 Slice published_slice(const PublishedRun& run, const Catalog& catalog = builtin_catalog());
+// The catalog a run's slice is built on: `catalog` itself, or, where the run shaped its Ethernet
+// (tc netem), a copy with the node NIC's rate capped and the one-way delay added to l2bridge.
+Catalog shaped_catalog(const PublishedRun& run, const Catalog& catalog = builtin_catalog());
 // Simulates one run; throws fabtrain::Error naming the run when it cannot be simulated. Builds
 // a Simulator, so (SimGrid) only before a process's first simulation or for a slice already built.
 PublishedCheck check_published_run(const PublishedRun& run,

@@ -34,7 +34,8 @@ ModelSpec read_model(const YamlFields& row) {
 
 PublishedHardware read_hardware(const YamlFields& row, const Catalog& catalog) {
   const YamlFields f(row.file(), row.where() + ".hardware", row.mapping("hardware"));
-  f.allow_only({"gpu", "nodes", "gpus_per_node", "intra_node", "network", "nic"});
+  f.allow_only({"gpu", "nodes", "gpus_per_node", "intra_node", "network", "nic", "added_delay_ms",
+                "shaped_gbit_s"});
   PublishedHardware h;
   h.gpu = f.text("gpu");
   if (!catalog.gpus.count(h.gpu)) {
@@ -61,6 +62,15 @@ PublishedHardware read_hardware(const YamlFields& row, const Catalog& catalog) {
   } else if (f.has("network") || f.has("nic")) {
     fail("{}: a single node has no network between nodes",
          f.field(f.has("network") ? "network" : "nic"));
+  }
+  for (const char* key : {"added_delay_ms", "shaped_gbit_s"}) {
+    if (!f.has(key)) continue;
+    if (h.network != "ethernet")
+      fail("{}: only an Ethernet network between nodes can be shaped (network is '{}')",
+           f.field(key), h.network);
+    const double v = f.number(key);
+    if (!(v > 0)) fail("{}: {} must be positive", f.field(key), v);
+    (std::string(key) == "added_delay_ms" ? h.added_delay_ms : h.shaped_gbit_s) = v;
   }
   return h;
 }

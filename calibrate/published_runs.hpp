@@ -23,6 +23,10 @@ struct PublishedHardware {
   std::string intra_node = "nvlink";  // nvlink | pcie
   std::string network;                // between nodes: infiniband | ethernet ("" for one node)
   std::string nic;                    // catalog NIC type of a node (nodes > 1)
+  // Ethernet shaped by the run itself (tc netem on each node's egress): the delay added to every
+  // packet one way, and the rate each node may send at; 0 = not shaped.
+  double added_delay_ms = 0;
+  double shaped_gbit_s = 0;
   int gpus() const { return nodes * gpus_per_node; }
 };
 
