@@ -7,6 +7,7 @@
 #include <deque>
 #include <memory>
 
+#include "calibrate/framework_profile.hpp"
 #include "common/error.hpp"
 #include "plan/schedule.hpp"
 #include "sim/simulator.hpp"
@@ -64,7 +65,8 @@ PublishedCheck check_on(const PublishedRun& run, Simulator& simulator) {
   c.id = run.id;
   c.measured_step_s = run.measured.step_time_s;
   try {
-    const Schedule schedule = compile(run.model, run.plan, run.global_batch, run.seq);
+    Schedule schedule = compile(run.model, run.plan, run.global_batch, run.seq);
+    if (run.framework_profile) apply_framework(schedule, run.model, *run.framework_profile);
     const SimResult result = simulator.run(run.model, schedule);
     c.predicted_step_s = result.step_time_s;
     c.oom = result.oom;

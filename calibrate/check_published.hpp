@@ -1,5 +1,6 @@
 // The simulator against runs others measured (fabtrain check-published, bench_published): builds
-// each published run's slice from its stated hardware, compiles its plan, simulates one step
+// each published run's slice from its stated hardware, compiles its plan (adding the kernels of
+// its framework profile, where it names one: calibrate/framework_profile.hpp), simulates one step
 // uncalibrated (catalog defaults) with the communicator profile the run's NCCL transport
 // corresponds to, and compares with the measured step time (and peak memory where published).
 #pragma once
