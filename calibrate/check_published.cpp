@@ -4,13 +4,33 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <memory>
 
+#include "calibrate/framework_profile.hpp"
 #include "common/error.hpp"
 #include "plan/schedule.hpp"
 #include "sim/simulator.hpp"
 
 namespace fabtrain {
+
+Catalog shaped_catalog(const PublishedRun& run, const Catalog& catalog) {
+  const PublishedHardware& h = run.hardware;
+  Catalog c = catalog;
+  if (h.shaped_gbit_s > 0) {
+    NicType& nic = c.nics.at(h.nic);
+    nic.bandwidth = std::min(nic.bandwidth, h.shaped_gbit_s * 1e9 / 8);
+    nic.source += fmt::format("; shaped to {} Gbit/s by the run (tc)", h.shaped_gbit_s);
+  }
+  if (h.added_delay_ms > 0) {
+    // The l2bridge latency is split over the sender's and the receiver's NIC, and netem delays
+    // each packet once, on the sender's egress: the one-way latency grows by the delay.
+    LinkClass& cls = c.link_classes.at("l2bridge");
+    cls.latency_s += h.added_delay_ms * 1e-3;
+    cls.source += fmt::format("; {} ms added one way by the run (tc netem)", h.added_delay_ms);
+  }
+  return c;
+}
 
 Slice published_slice(const PublishedRun& run, const Catalog& catalog) {
   const PublishedHardware& h = run.hardware;
@@ -45,7 +65,8 @@ PublishedCheck check_on(const PublishedRun& run, Simulator& simulator) {
   c.id = run.id;
   c.measured_step_s = run.measured.step_time_s;
   try {
-    const Schedule schedule = compile(run.model, run.plan, run.global_batch, run.seq);
+    Schedule schedule = compile(run.model, run.plan, run.global_batch, run.seq);
+    if (run.framework_profile) apply_framework(schedule, run.model, *run.framework_profile);
     const SimResult result = simulator.run(run.model, schedule);
     c.predicted_step_s = result.step_time_s;
     c.oom = result.oom;
@@ -66,7 +87,8 @@ PublishedCheck check_on(const PublishedRun& run, Simulator& simulator) {
 }  // namespace
 
 PublishedCheck check_published_run(const PublishedRun& run, const Catalog& catalog) {
-  Simulator simulator(published_slice(run, catalog));
+  const Catalog shaped = shaped_catalog(run, catalog);
+  Simulator simulator(published_slice(run, shaped));
   return check_on(run, simulator);
 }
 
@@ -85,8 +107,11 @@ PublishedSummary check_published(const std::string& path, const Catalog& catalog
   s.problems = file.problems;
   // SimGrid seals its platform at the first simulation: every slice is built before any run.
   std::vector<std::unique_ptr<Simulator>> simulators;
-  for (const PublishedRun& run : file.runs)
-    simulators.push_back(std::make_unique<Simulator>(published_slice(run, catalog)));
+  std::deque<Catalog> catalogs;  // each slice points at its run's (shaped) catalog
+  for (const PublishedRun& run : file.runs) {
+    catalogs.push_back(shaped_catalog(run, catalog));
+    simulators.push_back(std::make_unique<Simulator>(published_slice(run, catalogs.back())));
+  }
   std::vector<double> errors, memory_errors;
   for (std::size_t i = 0; i < file.runs.size(); ++i) {
     const PublishedRun& run = file.runs[i];

@@ -1,5 +1,6 @@
 // The simulator against runs others measured (fabtrain check-published, bench_published): builds
-// each published run's slice from its stated hardware, compiles its plan, simulates one step
+// each published run's slice from its stated hardware, compiles its plan (adding the kernels of
+// its framework profile, where it names one: calibrate/framework_profile.hpp), simulates one step
 // uncalibrated (catalog defaults) with the communicator profile the run's NCCL transport
 // corresponds to, and compares with the measured step time (and peak memory where published).
 #pragma once
@@ -25,6 +26,9 @@ struct PublishedCheck {
 // joined (nodes > 1) by one l2bridge network over each node's NIC; InfiniBand is RDMA, so not
 // TCP-window limited.
 Slice published_slice(const PublishedRun& run, const Catalog& catalog = builtin_catalog());
+// The catalog a run's slice is built on: `catalog` itself, or, where the run shaped its Ethernet
+// (tc netem), a copy with the node NIC's rate capped and the one-way delay added to l2bridge.
+Catalog shaped_catalog(const PublishedRun& run, const Catalog& catalog = builtin_catalog());
 // Simulates one run; throws fabtrain::Error naming the run when it cannot be simulated. Builds
 // a Simulator, so (SimGrid) only before a process's first simulation or for a slice already built.
 PublishedCheck check_published_run(const PublishedRun& run,

@@ -89,4 +89,17 @@ LinkFit fit_link_per_bench(const std::vector<BenchData>& benches, const LinkClas
   return fit;
 }
 
+std::optional<double> large_transfer_bandwidth(const BenchData& bench) {
+  double largest = 0, message = 0;
+  for (const auto& c : bench.collectives) largest = std::max(largest, c.bytes);
+  for (const auto& p : bench.pairs) message = std::max(message, p.message_bytes);
+  if (!(largest > message)) return std::nullopt;
+  std::vector<double> busbw;
+  for (const auto& c : bench.collectives)
+    if (c.bytes == largest && c.busbw > 0) busbw.push_back(c.busbw);
+  if (busbw.empty()) return std::nullopt;
+  std::sort(busbw.begin(), busbw.end());
+  return busbw[busbw.size() / 2];
+}
+
 }  // namespace fabtrain::calib

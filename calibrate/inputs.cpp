@@ -101,6 +101,8 @@ BenchData parse_bench(const json& doc, const std::string& path) {
     pair.b = integer(p2p[i], "b", w, path, 0, b.world - 1);
     pair.rtt_s = number(p2p[i], "rtt_s", w, path, 1e-12);
     pair.bandwidth = number(p2p[i], "bandwidth", w, path, 1);
+    if (p2p[i].contains("message_bytes"))
+      pair.message_bytes = number(p2p[i], "message_bytes", w, path, 1);
     if (p2p[i].contains("host_a")) pair.host_a = text(p2p[i], "host_a", w, path);
     if (p2p[i].contains("host_b")) pair.host_b = text(p2p[i], "host_b", w, path);
     b.pairs.push_back(pair);

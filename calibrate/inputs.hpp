@@ -25,9 +25,10 @@ struct MemorySample {
 struct PairSample {
   int a = 0, b = 0;
   double rtt_s = 0;
-  double bandwidth = 0;  // bytes/s
-  std::vector<std::pair<double, double>> message_latencies =
-      {};                                // (bytes, one-way s); may be empty
+  double bandwidth = 0;      // bytes/s
+  double message_bytes = 0;  // of the stream's messages; 0 where the bench did not say
+  // (bytes, one-way s); may be empty.
+  std::vector<std::pair<double, double>> message_latencies = {};
   std::string host_a = {}, host_b = {};  // where a and b ran; empty where the bench did not say
 };
 struct CollectiveSample {

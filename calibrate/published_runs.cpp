@@ -2,6 +2,7 @@
 // message) and converts what each source measured into seconds per optimizer step.
 #include "calibrate/published_runs.hpp"
 
+#include "calibrate/framework_profile.hpp"
 #include "common/data_dir.hpp"
 #include "common/error.hpp"
 #include "models/costs.hpp"
@@ -34,7 +35,8 @@ ModelSpec read_model(const YamlFields& row) {
 
 PublishedHardware read_hardware(const YamlFields& row, const Catalog& catalog) {
   const YamlFields f(row.file(), row.where() + ".hardware", row.mapping("hardware"));
-  f.allow_only({"gpu", "nodes", "gpus_per_node", "intra_node", "network", "nic"});
+  f.allow_only({"gpu", "nodes", "gpus_per_node", "intra_node", "network", "nic", "added_delay_ms",
+                "shaped_gbit_s"});
   PublishedHardware h;
   h.gpu = f.text("gpu");
   if (!catalog.gpus.count(h.gpu)) {
@@ -61,6 +63,15 @@ PublishedHardware read_hardware(const YamlFields& row, const Catalog& catalog) {
   } else if (f.has("network") || f.has("nic")) {
     fail("{}: a single node has no network between nodes",
          f.field(f.has("network") ? "network" : "nic"));
+  }
+  for (const char* key : {"added_delay_ms", "shaped_gbit_s"}) {
+    if (!f.has(key)) continue;
+    if (h.network != "ethernet")
+      fail("{}: only an Ethernet network between nodes can be shaped (network is '{}')",
+           f.field(key), h.network);
+    const double v = f.number(key);
+    if (!(v > 0)) fail("{}: {} must be positive", f.field(key), v);
+    (std::string(key) == "added_delay_ms" ? h.added_delay_ms : h.shaped_gbit_s) = v;
   }
   return h;
 }
@@ -103,10 +114,11 @@ PublishedMeasurement read_measurement(const YamlFields& row, const PublishedRun&
   return m;
 }
 
-PublishedRun read_run(const YamlFields& f, int row, const Catalog& catalog) {
+PublishedRun read_run(const YamlFields& f, int row, const Catalog& catalog,
+                      const std::map<std::string, FrameworkProfile>& profiles) {
   f.allow_only({"id", "source", "url", "model", "seq", "global_batch", "plan", "framework",
-                "hardware", "communicator", "measured", "unstated", "large_error_reason",
-                "compare"});
+                "framework_profile", "hardware", "communicator", "measured", "unstated",
+                "large_error_reason", "compare"});
   PublishedRun r;
   r.row = row;
   r.id = f.text("id");
@@ -124,6 +136,17 @@ PublishedRun read_run(const YamlFields& f, int row, const Catalog& catalog) {
     fail("{}: {}", f.field("plan"), e.what());
   }
   r.framework = f.text("framework");
+  if (f.has("framework_profile")) {
+    const std::string name = f.text("framework_profile");
+    const auto found = profiles.find(name);
+    if (found == profiles.end()) {
+      std::string known;
+      for (const auto& [n, _] : profiles) known += (known.empty() ? "" : ", ") + n;
+      fail("{}: unknown framework profile '{}' (known: {})", f.field("framework_profile"), name,
+           known.empty() ? "none in framework_profiles" : known);
+    }
+    r.framework_profile = found->second;
+  }
   r.hardware = read_hardware(f, catalog);
   if (r.plan.ranks() != r.hardware.gpus())
     fail("{}: {} needs {} GPUs, the hardware has {} ({} x {})", f.field("plan"), to_string(r.plan),
@@ -148,17 +171,28 @@ PublishedRun read_run(const YamlFields& f, int row, const Catalog& catalog) {
 PublishedFile load_published_runs(const std::string& path, const Catalog& catalog) {
   const YAML::Node root = load_yaml_file(path, "published runs");
   const YamlFields top(path, "", root);
-  top.allow_only({"runs"});
+  top.allow_only({"framework_profiles", "runs"});
   const YAML::Node runs = top.sequence_or_empty("runs");
   if (runs.size() == 0) fail("{}: no runs (expected a list under runs:)", top.field("runs"));
   PublishedFile file;
+  if (top.has("framework_profiles")) {
+    const YAML::Node profiles = top.mapping("framework_profiles");
+    for (const auto& entry : profiles) {
+      const std::string name = entry.first.as<std::string>();
+      const std::string where = "framework_profiles." + name;
+      if (!entry.second.IsMap()) fail("{}: {}: expected a mapping", path, where);
+      file.framework_profiles[name] =
+          read_framework_profile(name, YamlFields(path, where, entry.second));
+    }
+  }
   file.rows = int(runs.size());
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const std::string where = fmt::format("runs[{}]", i);
     const std::string id =
         runs[i].IsMap() && runs[i]["id"] && runs[i]["id"].IsScalar() ? runs[i]["id"].Scalar() : "?";
     try {
-      file.runs.push_back(read_run(YamlFields(path, where, runs[i]), int(i), catalog));
+      file.runs.push_back(
+          read_run(YamlFields(path, where, runs[i]), int(i), catalog, file.framework_profiles));
     } catch (const Error& e) {
       file.problems.push_back(fmt::format("row {} ({}): {}", i, id, e.what()));
     }

@@ -4,10 +4,12 @@
 // each bad row is reported by its index, id and field, and the good rows are kept.
 // Not here: simulating a row (check_published.hpp), or fitting anything from them.
 #pragma once
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "models/framework_costs.hpp"
 #include "models/model_spec.hpp"
 #include "plan/plan.hpp"
 #include "platforms/catalog.hpp"
@@ -23,6 +25,10 @@ struct PublishedHardware {
   std::string intra_node = "nvlink";  // nvlink | pcie
   std::string network;                // between nodes: infiniband | ethernet ("" for one node)
   std::string nic;                    // catalog NIC type of a node (nodes > 1)
+  // Ethernet shaped by the run itself (tc netem on each node's egress): the delay added to every
+  // packet one way, and the rate each node may send at; 0 = not shaped.
+  double added_delay_ms = 0;
+  double shaped_gbit_s = 0;
   int gpus() const { return nodes * gpus_per_node; }
 };
 
@@ -43,6 +49,9 @@ struct PublishedRun {
   int global_batch = 0;   // sequences per optimizer step
   Plan plan;              // its attention key says whether the run fused attention
   std::string framework;  // Megatron-LM, llm.c, PyTorch DDP, ...
+  // The framework profile the run's kernels follow (the file's framework_profiles:), where the
+  // source says it ran one; none: the cost model's fused kernel list as it is.
+  std::optional<FrameworkProfile> framework_profile;
   PublishedHardware hardware;
   std::string communicator;  // catalog profile the run's NCCL transport corresponds to
   PublishedMeasurement measured;
@@ -54,12 +63,14 @@ struct PublishedRun {
 };
 
 struct PublishedFile {
+  std::map<std::string, FrameworkProfile> framework_profiles;
   std::vector<PublishedRun> runs;     // the good rows
   std::vector<std::string> problems;  // one line per bad row: "runs[3] (id): field: what"
   int rows = 0;                       // rows in the file, good and bad
 };
 
-// Reads the file; throws only when the file itself cannot be read or has no runs list.
+// Reads the file; throws only when the file itself cannot be read, has no runs list or has a bad
+// framework profile (named by its field).
 PublishedFile load_published_runs(const std::string& path,
                                   const Catalog& catalog = builtin_catalog());
 // bench/published/runs.yaml of the source tree.

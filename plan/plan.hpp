@@ -27,8 +27,8 @@ struct Plan {
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   bool recompute = false;
   std::vector<int> layers = {};  // layers per stage; empty = as even as possible
-  std::vector<int> devices =
-      {};  // explicit device order (indices into the slice's GPUs); empty = 0..n-1
+  // Explicit device order (indices into the slice's GPUs); empty = 0..n-1.
+  std::vector<int> devices = {};
   Precision precision = Precision::fp32;
   Attention attention = Attention::naive;  // flash: fused (scores never in HBM); eager: PyTorch's
   // Communication overlapped with computation (non-blocking starts and waits, plan/schedule.hpp)

@@ -23,8 +23,8 @@ namespace fabtrain {
 
 struct SymbolicRun {
   bool ok = false;
-  std::string
-      message;  // empty when ok; else the stuck ranks and their next instruction, or the mismatch
+  // Empty when ok; else the stuck ranks and their next instruction, or the mismatch.
+  std::string message;
   std::vector<int> instructions_done;  // per rank
   std::vector<int> peak_in_flight;     // per rank: microbatches forwarded, not yet backwarded
   std::vector<double> peak_activation_bytes;  // per rank: Forward's activation_bytes until Backward

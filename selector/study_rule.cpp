@@ -71,9 +71,10 @@ RuleDecision study_rule(const ModelSpec& model, const Slice& slice, const Search
                         double tolerance) {
   RuleDecision d;
   const auto subsets = gpu_subsets(slice, true);
-  const GpuSubset& all = subsets.back().gpus.size() == size_t(slice.gpu_count())
-                             ? subsets.back()
-                             : gpu_subsets(slice, false).front();
+  // A copy: the second branch is an element of a temporary vector.
+  const GpuSubset all = subsets.back().gpus.size() == size_t(slice.gpu_count())
+                            ? subsets.back()
+                            : gpu_subsets(slice, false).front();
   const SearchResult r = evaluate(model, slice, study_techniques(model, slice, all, options.space),
                                   every_plan(options));
   const bool one_site = all.sites.size() == 1;

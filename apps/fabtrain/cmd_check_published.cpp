@@ -23,13 +23,16 @@ struct CheckPublishedOptions {
 
 nlohmann::json to_json(const PublishedSummary& s) {
   nlohmann::json runs = nlohmann::json::array();
-  for (const auto& c : s.checks) {
+  for (std::size_t i = 0; i < s.checks.size(); ++i) {
+    const PublishedCheck& c = s.checks[i];
     runs.push_back({{"id", c.id},
                     {"measured_step_s", c.measured_step_s},
                     {"predicted_step_s", c.predicted_step_s},
                     {"error", c.error},
                     {"oom", c.oom}});
     if (c.memory_error) runs.back()["memory_error"] = *c.memory_error;
+    if (s.runs[i].framework_profile)
+      runs.back()["framework_profile"] = s.runs[i].framework_profile->name;
   }
   nlohmann::json j = {
       {"runs", runs}, {"median_abs_error", s.median_abs_error}, {"problems", s.problems}};
@@ -43,7 +46,7 @@ void run(const CheckPublishedOptions& o) {
   fmt::print(text, "published runs  {}\n", path);
   fmt::print(text,
              "simulated       uncalibrated (catalog compute defaults), each run's communicator "
-             "profile\n\n");
+             "profile and, where it names one, its framework profile\n\n");
   const PublishedSummary s = check_published(path);
   fmt::print(text, "{:<34} {:>4} {:<14} {:<44} {:>10} {:>10} {:>7}\n", "run", "GPUs", "GPU", "plan",
              "measured", "predicted", "error");

@@ -89,3 +89,21 @@ TEST_CASE("a bench over two sites of two ranks: the pairs inside one host are no
   CHECK(calib::pairs_across_hosts(intra).size() == 1);
   CHECK(*calib::fit_link({intra}, l2sts(), 1, 0).link.bandwidth == doctest::Approx(3e9));
 }
+
+TEST_CASE(
+    "inside one VM the largest collectives, not a cached stream, give large transfers' rate") {
+  auto intra = bench({{0.00002, 4.3e9}}, "intra");
+  intra.pairs[0].message_bytes = 2 << 20;
+  CHECK_FALSE(calib::large_transfer_bandwidth(intra));  // no collective at all
+  auto add = [&](const char* op, double bytes, double busbw) {
+    intra.collectives.push_back({op, bytes, bytes / busbw, busbw, 2});
+  };
+  add("all_reduce", 1 << 20, 1.5e9);  // smaller than the stream's messages: not used
+  CHECK_FALSE(calib::large_transfer_bandwidth(intra));
+  add("all_reduce", 64 << 20, 652e6);
+  add("reduce_scatter", 64 << 20, 211e6);
+  add("all_gather", 64 << 20, 728e6);
+  const auto large = calib::large_transfer_bandwidth(intra);
+  REQUIRE(large);
+  CHECK(*large == doctest::Approx(652e6));  // the median of the three at 64 MiB
+}

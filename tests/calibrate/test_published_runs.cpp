@@ -173,6 +173,48 @@ TEST_CASE("the slice follows the stated hardware, and InfiniBand is not window-l
   CHECK(eth.communicator.name == "nccl-socket");
 }
 
+TEST_CASE("Ethernet shaped by the run (tc netem): the NIC's rate capped, the delay added one way") {
+  test::TempDir dir("published");
+  const std::string eth =
+      "{gpu: GPU_V100_16GB, nodes: 2, gpus_per_node: 1, intra_node: pcie, network: ethernet, "
+      "nic: NIC_AWS_P3_2XLARGE";
+  const std::string text =
+      "runs:\n" + row("plain", eth + "}", "dp=2") +
+      row("shaped", eth + ", added_delay_ms: 10, shaped_gbit_s: 1}", "dp=2") +
+      row("shaped-ib",
+          "{gpu: GPU_A100_80GB, nodes: 2, gpus_per_node: 1, intra_node: nvlink, "
+          "network: infiniband, nic: NIC_IB_HDR_8x200, shaped_gbit_s: 1}",
+          "dp=2") +
+      row("negative-delay", eth + ", added_delay_ms: -1}", "dp=2");
+  const PublishedFile f = load_published_runs(dir.write("runs.yaml", text));
+  REQUIRE(f.runs.size() == 2);
+  REQUIRE(f.problems.size() == 2);
+  CHECK(f.problems[0].find("runs[2].hardware.shaped_gbit_s") != std::string::npos);
+  CHECK(f.problems[0].find("only an Ethernet network") != std::string::npos);
+  CHECK(f.problems[1].find("runs[3].hardware.added_delay_ms") != std::string::npos);
+  const PublishedRun& plain = f.runs[0];
+  const PublishedRun& shaped = f.runs[1];
+  CHECK(shaped.hardware.added_delay_ms == 10);
+  CHECK(shaped.hardware.shaped_gbit_s == 1);
+  const Catalog& base = builtin_catalog();
+  const Catalog unshaped = shaped_catalog(plain, base);
+  CHECK(unshaped.nics.at("NIC_AWS_P3_2XLARGE").bandwidth ==
+        base.nics.at("NIC_AWS_P3_2XLARGE").bandwidth);
+  CHECK(unshaped.link_classes.at("l2bridge").latency_s ==
+        base.link_classes.at("l2bridge").latency_s);
+  const Catalog c = shaped_catalog(shaped, base);
+  CHECK(c.nics.at("NIC_AWS_P3_2XLARGE").bandwidth == doctest::Approx(1e9 / 8));
+  CHECK(c.link_classes.at("l2bridge").latency_s ==
+        doctest::Approx(base.link_classes.at("l2bridge").latency_s + 10e-3));
+  // A data-parallel step over the shaped link takes longer than over the plain one (one
+  // check_published: SimGrid wants every slice built before the first simulation).
+  const PublishedSummary s = check_published(dir.write(
+      "good.yaml", "runs:\n" + row("plain", eth + "}", "dp=2") +
+                       row("shaped", eth + ", added_delay_ms: 10, shaped_gbit_s: 1}", "dp=2")));
+  REQUIRE(s.checks.size() == 2);
+  CHECK(s.checks[1].predicted_step_s > s.checks[0].predicted_step_s);
+}
+
 TEST_CASE("a run simulates, and its error is signed against the measurement") {
   test::TempDir dir("published");
   const PublishedFile f =

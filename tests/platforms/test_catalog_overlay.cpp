@@ -31,8 +31,7 @@ std::string as_section(const std::string& catalog_text) {
 
 }  // namespace
 
-TEST_CASE(
-    "--catalog: the example RTX 3090 catalog adds a GPU type and a site to the built-in ones") {
+TEST_CASE("--catalog: the example RTX 3090 catalog adds a site and replaces a built-in GPU type") {
   const Catalog& cat = catalog_with(example("rtx3090.catalog.yaml"));
   CHECK(&catalog_with(example("rtx3090.catalog.yaml")) == &cat);  // loaded once per path
   CHECK(&catalog_with("") == &builtin_catalog());
@@ -43,7 +42,10 @@ TEST_CASE(
   CHECK(cat.site("MYLAB").latitude == doctest::Approx(41.88));
   CHECK(cat.gpu("GPU_RTX6000").memory_bytes == 24 * kGiB);  // built-ins stay
   CHECK(cat.link_classes.size() == builtin_catalog().link_classes.size());
-  CHECK_THROWS_AS(builtin_catalog().gpu("GPU_RTX3090"), Error);  // the built-in one is unchanged
+  // The example's entry replaced the built-in one there; the built-in one is unchanged.
+  CHECK(g.fp32_matmul_efficiency == 0);
+  CHECK(builtin_catalog().gpu("GPU_RTX3090").fp32_matmul_efficiency == doctest::Approx(0.5));
+  CHECK_THROWS_AS(builtin_catalog().site("MYLAB"), Error);
 
   const Slice lab = load_slice(example("rtx3090-lab.yaml"), cat);
   CHECK(lab.gpu_count() == 4);

@@ -1,0 +1,25 @@
+// Framework profiles of published runs (bench/published/runs.yaml, framework_profiles:): what an
+// eager framework launches beyond the cost model's fused kernel list (models/framework_costs.hpp),
+// read strictly from the file, and added to a compiled schedule's compute instructions.
+// Not here: the cost formulas (models/framework_costs.hpp); plans or slices that name a profile
+// (only check-published's rows do).
+#pragma once
+#include <map>
+#include <string>
+
+#include "models/framework_costs.hpp"
+#include "plan/schedule.hpp"
+#include "platforms/yaml_fields.hpp"
+
+namespace fabtrain {
+
+// One profile from its mapping; throws fabtrain::Error naming the field.
+FrameworkProfile read_framework_profile(const std::string& name, const YamlFields& f);
+
+// Adds the profile's extra kernels to every Forward and Backward of the schedule (bytes, kernels,
+// and the dropout masks kept from forward for backward, unless the plan recomputes), and to each
+// rank's last Backward the launches it makes per parameter tensor it holds after its backward
+// (the schedule's optimizer step is one memory-bound kernel; DDP's bucket copies with dp > 1).
+void apply_framework(Schedule& schedule, const ModelSpec& model, const FrameworkProfile& profile);
+
+}  // namespace fabtrain
