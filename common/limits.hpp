@@ -35,6 +35,9 @@ inline constexpr Limit vocabulary{1 << 20,
 // batch x sequence (tokens of a step) must fit a 32-bit count: 65536 x 16384 = 2^30.
 inline constexpr Limit sequence{16384, "tokens per step stay within 2^30; GPT-2's context is 1024"};
 inline constexpr Limit batch{65536, "tokens per step stay within 2^30; the study used 8 per GPU"};
+// A gradient bucket in MiB: larger than any model's parameters is refused by validate(); this
+// only keeps the MiB-to-bytes product far inside 64 bits (1 TiB of parameters).
+inline constexpr Limit bucket_mib{1 << 20, "a bucket holds parameters; 1 TiB is beyond any model"};
 // A compiled step in memory and in the simulator: about 100 bytes and one simulated activity per
 // instruction; the 1024-GPU step of bench_sim holds about 300,000.
 inline constexpr Limit instructions{1 << 24, "each is kept in memory and played by the simulator"};

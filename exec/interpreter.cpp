@@ -215,9 +215,11 @@ void Interpreter::run(const Instruction& instruction, int step, float lr,
               gradient_norm(in.group);
               break;
           }
-        } else {
-          static_assert(std::is_same_v<T, OptimizerStep>);
+        } else if constexpr (std::is_same_v<T, OptimizerStep>) {
           if (!forward_only) optimizer_step(step, lr);
+        } else {
+          static_assert(std::is_same_v<T, Wait>);
+          fail("overlap: wait is not played yet (rank {}, {})", rank_, to_string(instruction));
         }
       },
       instruction);

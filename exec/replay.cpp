@@ -119,6 +119,8 @@ void Replayer::run(const Instruction& instruction, std::size_t index) {
           comm_.send(in.peer, message, message_tag(in.mb, in.what == Tensor::gradient));
         } else if constexpr (std::is_same_v<T, Recv>) {
           comm_.recv(in.peer, message, message_tag(in.mb, in.what == Tensor::gradient));
+        } else if constexpr (std::is_same_v<T, Wait>) {
+          fail("overlap: wait is not played yet (rank {}, {})", rank_, to_string(instruction));
         } else {
           static_assert(std::is_same_v<T, Collective>);
           const std::size_t n = schedule_.groups.at(in.group).size();

@@ -31,10 +31,12 @@ InstructionInfo describe(const Schedule& schedule, int rank, const Instruction& 
           if (in.group >= 0 && in.group < int(schedule.groups.size()))
             for (int r : schedule.groups[in.group])
               if (r != rank) info.peers.push_back(r);
-        } else {
-          static_assert(std::is_same_v<T, OptimizerStep>, "a new instruction needs describing");
+        } else if constexpr (std::is_same_v<T, OptimizerStep>) {
           info.bytes = in.bytes;
           info.flops = in.parameters * 12;  // AdamW: about a dozen operations per parameter
+        } else {
+          static_assert(std::is_same_v<T, Wait>, "a new instruction needs describing");
+          info.bytes = in.bytes;  // the start's peers are on the start's line
         }
       },
       instruction);

@@ -110,6 +110,13 @@ void validate(const Plan& plan, const ModelSpec& model, int global_batch) {
   if (plan.zero > 0 && plan.dp == 1)
     fail("zero={} needs dp>1: ZeRO shards over the data-parallel group, and dp=1", plan.zero);
   stage_layers(model, plan);  // throws on a bad split
+  if (plan.bucket_mib < 1) fail("bucket_mib={} must be at least 1 MiB", plan.bucket_mib);
+  const double model_bytes = double(model.parameters()) * element_bytes(plan.precision);
+  // The default (DDP's 25 MiB) stays valid on a smaller model (one bucket, as DDP makes it);
+  // any larger value than the model holds is a mistake.
+  if (plan.bucket_mib > Plan{}.bucket_mib && double(plan.bucket_mib) * (1 << 20) > model_bytes)
+    fail("bucket_mib={} is larger than the {:.1f} MiB of parameters of {} in {}", plan.bucket_mib,
+         model_bytes / (1 << 20), model.name, to_string(plan.precision));
   if (!plan.devices.empty()) {
     if (int(plan.devices.size()) != plan.ranks())
       fail("devices={} has {} entries but the plan has dp*tp*pp = {} ranks",

@@ -1,7 +1,8 @@
 // A Plan: how one training step of a model is split over a slice's GPUs. Text form
 // "dp=2,tp=1,pp=2,mb=8,zero=0,schedule=1f1b,recompute=off,layers=10:14,precision=fp32" and a
-// JSON form (attention=flash or eager is printed only when set: naive is the default). Keys left
-// out take the defaults below. The study's techniques map onto plans: data parallel = dp=N; ZeRO-2
+// JSON form (attention=flash or eager, overlap=off and bucket_mib=N are printed only when not the
+// default, so plans written before those keys print as they did). Keys left out take the
+// defaults below. The study's techniques map onto plans: data parallel = dp=N; ZeRO-2
 // = dp=N,zero=2; shard = tp=N; pipeshard = pp>1 (tp/dp per stage).
 #pragma once
 #include <nlohmann/json_fwd.hpp>
@@ -30,6 +31,12 @@ struct Plan {
       {};  // explicit device order (indices into the slice's GPUs); empty = 0..n-1
   Precision precision = Precision::fp32;
   Attention attention = Attention::naive;  // flash: fused (scores never in HBM); eager: PyTorch's
+  // Communication overlapped with computation (non-blocking starts and waits, plan/schedule.hpp)
+  // or every transfer blocking. Printed only when off.
+  bool overlap = true;
+  // Data-parallel gradient buckets, MiB of parameters each (plan/buckets.hpp); PyTorch DDP's
+  // default bucket_cap_mb is 25. Printed only when not 25.
+  int bucket_mib = 25;
 
   int ranks() const { return dp * tp * pp; }
   bool operator==(const Plan&) const = default;
@@ -71,7 +78,9 @@ std::vector<int> dp_group(const Plan& plan, int rank);  // ranks sharing tp and 
 int device_of(const Plan& plan, int rank);
 
 // Checks that do not need a slice: degrees positive, tp divides the heads, pp at most the layer
-// count, mb divides the global batch, zero 0..3, layer split sums to L. global_batch in sequences.
+// count, mb divides the global batch, zero 0..3, layer split sums to L, bucket_mib at least 1
+// and, above the default 25, at most the model's parameter bytes (the default stays valid on a
+// smaller model: one bucket, as DDP makes it). global_batch in sequences.
 void validate(const Plan& plan, const ModelSpec& model, int global_batch);
 
 }  // namespace fabtrain

@@ -127,6 +127,24 @@ const std::vector<Key>& keys() {
          return p.attention == Attention::naive ? std::string()
                                                 : std::string(to_string(p.attention));
        }},
+      {"overlap",
+       [](Plan& p, const std::string& v) {
+         if (v == "on" || v == "true")
+           p.overlap = true;
+         else if (v == "off" || v == "false")
+           p.overlap = false;
+         else
+           fail("plan key 'overlap': '{}' is not on or off", v);
+       },
+       // Left out when on (the default), so plans written before the key print as they did.
+       [](const Plan& p) { return p.overlap ? std::string() : std::string("off"); }},
+      {"bucket_mib",
+       [](Plan& p, const std::string& v) {
+         p.bucket_mib = parse_bounded("bucket_mib", v, limits::bucket_mib);
+       },
+       [](const Plan& p) {
+         return p.bucket_mib == Plan{}.bucket_mib ? std::string() : std::to_string(p.bucket_mib);
+       }},
       {"devices",
        [](Plan& p, const std::string& v) {
          p.devices =
@@ -202,6 +220,8 @@ void to_json(nlohmann::json& j, const Plan& plan) {
                      {"precision", to_string(plan.precision)},
                      {"devices", plan.devices}};
   if (plan.attention != Attention::naive) j["attention"] = to_string(plan.attention);
+  if (!plan.overlap) j["overlap"] = false;
+  if (plan.bucket_mib != Plan{}.bucket_mib) j["bucket_mib"] = plan.bucket_mib;
 }
 
 // Each JSON value is turned into its text form and goes through the same setter as the text
@@ -254,6 +274,8 @@ std::string to_short_string(const Plan& plan) {
     text += fmt::format(",precision={}", to_string(plan.precision));
   if (plan.attention != Attention::naive)
     text += fmt::format(",attention={}", to_string(plan.attention));
+  if (!plan.overlap) text += ",overlap=off";
+  if (plan.bucket_mib != Plan{}.bucket_mib) text += fmt::format(",bucket_mib={}", plan.bucket_mib);
   return text;
 }
 

@@ -5,6 +5,12 @@
 // Instructions are small typed structs in a std::variant, dispatched with std::visit: a player
 // that forgets one fails to compile. Each prints as one diffable line, e.g.
 //   rank 0: fwd mb=0 blocks=0:25 flops=1.2e12
+//
+// Non-blocking communication: a Send, Recv or Collective with request >= 0 only STARTS; a later
+// Wait with the same request on the same rank completes it. Requests are numbered per rank from 0
+// in stream order of their starts and are unique within the step; request -1 (the default) is the
+// old blocking instruction. Printed as the start's usual line plus " req=N", and the wait as
+// "wait req=N <what> bytes=...".
 #pragma once
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
@@ -61,12 +67,14 @@ struct Send {
   int mb = 0;
   int peer = 0;
   double bytes = 0;
+  int request = -1;  // >= 0: only starts; the Wait with this request completes it
 };
 struct Recv {
   Tensor what = Tensor::activation;
   int mb = 0;
   int peer = 0;
   double bytes = 0;
+  int request = -1;  // >= 0: only posted; the Wait with this request completes it
 };
 
 // Why a collective runs: tensor-parallel sums inside blocks; gradient / parameter traffic of
@@ -90,6 +98,23 @@ struct Collective {
   double bytes = 0;  // the full buffer (all-reduce input; reduce-scatter input; all-gather output)
   int mb = -1;       // microbatch, or -1 for once per step
   int block = -1;    // block this belongs to (tp and ZeRO-3), or -1
+  int request = -1;  // >= 0: only starts; the Wait with this request completes it
+  // dp_gradients, zero_gradients, zero_parameters: the bucket's blocks [begin, end)
+  // (plan/buckets.hpp); -1/-1: the whole stage. Printed as blocks=b:e.
+  int begin = -1, end = -1;
+};
+
+// Completes the non-blocking Send, Recv or Collective started earlier on this rank with the same
+// request. what and bytes repeat the start's, so a line can be read alone (the start is the
+// truth). For a collective, op and purpose repeat the start's too. The wait is communication
+// (is_communication): it is where a rank spends the communication it could not hide.
+enum class Awaits { collective, send, recv };
+struct Wait {
+  int request = 0;
+  Awaits what = Awaits::collective;
+  double bytes = 0;
+  CollectiveOp op = CollectiveOp::all_reduce;  // when what == collective
+  Purpose purpose = Purpose::dp_gradients;     // when what == collective
 };
 
 // AdamW on the parameters this rank owns (its shard under ZeRO >= 1).
@@ -99,7 +124,7 @@ struct OptimizerStep {
 };
 
 using Instruction =
-    std::variant<LoadMicrobatch, Forward, Backward, Send, Recv, Collective, OptimizerStep>;
+    std::variant<LoadMicrobatch, Forward, Backward, Send, Recv, Collective, OptimizerStep, Wait>;
 
 // What a collective group is for (Schedule::group_kinds, parallel to Schedule::groups).
 enum class GroupKind { tp, dp, tied_embedding, world };
@@ -134,6 +159,7 @@ const char* to_string(Purpose p);
 const char* to_string(CollectiveOp op);
 const char* to_string(GroupKind kind);
 const char* to_string(Tensor t);  // "act" | "grad"
+const char* to_string(Awaits a);  // "collective" | "send" | "recv"
 // Every field of the schedule; {"op": "fwd", ...} objects per instruction.
 void to_json(nlohmann::json& j, const Instruction& instruction);
 void to_json(nlohmann::json& j, const Schedule& schedule);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <type_traits>
 
 #include "common/error.hpp"
 #include "plan/schedule.hpp"
@@ -25,6 +26,16 @@ std::string optional_fields(int mb, int block) {
   if (mb >= 0) out += fmt::format(" mb={}", mb);
   if (block >= 0) out += fmt::format(" block={}", block);
   return out;
+}
+
+// " req=N" on a start, nothing on a blocking instruction.
+std::string request_field(int request) {
+  return request >= 0 ? fmt::format(" req={}", request) : std::string();
+}
+
+// A bucket's " blocks=b:e", nothing for the whole stage.
+std::string bucket_field(int begin, int end) {
+  return begin >= 0 ? fmt::format(" blocks={}:{}", begin, end) : std::string();
 }
 
 }  // namespace
@@ -77,6 +88,18 @@ const char* to_string(GroupKind kind) {
 
 const char* to_string(Tensor t) { return t == Tensor::activation ? "act" : "grad"; }
 
+const char* to_string(Awaits a) {
+  switch (a) {
+    case Awaits::collective:
+      return "collective";
+    case Awaits::send:
+      return "send";
+    case Awaits::recv:
+      return "recv";
+  }
+  return "?";
+}
+
 std::string to_string(const Instruction& instruction) {
   return verb(instruction) +
          std::visit(
@@ -100,19 +123,26 @@ std::string to_string(const Instruction& instruction) {
                    return s;
                  },
                  [](const Send& i) {
-                   return fmt::format(" {} mb={} to={} bytes={:.6g}", to_string(i.what), i.mb,
-                                      i.peer, i.bytes);
+                   return fmt::format(" {} mb={} to={} bytes={:.6g}{}", to_string(i.what), i.mb,
+                                      i.peer, i.bytes, request_field(i.request));
                  },
                  [](const Recv& i) {
-                   return fmt::format(" {} mb={} from={} bytes={:.6g}", to_string(i.what), i.mb,
-                                      i.peer, i.bytes);
+                   return fmt::format(" {} mb={} from={} bytes={:.6g}{}", to_string(i.what), i.mb,
+                                      i.peer, i.bytes, request_field(i.request));
                  },
                  [](const Collective& i) {
-                   return fmt::format(" {} group={} bytes={:.6g}{}", to_string(i.purpose), i.group,
-                                      i.bytes, optional_fields(i.mb, i.block));
+                   return fmt::format(" {} group={} bytes={:.6g}{}{}{}", to_string(i.purpose),
+                                      i.group, i.bytes, optional_fields(i.mb, i.block),
+                                      bucket_field(i.begin, i.end), request_field(i.request));
                  },
                  [](const OptimizerStep& i) {
                    return fmt::format(" params={:.6g} bytes={:.6g}", i.parameters, i.bytes);
+                 },
+                 [](const Wait& i) {
+                   std::string s = fmt::format(" req={} {}", i.request, to_string(i.what));
+                   if (i.what == Awaits::collective)
+                     s += fmt::format(" {} {}", to_string(i.op), to_string(i.purpose));
+                   return s + fmt::format(" bytes={:.6g}", i.bytes);
                  },
              },
              instruction);
@@ -164,18 +194,38 @@ void to_json(nlohmann::json& j, const Instruction& instruction) {
                 {"what", to_string(i.what)}, {"mb", i.mb}, {"peer", i.peer}, {"bytes", i.bytes}};
           },
           [](const Collective& i) {
-            return nlohmann::json{{"purpose", to_string(i.purpose)},
-                                  {"group", i.group},
-                                  {"bytes", i.bytes},
-                                  {"mb", i.mb},
-                                  {"block", i.block}};
+            nlohmann::json j{{"purpose", to_string(i.purpose)},
+                             {"group", i.group},
+                             {"bytes", i.bytes},
+                             {"mb", i.mb},
+                             {"block", i.block}};
+            if (i.begin >= 0) j["begin"] = i.begin, j["end"] = i.end;
+            return j;
           },
           [](const OptimizerStep& i) {
             return nlohmann::json{{"parameters", i.parameters}, {"bytes", i.bytes}};
           },
+          [](const Wait& i) {
+            nlohmann::json j{
+                {"request", i.request}, {"what", to_string(i.what)}, {"bytes", i.bytes}};
+            if (i.what == Awaits::collective)
+              j["collective"] = to_string(i.op), j["purpose"] = to_string(i.purpose);
+            return j;
+          },
       },
       instruction);
   j["op"] = verb(instruction);
+  // A start's request; blocking instructions and waits print none here (a wait's is above).
+  const int request = std::visit(
+      [](const auto& in) -> int {
+        using T = std::decay_t<decltype(in)>;
+        if constexpr (std::is_same_v<T, Send> || std::is_same_v<T, Recv> ||
+                      std::is_same_v<T, Collective>)
+          return in.request;
+        return -1;
+      },
+      instruction);
+  if (request >= 0 && !std::holds_alternative<Wait>(instruction)) j["request"] = request;
 }
 
 void to_json(nlohmann::json& j, const Schedule& schedule) {

@@ -26,7 +26,7 @@ struct RankState {
 
 bool same_collective(const Collective& a, const Collective& b) {
   return a.op == b.op && a.purpose == b.purpose && a.group == b.group && a.bytes == b.bytes &&
-         a.mb == b.mb && a.block == b.block;
+         a.mb == b.mb && a.block == b.block && a.begin == b.begin && a.end == b.end;
 }
 
 class Player {

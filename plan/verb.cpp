@@ -21,9 +21,11 @@ const char* verb(const Instruction& instruction) {
           return "recv";
         } else if constexpr (std::is_same_v<T, Collective>) {
           return to_string(in.op);
-        } else {
-          static_assert(std::is_same_v<T, OptimizerStep>, "a new instruction needs its verb");
+        } else if constexpr (std::is_same_v<T, OptimizerStep>) {
           return "opt";
+        } else {
+          static_assert(std::is_same_v<T, Wait>, "a new instruction needs its verb");
+          return "wait";
         }
       },
       instruction);
@@ -36,7 +38,8 @@ std::string canonical_verb(const std::string& kind) {
 
 bool is_communication(const Instruction& instruction) {
   return std::holds_alternative<Send>(instruction) || std::holds_alternative<Recv>(instruction) ||
-         std::holds_alternative<Collective>(instruction);
+         std::holds_alternative<Collective>(instruction) ||
+         std::holds_alternative<Wait>(instruction);
 }
 
 }  // namespace fabtrain

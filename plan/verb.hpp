@@ -1,8 +1,8 @@
 // The one name of each instruction kind: "load", "fwd", "bwd", "send", "recv", the collective's
-// operation ("all_reduce", "reduce_scatter", "all_gather") and "opt". Schedules' text and JSON,
-// the executor's run records and traces, and the simulator's traces all print it; readers of old
-// run records accept the spelling they used ("optimizer") through canonical_verb.
-// Not here: the rest of an instruction's line (schedule_text.cpp).
+// operation ("all_reduce", "reduce_scatter", "all_gather"), "opt" and "wait". Schedules' text and
+// JSON, the executor's run records and traces, and the simulator's traces all print it; readers of
+// old run records accept the spelling they used ("optimizer") through canonical_verb. Not here: the
+// rest of an instruction's line (schedule_text.cpp).
 #pragma once
 #include <string>
 
@@ -13,7 +13,9 @@ namespace fabtrain {
 const char* verb(const Instruction& instruction);
 // The verb a recorded kind names: itself, or the current spelling of an older one.
 std::string canonical_verb(const std::string& kind);
-// Whether instructions of this verb move data between ranks (send, recv, collectives).
+// Whether instructions of this verb move data between ranks (send, recv, collectives, and the
+// wait of a non-blocking one: a start only launches the transfer, the wait is where the rank
+// spends the communication that did not hide behind compute).
 bool is_communication(const Instruction& instruction);
 
 }  // namespace fabtrain

@@ -179,6 +179,8 @@ void play_rank(RankPlay& r, double t0) {
             sends.emplace_back(k, start_flow(r.p2p[k].mailbox, m, in.bytes, r.p2p[k].rate_cap));
           } else if constexpr (std::is_same_v<T, Recv>) {
             play_recv(r, k, t0);
+          } else if constexpr (std::is_same_v<T, Wait>) {
+            // refused before the run (PlayResolver) until waits are played
           } else {
             static_assert(std::is_same_v<T, Collective>);
             const double start = now();
@@ -247,6 +249,9 @@ class PlayResolver {
       const auto& instruction = (*p.stream)[k];
       p.seconds[k] = compute_seconds(instruction, *devices_[r].type, schedule_.plan.precision,
                                      slice_.catalog->compute, calibration_);
+      if (std::holds_alternative<Wait>(instruction))
+        fail("rank {} instruction {} ({}): the simulator does not play waits yet", r, k,
+             to_string(instruction));
       if (const auto* s = std::get_if<Send>(&instruction)) {
         resolve_send(r, k, *s, p.p2p[k]);
       } else if (const auto* v = std::get_if<Recv>(&instruction)) {
