@@ -8,6 +8,7 @@
 // Not here: the command line and the run loop (exec/replay_run.cpp).
 #pragma once
 #include <chrono>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,16 @@ class Replayer {
   Watchdog* watchdog_;
   std::vector<double> seconds_;
   std::vector<float> buffer_;
+  // Requests (the schedule's number): the communicator's request and its own buffer (requests
+  // in flight never share one), kept across steps so its pages stay resident.
+  struct InFlight {
+    bool active = false;
+    int comm = -1;
+    Awaits what = Awaits::collective;
+    std::vector<float> buffer;
+  };
+  std::map<int, InFlight> in_flight_;
+  int active_ = 0;  // requests in flight now
 };
 
 }  // namespace fabtrain

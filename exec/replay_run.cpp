@@ -11,6 +11,7 @@
 #include "common/error.hpp"
 #include "exec/clock_alignment.hpp"
 #include "exec/host_info.hpp"
+#include "exec/overlap_check.hpp"
 #include "exec/progress.hpp"
 #include "exec/replay.hpp"
 #include "exec/run_record.hpp"
@@ -94,6 +95,9 @@ std::vector<double> replay(const ReplayConfig& config, MpiCommunicator& comm) {
   check_memory(schedule, comm, world_group);
 
   const bool root = comm.rank() == 0;
+  if (!config.mpi_progress.empty()) comm.set_progress(parse_mpi_progress(config.mpi_progress));
+  if (const std::string warning = overlap_warning(plan, comm); !warning.empty() && root)
+    fmt::print(stderr, "{}\n", warning);
   const ReplayMemory memory = replay_memory(schedule, comm.rank());
   if (root) {
     fmt::print("fabtrain-exec replay (communication real, compute modelled)\n");
