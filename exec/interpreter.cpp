@@ -296,10 +296,9 @@ void Interpreter::complete(InFlight& flight) {
 }
 
 void Interpreter::complete(int request) {
-  auto it = in_flight_.find(request);
-  InFlight flight = std::move(it->second);
+  auto it = in_flight_.find(request);  // completed in place: finish() points into it
+  complete(it->second);
   in_flight_.erase(it);
-  complete(flight);
 }
 
 void Interpreter::check_quiet(const char* what) const {
