@@ -212,13 +212,15 @@ const char* to_string(MpiProgress p) {
   return "?";
 }
 
-void MpiCommunicator::set_progress(MpiProgress mode) {
+void MpiCommunicator::set_progress(MpiProgress mode, int poll_us) {
+  if (poll_us < 1) fail("MPI progress poll of {} us: at least 1", poll_us);
   if (!started_.empty()) fail("MPI progress changed with {} requests in flight", started_.size());
   if (mode == MpiProgress::thread && !thread_multiple_)
     fail("MPI progress thread needs MPI_THREAD_MULTIPLE, which {} does not provide",
          library_version());
   stop_progress_thread();
   progress_ = mode;
+  poll_us_ = poll_us;
   if (mode == MpiProgress::thread) {
     stop_thread_ = false;
     progress_thread_ = std::thread([this] { progress_loop(); });
@@ -251,7 +253,7 @@ void MpiCommunicator::progress_loop() {
     }
     lock.unlock();
     poke();
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
+    std::this_thread::sleep_for(std::chrono::microseconds(poll_us_));
     lock.lock();
   }
 }
