@@ -1,25 +1,44 @@
 // The plan compiler: one training step of (model, plan, batch) as every rank's ordered
 // instruction stream. Pure: it only builds data. The order it picks is the contract the simulator
 // and the executor play, so the choices are spelled out here:
-//   - per microbatch a stage does: LoadMicrobatch (first and last stage), [ZeRO-3 all-gather of
-//     its parameters], Recv activation (not the first stage), its Forward(s) with the tensor-
+//   - per microbatch a stage does: LoadMicrobatch (first and last stage), Recv activation (not
+//     the first stage), per ZeRO-3 bucket [its all-gather] its Forward(s) with the tensor-
 //     parallel all-reduce after each attn/mlp block, Send activation (not the last stage);
-//     backward mirrors it: [ZeRO-3 all-gather], Recv gradient (not the last stage), Backward(s)
-//     walked from the last block to the first, Send gradient (not the first stage), [ZeRO-2/3
-//     reduce-scatter of the gradients];
+//     backward mirrors it: Recv gradient (not the last stage), per gradient bucket (walked from
+//     the last block to the first) [ZeRO-3 all-gather] its Backward(s) [and, overlapped, the
+//     bucket's gradient collective start], Send gradient (not the first stage);
 //   - GPipe: all forwards in microbatch order 0..m-1, then all backwards in the same order 0..m-1
 //     (first in, first out, like 1F1B, so a stage receives gradients in the order they are sent);
 //   - 1F1B (Megatron's order): stage r of p does min(p-r-1, m) warm-up forwards, then steady
 //     pairs (forward of the next microbatch, backward of the oldest), then cool-down backwards;
-//   - after the last backward: the data-parallel reduction (zero=0 all-reduce, zero=1
-//     reduce-scatter), the tied-embedding all-reduce (pp > 1, first and last stage), the
+//   - gradients go in buckets (plan/buckets.hpp), the same with overlap on and off: zero=0/1
+//     reduce once, after the last microbatch's backward (DDP's no_sync accumulation); zero=2/3
+//     reduce-scatter every microbatch (DeepSpeed's ZeRO-2 keeps only its gradient shard, so it
+//     cannot hold a microbatch's full gradients until the last one);
+//   - after the last backward: the data-parallel reduction's waits (or, overlap=off, its blocking
+//     bucket collectives), the tied-embedding all-reduce (pp > 1, first and last stage), the
 //     gradient-norm all-reduce over all ranks, the optimizer step, and under zero=1/2 the
-//     all-gather of the updated parameters.
+//     all-gathers of the updated parameters, per bucket.
+// overlap=on (plan/overlap.cpp places the starts and waits): gradient buckets start right after
+// their blocks' backward and are waited before the gradient norm (zero=2/3: before the next
+// microbatch's backward of the same bucket reuses the buffer); ZeRO-3 gathers the next bucket
+// one ahead and waits right before the compute that needs it; pipeline sends start and are waited
+// before the next send of the same tensor (the last at the end of the step); a stage's receive
+// of microbatch k+1 is posted right after that of k completes (the first at the step's start) and
+// waited right before its compute. Tensor-parallel all-reduces stay blocking (inside a block,
+// on the critical path). overlap=off: every instruction blocks, in the order above.
 // With eager sends and blocking receives this order cannot deadlock: every receive waits only on
-// a send its peer issues earlier in its own stream (plan/symbolic_run.hpp checks it).
+// a send its peer issues earlier in its own stream (plan/symbolic_run.hpp checks it, and that
+// every wait's start can complete).
+#include <map>
+
 #include "common/error.hpp"
 #include "common/limits.hpp"
+#include "plan/block_work.hpp"
+#include "plan/buckets.hpp"
 #include "plan/collective_pairing.hpp"
+#include "plan/pipeline_transfers.hpp"
+#include "plan/requests.hpp"
 #include "plan/schedule.hpp"
 
 namespace fabtrain {
@@ -40,7 +59,19 @@ class StepBuilder {
     schedule_.microbatch = b_;
     schedule_.seq = seq;
     schedule_.ranks.resize(plan.ranks());
+    for (int stage = 0; stage < plan.pp; ++stage)
+      buckets_.push_back(gradient_buckets(model, plan, stage));
+    for (auto& stream : schedule_.ranks) requests_.emplace_back(stream);
+    gradients_.resize(plan.ranks());
     make_groups();
+    const double boundary = boundary_bytes(model, b_, s_, plan.precision);
+    for (int r = 0; r < plan.ranks(); ++r) {
+      const RankCoord c = rank_coord(plan, r);
+      const int previous = c.pp > 0 ? rank_of(plan, {c.dp, c.tp, c.pp - 1}) : -1;
+      const int next = c.pp + 1 < plan.pp ? rank_of(plan, {c.dp, c.tp, c.pp + 1}) : -1;
+      pipe_.emplace_back(schedule_.ranks[r], requests_[r], plan.overlap, plan.mb, boundary,
+                         previous, next);
+    }
   }
 
   Schedule build() {
@@ -93,128 +124,143 @@ class StepBuilder {
     add_group(GroupKind::world, all);
   }
 
-  // Forward/Backward over blocks [begin, end) on one rank, costs summed over the blocks.
-  Forward forward_of(int mb, int begin, int end) const {
-    Forward f{mb, begin, end};
-    bool all_replicated = true;
-    for (int i = begin; i < end; ++i) {
-      const Block block = block_at(m_, i);
-      const WorkCost w =
-          forward_cost(m_, block, b_, s_, plan_.tp, plan_.precision, plan_.attention);
-      f.flops += w.flops;
-      f.bytes += w.bytes;
-      f.matmul_bytes += w.matmul_bytes;
-      f.attention_flops += w.attention_flops;
-      f.attention_bytes += w.attention_bytes;
-      f.kernels += w.kernels;
-      f.activation_bytes += activation_bytes(m_, block, b_, s_, plan_.tp, plan_.precision,
-                                             plan_.recompute, plan_.attention);
-      all_replicated = all_replicated && replicated_over_tp(block);
-    }
-    f.replicas = all_replicated ? plan_.tp : 1;
-    return f;
-  }
-
-  Backward backward_of(int mb, int begin, int end) const {
-    Backward bw{mb, begin, end};
-    bool all_replicated = true;
-    for (int i = begin; i < end; ++i) {
-      const Block block = block_at(m_, i);
-      const WorkCost w =
-          backward_cost(m_, block, b_, s_, plan_.tp, plan_.precision, plan_.attention);
-      bw.flops += w.flops;
-      bw.bytes += w.bytes;
-      bw.matmul_bytes += w.matmul_bytes;
-      bw.attention_flops += w.attention_flops;
-      bw.attention_bytes += w.attention_bytes;
-      bw.kernels += w.kernels;
-      // Recomputation rebuilds the layers' activations; the embedding and head keep theirs.
-      if (plan_.recompute && !replicated_over_tp(block)) {
-        const WorkCost again =
-            forward_cost(m_, block, b_, s_, plan_.tp, plan_.precision, plan_.attention);
-        bw.flops += again.flops;
-        bw.bytes += again.bytes;
-        bw.matmul_bytes += again.matmul_bytes;
-        bw.attention_flops += again.attention_flops;
-        bw.attention_bytes += again.attention_bytes;
-        bw.kernels += again.kernels;
-        bw.recompute = true;
-      }
-      bw.activation_bytes += activation_bytes(m_, block, b_, s_, plan_.tp, plan_.precision,
-                                              plan_.recompute, plan_.attention);
-      all_replicated = all_replicated && replicated_over_tp(block);
-    }
-    bw.replicas = all_replicated ? plan_.tp : 1;
-    return bw;
-  }
-
   // The operation follows from the purpose (collective_pairing.hpp), so the two cannot disagree.
   Collective collective(Purpose purpose, int group, double bytes, int mb = -1,
                         int block = -1) const {
     return Collective{op_for(purpose), purpose, group, bytes, mb, block};
   }
 
+  // A bucket's collective over the data-parallel group: bytes of its blocks' parameters.
+  Collective bucket_collective(Purpose purpose, int rank, int stage, BlockRange bucket,
+                               int mb) const {
+    Collective c =
+        collective(purpose, dp_group_[rank], bucket_parameters(m_, plan_, stage, bucket) * e_, mb);
+    c.begin = bucket.begin;
+    c.end = bucket.end;
+    return c;
+  }
+
+  Purpose gradient_purpose() const {
+    return plan_.zero == 0 ? Purpose::dp_gradients : Purpose::zero_gradients;
+  }
+
   double stage_parameter_bytes(int stage) const { return stage_parameters(m_, plan_, stage) * e_; }
+
+  // Forward or backward compute of blocks [begin, end): one instruction, or with tp > 1 one per
+  // block, each attn/mlp block followed by its tensor-parallel all-reduce (blocking).
+  void compute(int rank, int mb, BlockRange range, bool forward) {
+    auto& out = schedule_.ranks[rank];
+    if (plan_.tp == 1) {
+      if (forward)
+        out.push_back(forward_of(m_, plan_, b_, s_, mb, range.begin, range.end));
+      else
+        out.push_back(backward_of(m_, plan_, b_, s_, mb, range.begin, range.end));
+      return;
+    }
+    for (int k = 0; k < range.end - range.begin; ++k) {
+      const int i = forward ? range.begin + k : range.end - 1 - k;
+      if (forward)
+        out.push_back(forward_of(m_, plan_, b_, s_, mb, i, i + 1));
+      else
+        out.push_back(backward_of(m_, plan_, b_, s_, mb, i, i + 1));
+      if (!replicated_over_tp(block_at(m_, i)))
+        out.push_back(collective(forward ? Purpose::tp_forward : Purpose::tp_backward,
+                                 tp_group_[rank], boundary_bytes(m_, b_, s_, plan_.precision), mb,
+                                 i));
+    }
+  }
+
+  // ZeRO-3: compute over the buckets in the given order, each after the all-gather of its
+  // parameters (overlap=on: the next bucket's gather starts before this bucket's wait).
+  // before(i) and after(i) run right before and after bucket i's compute.
+  template <class Before, class After>
+  void gathered_compute(int rank, int mb, const std::vector<BlockRange>& buckets, bool forward,
+                        Before before, After after) {
+    const int stage = rank_coord(plan_, rank).pp;
+    auto gather = [&](std::size_t i) {
+      return bucket_collective(Purpose::zero_parameters, rank, stage, buckets[i], mb);
+    };
+    int next = -1;  // request of the gather in flight for the bucket about to run
+    if (plan_.overlap && !buckets.empty()) next = requests_[rank].start(gather(0));
+    for (std::size_t i = 0; i < buckets.size(); ++i) {
+      if (plan_.overlap) {
+        const int current = next;
+        next = i + 1 < buckets.size() ? requests_[rank].start(gather(i + 1)) : -1;
+        requests_[rank].wait(current);
+      } else {
+        schedule_.ranks[rank].push_back(gather(i));
+      }
+      before(i);
+      compute(rank, mb, buckets[i], forward);
+      after(i);
+    }
+  }
 
   void emit_forward(int rank, int mb) {
     auto& out = schedule_.ranks[rank];
     const RankCoord c = rank_coord(plan_, rank);
-    const BlockRange range = stages_[c.pp];
     const bool first = c.pp == 0, last = c.pp == plan_.pp - 1;
     if (first || last) out.push_back(LoadMicrobatch{mb, b_, b_ * s_});
-    if (plan_.zero == 3)
-      out.push_back(
-          collective(Purpose::zero_parameters, dp_group_[rank], stage_parameter_bytes(c.pp), mb));
-    if (!first)
-      out.push_back(Recv{Tensor::activation, mb, rank_of(plan_, {c.dp, c.tp, c.pp - 1}),
-                         boundary_bytes(m_, b_, s_, plan_.precision)});
-    if (plan_.tp == 1) {
-      out.push_back(forward_of(mb, range.begin, range.end));
+    if (!first) pipe_[rank].receive(Tensor::activation, mb);
+    if (plan_.zero == 3) {
+      std::vector<BlockRange> forward_order(buckets_[c.pp].rbegin(), buckets_[c.pp].rend());
+      auto nothing = [](std::size_t) {};
+      gathered_compute(rank, mb, forward_order, true, nothing, nothing);
     } else {
-      for (int i = range.begin; i < range.end; ++i) {
-        out.push_back(forward_of(mb, i, i + 1));
-        if (!replicated_over_tp(block_at(m_, i)))
-          out.push_back(collective(Purpose::tp_forward, tp_group_[rank],
-                                   boundary_bytes(m_, b_, s_, plan_.precision), mb, i));
-      }
+      compute(rank, mb, stages_[c.pp], true);
     }
-    if (!last)
-      out.push_back(Send{Tensor::activation, mb, rank_of(plan_, {c.dp, c.tp, c.pp + 1}),
-                         boundary_bytes(m_, b_, s_, plan_.precision)});
+    if (!last) pipe_[rank].send(Tensor::activation, mb);
+  }
+
+  // Whether this backward reduces its gradients: every microbatch under zero=2/3, the last one
+  // under zero=0/1 (accumulated until then).
+  bool reduces_gradients(int mb) const {
+    return plan_.dp > 1 && (plan_.zero >= 2 || mb == plan_.mb - 1);
   }
 
   void emit_backward(int rank, int mb) {
     auto& out = schedule_.ranks[rank];
     const RankCoord c = rank_coord(plan_, rank);
-    const BlockRange range = stages_[c.pp];
     const bool first = c.pp == 0, last = c.pp == plan_.pp - 1;
-    if (plan_.zero == 3)
-      out.push_back(
-          collective(Purpose::zero_parameters, dp_group_[rank], stage_parameter_bytes(c.pp), mb));
-    if (!last)
-      out.push_back(Recv{Tensor::gradient, mb, rank_of(plan_, {c.dp, c.tp, c.pp + 1}),
-                         boundary_bytes(m_, b_, s_, plan_.precision)});
-    if (plan_.tp == 1) {
-      out.push_back(backward_of(mb, range.begin, range.end));
-    } else {
-      for (int i = range.end - 1; i >= range.begin; --i) {
-        out.push_back(backward_of(mb, i, i + 1));
-        if (!replicated_over_tp(block_at(m_, i)))
-          out.push_back(collective(Purpose::tp_backward, tp_group_[rank],
-                                   boundary_bytes(m_, b_, s_, plan_.precision), mb, i));
+    const auto& buckets = buckets_[c.pp];
+    if (!last) pipe_[rank].receive(Tensor::gradient, mb);
+    const int grad_mb = plan_.zero >= 2 ? mb : -1;
+    const bool overlapped = plan_.overlap && reduces_gradients(mb);
+    // overlap=on: bucket i's collective starts once its blocks' backward is done; under zero=2/3
+    // the previous microbatch's collective of the bucket is waited before its buffer is reused.
+    auto before_bucket = [&](std::size_t i) {
+      auto& pending = gradients_[rank];
+      if (plan_.overlap && pending.count(int(i))) {
+        requests_[rank].wait(pending.at(int(i)));
+        pending.erase(int(i));
       }
+    };
+    auto after_bucket = [&](std::size_t i) {
+      if (overlapped)
+        gradients_[rank][int(i)] = requests_[rank].start(
+            bucket_collective(gradient_purpose(), rank, c.pp, buckets[i], grad_mb));
+    };
+    if (plan_.zero == 3) {
+      gathered_compute(rank, mb, buckets, false, before_bucket, after_bucket);
+    } else if (overlapped) {
+      for (std::size_t i = 0; i < buckets.size(); ++i) {
+        before_bucket(i);
+        compute(rank, mb, buckets[i], false);
+        after_bucket(i);
+      }
+    } else {
+      compute(rank, mb, stages_[c.pp], false);
     }
-    if (!first)
-      out.push_back(Send{Tensor::gradient, mb, rank_of(plan_, {c.dp, c.tp, c.pp - 1}),
-                         boundary_bytes(m_, b_, s_, plan_.precision)});
-    if (plan_.zero >= 2)
-      out.push_back(
-          collective(Purpose::zero_gradients, dp_group_[rank], stage_parameter_bytes(c.pp), mb));
+    if (!first) pipe_[rank].send(Tensor::gradient, mb);
+    if (!plan_.overlap && plan_.zero >= 2)
+      for (const BlockRange& bucket : buckets)
+        out.push_back(bucket_collective(Purpose::zero_gradients, rank, c.pp, bucket, mb));
   }
 
   void emit_step(int rank) {
     const RankCoord c = rank_coord(plan_, rank);
     const int m = plan_.mb;
+    pipe_[rank].start_step();
     if (plan_.schedule == PipelineSchedule::gpipe) {
       for (int mb = 0; mb < m; ++mb) emit_forward(rank, mb);
       for (int mb = 0; mb < m; ++mb) emit_backward(rank, mb);
@@ -233,11 +279,13 @@ class StepBuilder {
   void emit_update(int rank) {
     auto& out = schedule_.ranks[rank];
     const RankCoord c = rank_coord(plan_, rank);
-    const double param_bytes = stage_parameter_bytes(c.pp);
-    if (plan_.dp > 1 && plan_.zero == 0)
-      out.push_back(collective(Purpose::dp_gradients, dp_group_[rank], param_bytes));
-    if (plan_.dp > 1 && plan_.zero == 1)
-      out.push_back(collective(Purpose::zero_gradients, dp_group_[rank], param_bytes));
+    const auto& buckets = buckets_[c.pp];
+    // Gradients complete before the tied embedding's sum and the norm read them.
+    for (const auto& [bucket, request] : gradients_[rank]) requests_[rank].wait(request);
+    gradients_[rank].clear();
+    if (plan_.dp > 1 && plan_.zero <= 1 && !plan_.overlap)
+      for (const BlockRange& bucket : buckets)
+        out.push_back(bucket_collective(gradient_purpose(), rank, c.pp, bucket, -1));
     if (tied_group_[rank] >= 0 && (c.pp == 0 || c.pp == plan_.pp - 1))
       out.push_back(collective(Purpose::tied_embedding, tied_group_[rank],
                                double(m_.vocab_size) * m_.n_embd * e_));
@@ -246,8 +294,10 @@ class StepBuilder {
     out.push_back(collective(Purpose::grad_norm, world_group_, 8));
     const double owned = stage_parameters(m_, plan_, c.pp) / (plan_.zero >= 1 ? plan_.dp : 1);
     out.push_back(OptimizerStep{owned, optimizer_bytes(owned)});
-    if (plan_.zero == 1 || plan_.zero == 2)
-      out.push_back(collective(Purpose::zero_parameters, dp_group_[rank], param_bytes));
+    if (plan_.zero == 1 || plan_.zero == 2)  // nothing left to hide them behind: blocking
+      for (const BlockRange& bucket : buckets)
+        out.push_back(bucket_collective(Purpose::zero_parameters, rank, c.pp, bucket, -1));
+    pipe_[rank].end_step();
   }
 
   // AdamW reads weights and gradients and writes weights, reads and writes m and v (fp32), and
@@ -262,7 +312,12 @@ class StepBuilder {
   int b_, s_;
   double e_;
   std::vector<BlockRange> stages_;
+  std::vector<std::vector<BlockRange>> buckets_;  // per stage, backward order
   Schedule schedule_;
+  std::vector<StreamRequests> requests_;  // per rank
+  std::vector<PipelineTransfers> pipe_;   // per rank
+  // per rank: bucket index -> request of its gradient collective in flight (overlap=on)
+  std::vector<std::map<int, int>> gradients_;
   std::vector<int> tp_group_, dp_group_, tied_group_;  // group index of each rank, -1 if none
   int world_group_ = -1;
 };
@@ -287,10 +342,14 @@ Schedule compile(const ModelSpec& model, const Plan& plan, int global_batch, int
     fail("seq={} must be between 1 and the context of {} ({} positions)", seq, model.name,
          model.n_ctx);
   check_limit("global batch", global_batch, limits::batch);
-  // Estimated before building: a rank holds about 4 instructions per microbatch and stage, or per
-  // block with tp > 1 (an all-reduce after each), plus its gradient collectives per block.
+  // Estimated before building: a rank holds about 12 instructions per microbatch and stage
+  // (transfers with their waits), or per block with tp > 1 (an all-reduce after each) or zero=2/3
+  // (per bucket a gather, a reduce-scatter and their waits), plus its gradient collectives per
+  // block.
   const std::int64_t blocks_per_stage = block_count(model) / plan.pp + 1;
-  const std::int64_t per_microbatch = plan.tp > 1 ? 4 * blocks_per_stage : 8;
+  const std::int64_t per_block = plan.tp > 1 ? 4 : 0;
+  const std::int64_t per_microbatch =
+      (per_block + (plan.zero >= 2 ? 8 : 0)) * blocks_per_stage + 12;
   check_limit(
       fmt::format("the schedule of {} on {} ({} ranks, {} microbatches): its instruction count",
                   to_string(plan), model.name, plan.ranks(), plan.mb),

@@ -1,6 +1,6 @@
 // The symbolic player (see symbolic_run.hpp): ranks advance in turn until each is blocked on a
-// receive with no message or a collective whose group has not all arrived; a full turn without
-// progress ends the play, done or stuck.
+// receive with no message, a collective whose group has not all arrived, or a wait whose start
+// cannot complete yet; a full turn without progress ends the play, done or stuck.
 #include "plan/symbolic_run.hpp"
 
 #include <fmt/format.h>
@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "plan/collective_pairing.hpp"
@@ -15,13 +16,42 @@
 namespace fabtrain {
 namespace {
 
-// What one rank holds while playing: per microbatch, blocks forwarded and backwarded.
+// A non-blocking start not yet waited: a collective call of a group, or a message of a channel.
+struct Pending {
+  Awaits what = Awaits::collective;
+  std::size_t start_pc = 0;
+  double bytes = 0;
+  int group = -1, call = -1;                      // collective
+  std::tuple<int, int, int> channel{-1, -1, -1};  // send or recv: (from, to, tensor)
+  std::size_t index = 0;                          // send or recv: position in the channel
+};
+
+// What one rank holds while playing: per microbatch, blocks forwarded and backwarded, and its
+// requests in flight.
 struct RankState {
   std::size_t pc = 0;
-  bool arrived = false;  // waiting at the collective at pc, counted in its group
+  int blocking_call = -1;        // the call of the blocking collective at pc, once arrived
+  long blocking_recv = -1;       // the channel position of the blocking receive at pc, once posted
+  std::map<int, int> next_call;  // per group: this rank's calls so far
+  std::map<int, Pending> pending;
+  std::set<int> used;  // requests started this step
+  double in_flight_bytes = 0;
   std::map<int, int> forward_blocks, backward_blocks;
   int in_flight = 0;
   double activation = 0;
+};
+
+// One collective call of a group: the first member's instruction, and who has arrived.
+struct Call {
+  Collective collective;
+  int arrived = 0;
+  bool complete = false;
+};
+
+// A point-to-point channel: messages in send order, and how many receives were posted.
+struct Channel {
+  std::vector<Send> sent;
+  std::size_t posted = 0;
 };
 
 bool same_collective(const Collective& a, const Collective& b) {
@@ -29,12 +59,19 @@ bool same_collective(const Collective& a, const Collective& b) {
          a.mb == b.mb && a.block == b.block && a.begin == b.begin && a.end == b.end;
 }
 
+Awaits awaits(const Instruction& in) {
+  if (std::holds_alternative<Send>(in)) return Awaits::send;
+  if (std::holds_alternative<Recv>(in)) return Awaits::recv;
+  return Awaits::collective;
+}
+
 class Player {
  public:
-  explicit Player(const Schedule& s) : s_(s), state_(s.world), arrived_(s.groups.size(), 0) {
+  explicit Player(const Schedule& s) : s_(s), state_(s.world), calls_(s.groups.size()) {
     result_.instructions_done.assign(s.world, 0);
     result_.peak_in_flight.assign(s.world, 0);
     result_.peak_activation_bytes.assign(s.world, 0);
+    result_.peak_request_bytes.assign(s.world, 0);
   }
 
   SymbolicRun play() {
@@ -60,11 +97,17 @@ class Player {
       return failed(
           fmt::format("deadlock: {} of {} ranks stuck: {}", stuck.size(), s_.world, list));
     }
-    for (const auto& [key, queue] : channels_)
-      if (!queue.empty()) {
+    for (int r = 0; r < s_.world; ++r)
+      if (!state_[r].pending.empty()) {
+        const auto& [request, p] = *state_[r].pending.begin();
+        return failed(fmt::format("rank {} at #{} '{}': request {} started, never waited", r,
+                                  p.start_pc, to_string(s_.ranks[r][p.start_pc]), request));
+      }
+    for (const auto& [key, channel] : channels_)
+      if (channel.sent.size() > channel.posted) {
         const auto& [from, to, what] = key;
         return failed(fmt::format("rank {} sent {} mb={} to rank {}, never received", from,
-                                  to_string(Tensor(what)), queue.front().mb, to));
+                                  to_string(Tensor(what)), channel.sent[channel.posted].mb, to));
       }
     result_.ok = true;
     return result_;
@@ -82,6 +125,12 @@ class Player {
     ++result_.instructions_done[r];
   }
 
+  bool refuse(int r, const std::string& why) {
+    error_ = fmt::format("rank {} at #{} '{}': {}", r, state_[r].pc,
+                         to_string(s_.ranks[r][state_[r].pc]), why);
+    return false;
+  }
+
   // Plays rank r's next instruction; false when it is blocked (or an error was found).
   bool step(int r) {
     RankState& st = state_[r];
@@ -96,80 +145,147 @@ class Player {
       int& backwarded = st.backward_blocks[b->mb];
       backwarded += b->end - b->begin;
       const int forwarded = st.forward_blocks[b->mb];
-      if (backwarded > forwarded) {
-        error_ = fmt::format("rank {} at #{} '{}': backward of blocks never forwarded", r, st.pc,
-                             to_string(in));
-        return false;
-      }
+      if (backwarded > forwarded) return refuse(r, "backward of blocks never forwarded");
       if (backwarded == forwarded) --st.in_flight;
       st.activation -= b->activation_bytes;
     } else if (const auto* send = std::get_if<Send>(&in)) {
       if (!valid_rank(r, send->peer)) return false;
-      channels_[{r, send->peer, int(send->what)}].push_back(*send);
+      auto& channel = channels_[{r, send->peer, int(send->what)}];
+      if (send->request >= 0) {
+        Pending p{Awaits::send, st.pc, send->bytes};
+        p.channel = {r, send->peer, int(send->what)};
+        p.index = channel.sent.size();
+        if (!start(r, send->request, p)) return false;
+      }
+      channel.sent.push_back(*send);  // eager: the message is there for its receiver
     } else if (const auto* recv = std::get_if<Recv>(&in)) {
       if (!valid_rank(r, recv->peer)) return false;
-      auto& queue = channels_[{recv->peer, r, int(recv->what)}];
-      if (queue.empty()) return false;
-      const Send& sent = queue.front();
-      if (sent.mb != recv->mb || sent.bytes != recv->bytes) {
-        error_ = fmt::format("rank {} at #{} '{}' but rank {} sent mb={} bytes={}", r, st.pc,
-                             to_string(in), recv->peer, sent.mb, sent.bytes);
-        return false;
+      const std::tuple<int, int, int> key{recv->peer, r, int(recv->what)};
+      auto& channel = channels_[key];
+      if (recv->request >= 0) {
+        Pending p{Awaits::recv, st.pc, recv->bytes};
+        p.channel = key;
+        p.index = channel.posted++;
+        if (!start(r, recv->request, p)) return false;
+      } else {
+        if (st.blocking_recv < 0) st.blocking_recv = long(channel.posted++);
+        if (!received(r, *recv, key, std::size_t(st.blocking_recv))) return false;
+        st.blocking_recv = -1;
       }
-      queue.pop_front();
     } else if (const auto* c = std::get_if<Collective>(&in)) {
-      return collective(r, *c);
+      if (c->request >= 0) {
+        const int call = arrive(r, *c);
+        if (call < 0) return false;
+        Pending p{Awaits::collective, st.pc, c->bytes};
+        p.group = c->group;
+        p.call = call;
+        if (!start(r, c->request, p)) return false;
+      } else {
+        if (st.blocking_call < 0) st.blocking_call = arrive(r, *c);
+        if (st.blocking_call < 0) return false;
+        if (!calls_[c->group][st.blocking_call].complete) return false;
+        st.blocking_call = -1;
+      }
+    } else if (const auto* w = std::get_if<Wait>(&in)) {
+      if (!wait(r, *w)) return false;
     }
     done(r);
     return true;
   }
 
-  bool valid_rank(int r, int peer) {
-    if (peer >= 0 && peer < s_.world && peer != r) return true;
-    error_ = fmt::format("rank {} at #{} '{}': peer {} is not another rank of {}", r, state_[r].pc,
-                         to_string(s_.ranks[r][state_[r].pc]), peer, s_.world);
-    return false;
+  // Registers request `request` of rank r as started.
+  bool start(int r, int request, const Pending& p) {
+    RankState& st = state_[r];
+    if (!st.used.insert(request).second)
+      return refuse(r,
+                    fmt::format("request {} reused (requests are unique within a step)", request));
+    st.pending[request] = p;
+    st.in_flight_bytes += p.bytes;
+    result_.peak_request_bytes[r] = std::max(result_.peak_request_bytes[r], st.in_flight_bytes);
+    return true;
   }
 
-  // Marks r as arrived; the last member to arrive completes the collective for all.
-  bool collective(int r, const Collective& c) {
+  // A wait completes when its start can: a collective when every member has started the call,
+  // a send when its receiver has posted the receive (rendezvous), a receive when its message
+  // was sent.
+  bool wait(int r, const Wait& w) {
     RankState& st = state_[r];
-    if (c.group < 0 || c.group >= int(s_.groups.size()) ||
-        std::find(s_.groups[c.group].begin(), s_.groups[c.group].end(), r) ==
-            s_.groups[c.group].end()) {
-      error_ = fmt::format("rank {} at #{} '{}': not a member of group {}", r, st.pc,
-                           to_string(Instruction(c)), c.group);
-      return false;
-    }
-    if (const auto why = pairing_error(c)) {
-      error_ = fmt::format("rank {} at #{} '{}': {}", r, st.pc, to_string(Instruction(c)), *why);
-      return false;
-    }
-    if (st.arrived) return false;
-    st.arrived = true;
-    const auto& members = s_.groups[c.group];
-    if (++arrived_[c.group] < int(members.size())) return false;
-    for (int m : members) {
-      const auto& other = std::get<Collective>(s_.ranks[m][state_[m].pc]);
-      if (!same_collective(c, other)) {
-        error_ =
-            fmt::format("collective mismatch in group {}: rank {} at '{}', rank {} at '{}'",
-                        c.group, r, to_string(Instruction(c)), m, to_string(Instruction(other)));
-        return false;
+    const auto it = st.pending.find(w.request);
+    if (it == st.pending.end())
+      return refuse(r, st.used.count(w.request)
+                           ? fmt::format("request {} already waited", w.request)
+                           : fmt::format("wait without a start of request {}", w.request));
+    const Pending& p = it->second;
+    if (p.what != w.what)
+      return refuse(r, fmt::format("request {} started as '{}'", w.request,
+                                   to_string(s_.ranks[r][p.start_pc])));
+    switch (p.what) {
+      case Awaits::collective:
+        if (!calls_[p.group][p.call].complete) return false;
+        break;
+      case Awaits::send:
+        if (channels_[p.channel].posted <= p.index) return false;
+        break;
+      case Awaits::recv: {
+        const auto& recv = std::get<Recv>(s_.ranks[r][p.start_pc]);
+        if (!received(r, recv, p.channel, p.index)) return false;
+        break;
       }
     }
-    arrived_[c.group] = 0;
-    for (int m : members) {
-      state_[m].arrived = false;
-      done(m);
+    st.in_flight_bytes -= p.bytes;
+    st.pending.erase(it);
+    return true;
+  }
+
+  // Whether message `index` of the channel has been sent; an error when it does not match.
+  bool received(int r, const Recv& recv, const std::tuple<int, int, int>& key, std::size_t index) {
+    const auto& channel = channels_[key];
+    if (channel.sent.size() <= index) return false;
+    const Send& sent = channel.sent[index];
+    if (sent.mb != recv.mb || sent.bytes != recv.bytes) {
+      error_ = fmt::format("rank {} at #{} '{}' but rank {} sent mb={} bytes={}", r, state_[r].pc,
+                           to_string(Instruction(recv)), recv.peer, sent.mb, sent.bytes);
+      return false;
     }
     return true;
   }
 
+  bool valid_rank(int r, int peer) {
+    if (peer >= 0 && peer < s_.world && peer != r) return true;
+    return refuse(r, fmt::format("peer {} is not another rank of {}", peer, s_.world));
+  }
+
+  // Counts r as arrived at its next call of the group (members call in the same order); returns
+  // the call, or -1 on an error. The last member to arrive completes it.
+  int arrive(int r, const Collective& c) {
+    if (c.group < 0 || c.group >= int(s_.groups.size()) ||
+        std::find(s_.groups[c.group].begin(), s_.groups[c.group].end(), r) ==
+            s_.groups[c.group].end()) {
+      refuse(r, fmt::format("not a member of group {}", c.group));
+      return -1;
+    }
+    if (const auto why = pairing_error(c)) {
+      refuse(r, *why);
+      return -1;
+    }
+    auto& calls = calls_[c.group];
+    const int index = state_[r].next_call[c.group]++;
+    if (index == int(calls.size())) calls.push_back(Call{c});
+    Call& call = calls[index];
+    if (!same_collective(call.collective, c)) {
+      error_ = fmt::format(
+          "collective mismatch in group {}: call #{} is '{}' on one rank, rank {} at '{}'", c.group,
+          index, to_string(Instruction(call.collective)), r, to_string(Instruction(c)));
+      return -1;
+    }
+    if (++call.arrived == int(s_.groups[c.group].size())) call.complete = true;
+    return index;
+  }
+
   const Schedule& s_;
   std::vector<RankState> state_;
-  std::vector<int> arrived_;  // per group: members waiting at a collective of that group
-  std::map<std::tuple<int, int, int>, std::deque<Send>> channels_;  // (from, to, tensor)
+  std::vector<std::vector<Call>> calls_;                   // per group, in call order
+  std::map<std::tuple<int, int, int>, Channel> channels_;  // (from, to, tensor)
   std::string error_;
   SymbolicRun result_;
 };

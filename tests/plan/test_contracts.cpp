@@ -31,7 +31,7 @@ TEST_CASE("verb() is the first word of an instruction's line and its JSON op") {
       }
   }
   CHECK(seen == std::set<std::string>{"load", "fwd", "bwd", "send", "recv", "all_reduce",
-                                      "reduce_scatter", "all_gather", "opt"});
+                                      "reduce_scatter", "all_gather", "opt", "wait"});
   CHECK(canonical_verb("optimizer") == "opt");  // older run records
   CHECK(canonical_verb("fwd") == "fwd");
 }
