@@ -41,11 +41,28 @@ std::size_t replay_message_floats(const Schedule& schedule, const Instruction& i
 // maximum RSS). The largest of these over the stream.
 ReplayMemory replay_memory(const Schedule& schedule, int rank) {
   ReplayMemory m;
-  double largest = 0;
+  double largest = 0, in_flight = 0;  // in flight: started, not yet waited
+  std::map<int, double> started;      // request -> its buffer's bytes
   for (const Instruction& in : schedule.ranks.at(rank)) {
     const double bytes = 4.0 * double(replay_message_floats(schedule, in));
+    const int request = std::visit(
+        [](const auto& x) {
+          if constexpr (requires { x.request; })
+            return int(x.request);
+          else
+            return -1;
+        },
+        in);
+    if (const auto* w = std::get_if<Wait>(&in)) {
+      in_flight -= started[w->request];
+      started.erase(w->request);
+    } else if (request >= 0 && !std::holds_alternative<Wait>(in)) {
+      started[request] = bytes;
+      in_flight += bytes;
+      m.in_flight = std::max(m.in_flight, in_flight);
+    }
     largest = std::max(largest, bytes);
-    if (std::holds_alternative<Send>(in)) m.send_copies += bytes;
+    if (std::holds_alternative<Send>(in) && request < 0) m.send_copies += bytes;
     if (const auto* c = std::get_if<Collective>(&in)) {
       const std::vector<int>& group = schedule.groups.at(c->group);
       const double n = double(group.size());
@@ -100,10 +117,9 @@ std::vector<InstructionTiming> Replayer::play_step(int step) {
     timings[i] = {std::chrono::duration<double>(start - step_start).count(),
                   std::chrono::duration<double>(end - start).count()};
   }
-  for (const auto& [request, f] : in_flight_)
-    if (f.active)
-      fail("replay rank {} step {}: request {} was started but not waited by the end of the step",
-           rank_, step + 1, request);
+  if (!in_flight_.empty())
+    fail("replay rank {} step {}: request {} was started but not waited by the end of the step",
+         rank_, step + 1, in_flight_.begin()->first);
   return timings;
 }
 
@@ -112,13 +128,21 @@ void Replayer::run(const Instruction& instruction, std::size_t index) {
   std::span<float> message(buffer_.data(), floats);
   // A start gets its own buffer, kept until its wait.
   auto own = [&](int request, Awaits what) {
+    if (in_flight_.count(request))
+      fail("replay rank {}: request {} started again while in flight", rank_, request);
     InFlight& f = in_flight_[request];
-    if (f.active) fail("replay rank {}: request {} started again while in flight", rank_, request);
-    f.active = true;
     f.what = what;
-    if (f.buffer.size() != floats) f.buffer.assign(floats, 0.0f);
-    ++active_;
-    message = std::span<float>(f.buffer);
+    // The smallest pooled buffer that holds the message, else a new one.
+    auto best = pool_.end();
+    for (auto it = pool_.begin(); it != pool_.end(); ++it)
+      if (it->size() >= floats && (best == pool_.end() || it->size() < best->size())) best = it;
+    if (best != pool_.end()) {
+      f.buffer = std::move(*best);
+      pool_.erase(best);
+    } else {
+      f.buffer.assign(floats, 0.0f);
+    }
+    message = std::span<float>(f.buffer).first(floats);
     return &f;
   };
   std::visit(
@@ -133,10 +157,10 @@ void Replayer::run(const Instruction& instruction, std::size_t index) {
           // interpreter calls it between blocks).
           int slices = 1;
           if constexpr (!std::is_same_v<T, OptimizerStep>) slices = std::max(1, in.end - in.begin);
-          if (active_ == 0) slices = 1;
+          if (in_flight_.empty()) slices = 1;
           for (int k = 0; k < slices; ++k) {
             std::this_thread::sleep_for(std::chrono::duration<double>(seconds_[index] / slices));
-            if (active_ > 0) comm_.progress();
+            if (!in_flight_.empty()) comm_.progress();
           }
         } else if constexpr (std::is_same_v<T, Send>) {
           const int tag = message_tag(in.mb, in.what == Tensor::gradient);
@@ -156,7 +180,7 @@ void Replayer::run(const Instruction& instruction, std::size_t index) {
           }
         } else if constexpr (std::is_same_v<T, Wait>) {
           auto it = in_flight_.find(in.request);
-          if (it == in_flight_.end() || !it->second.active)
+          if (it == in_flight_.end())
             fail("replay rank {}: {}, but request {} was not started in this step", rank_,
                  to_string(instruction), in.request);
           if (it->second.what != in.what)
@@ -164,8 +188,8 @@ void Replayer::run(const Instruction& instruction, std::size_t index) {
                  to_string(instruction), to_string(in.what), in.request,
                  to_string(it->second.what));
           comm_.wait(it->second.comm);
-          it->second.active = false;
-          --active_;
+          pool_.push_back(std::move(it->second.buffer));
+          in_flight_.erase(it);
         } else {
           static_assert(std::is_same_v<T, Collective>);
           const std::size_t n = schedule_.groups.at(in.group).size();

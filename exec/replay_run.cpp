@@ -112,8 +112,10 @@ std::vector<double> replay(const ReplayConfig& config, MpiCommunicator& comm) {
         "  compute  sleeps as {} at {} ({})\n", gpu.name, to_string(plan.precision),
         config.calibration.empty() ? "catalog defaults" : "calibration " + config.calibration);
     fmt::print(
-        "  memory   rank 0 needs {:.2f} GiB: buffer {:.2f}, send copies {:.2f}, library {:.2f}\n",
-        gib(memory.total()), gib(memory.buffer), gib(memory.send_copies), gib(memory.library));
+        "  memory   rank 0 needs {:.2f} GiB: buffer {:.2f}, send copies {:.2f}, library {:.2f}, in "
+        "flight {:.2f}\n",
+        gib(memory.total()), gib(memory.buffer), gib(memory.send_copies), gib(memory.library),
+        gib(memory.in_flight));
     std::fflush(stdout);
   }
 
