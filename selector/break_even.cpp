@@ -84,20 +84,30 @@ std::vector<PairBreakEvens> break_evens(const ModelSpec& model, const Slice& sli
       std::vector<std::pair<double, double>> open;
       for (auto it = winners.begin(); std::next(it) != winners.end(); ++it)
         if (it->second != std::next(it)->second) open.push_back({it->first, std::next(it)->first});
-      for (auto [lo, hi] : open) {
+      // A third winner in between splits the interval in two, each bisected in turn.
+      std::map<double, BreakEven> changes;  // by round trip
+      while (!open.empty()) {
+        auto [lo, hi] = open.back();
+        open.pop_back();
         const std::string low = winner_at(lo), high = winner_at(hi);
+        bool split = false;
         while (hi / lo > kPrecision) {
           const double mid = std::sqrt(lo * hi);
           const std::string& w = winner_at(mid);
-          if (w == low)
+          if (w == low) {
             lo = mid;
-          else if (w == high)
+          } else if (w == high) {
             hi = mid;
-          else
-            break;  // a third winner in between: report the interval as it is
+          } else {
+            open.push_back({lo, mid});
+            open.push_back({mid, hi});
+            split = true;
+            break;
+          }
         }
-        p.changes.push_back({std::sqrt(lo * hi), winner_at(lo), winner_at(hi)});
+        if (!split) changes[std::sqrt(lo * hi)] = {std::sqrt(lo * hi), low, high};
       }
+      for (const auto& [ms, change] : changes) p.changes.push_back(change);
       p.sentence = sentence(p);
       out.push_back(std::move(p));
     }

@@ -1,8 +1,10 @@
 // Break-even round trips: per site pair of the slice, the round trip at which the search's winner
 // changes, found by searching the pair's round trip alone (the other pairs keep theirs): a grid
 // from 0.1 ms to 1 s, then bisection (geometric) of every interval whose ends have different
-// winners, to within 5%. A winner is named by its technique family and where it runs ("pipeshard
-// on 4 GPUs over UTAH+AMST", "ZeRO on 2 GPUs at one site"), so two equal sites are one winner.
+// winners, to within 5% (a third winner met in between splits the interval in two, each
+// bisected: overlap can open narrow windows, e.g. ZeRO between data parallel and pipeshard). A
+// winner is named by its technique family and where it runs ("pipeshard on 4 GPUs over UTAH+AMST",
+// "ZeRO on 2 GPUs at one site"), so two equal sites are one winner.
 #pragma once
 #include <string>
 #include <vector>

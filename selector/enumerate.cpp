@@ -92,6 +92,20 @@ std::vector<int> balanced_layers(const ModelSpec& model, const Slice& slice,
   return layers;
 }
 
+// The candidate (overlap on, 25 MiB buckets) and, where it communicates, its overlap=off twin
+// and, with dp > 1, its large-bucket twin.
+static std::vector<Candidate> overlap_variants(const Candidate& c, const SearchSpace& space) {
+  std::vector<Candidate> out{c};
+  if (!space.overlap_variants || (c.plan.dp == 1 && c.plan.pp == 1)) return out;
+  if (c.plan.dp > 1) {
+    out.push_back(c);
+    out.back().plan.bucket_mib = kLargeBucketMib;
+  }
+  out.push_back(c);
+  out.back().plan.overlap = false;
+  return out;
+}
+
 static std::vector<int> divisors(int n) {
   std::vector<int> d;
   for (int i = 1; i <= n; ++i)
@@ -127,15 +141,19 @@ std::vector<Candidate> enumerate_plans(const ModelSpec& model, const Slice& slic
                 plan.devices = subset.gpus;
                 // B is dp*mb's multiple here (mb divides B/dp), so a plan's default batch is B:
                 // `fabtrain simulate --plan` of a candidate plays the step the search played.
-                Candidate c{plan, space.global_batch > 0 ? B : default_global_batch(plan), subset};
-                out.push_back(c);
+                const Candidate c{plan, space.global_batch > 0 ? B : default_global_batch(plan),
+                                  subset};
+                std::vector<Candidate> split{c};
                 if (pp > 1) {
                   auto balanced = balanced_layers(model, slice, subset.gpus, plan);
                   if (!balanced.empty()) {
-                    c.plan.layers = balanced;
-                    out.push_back(c);
+                    split.push_back(c);
+                    split.back().plan.layers = balanced;
                   }
                 }
+                for (const Candidate& one : split)
+                  for (const Candidate& variant : overlap_variants(one, space))
+                    out.push_back(variant);
               }
             }
           }

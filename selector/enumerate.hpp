@@ -2,8 +2,11 @@
 // GPU subsets (per non-empty set of sites, the first k GPUs of every chosen site in slice order
 // for k = 1, 2, ..., so a subset stays balanced across its sites), every factorisation dp*tp*pp
 // of its n GPUs, microbatch counts, ZeRO stages, pipeline schedules, recomputation and layer
-// splits (even, and balanced to the stages' GPU speeds when the stages differ); plans that fail
-// validate() are left out.
+// splits (even, and balanced to the stages' GPU speeds when the stages differ), and overlap:
+// plans with communication to hide (dp > 1 or pp > 1) also with overlap=off, and with dp > 1
+// overlapped with the larger gradient bucket too (kLargeBucketMib: fewer latency terms over a
+// slow link, less to hide behind the last buckets' backward); plans that fail validate() are
+// left out (a bucket larger than the model).
 // Not here: memory pruning, bounds or simulation (search.hpp).
 #pragma once
 #include <string>
@@ -22,7 +25,12 @@ struct SearchSpace {
   bool all_subsets = true;  // also plans on fewer GPUs than the slice has
   int max_microbatches = 64;
   bool recompute_only_if_needed = true;  // recompute=on is kept only where off does not fit
+  bool overlap_variants = true;  // also overlap=off and the large bucket (see the file comment)
 };
+
+// The gradient bucket the search tries beside the default 25 MiB (DeepSpeed's default
+// reduce_bucket_size is 5e8 elements; 100 MiB is a middle ground, an assumption).
+inline constexpr int kLargeBucketMib = 100;
 
 // A subset of the slice's GPUs, in slice order, with the sites it spans.
 struct GpuSubset {

@@ -229,6 +229,7 @@ class Evaluation {
     e.step_time_s = r.step_time_s, e.tokens_per_s = r.tokens_per_s;
     e.tflops_per_gpu = r.tflops_per_gpu, e.mfu = r.mfu;
     e.compute_s = r.compute_s, e.exposed_comm_s = r.exposed_comm_s, e.bubble_s = r.bubble_s;
+    e.communication_s = r.communication_s;
     if (options_.train_tokens) e.time_to_train_s = *options_.train_tokens / r.tokens_per_s;
     out_.ranked.push_back(e);
     const double cost = weight(e.candidate) / r.tokens_per_s;

@@ -44,6 +44,7 @@ struct Evaluated {
   std::string memory_rank;           // "rank 3 (GPU_TeslaT4 at GPN)"
   // The simulated step's split on its critical rank (sim/simulator.hpp's Breakdown).
   double compute_s = 0, exposed_comm_s = 0, bubble_s = 0;
+  double communication_s = 0;  // in flight, hidden behind compute or not (not in the split)
   bool oom = false;
   std::string reason;  // why it does not fit, or why it failed to simulate
 };

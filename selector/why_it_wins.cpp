@@ -44,8 +44,9 @@ double cost(const Evaluated& e, Objective objective) {
 }
 
 std::string split(const Evaluated& e) {
-  return fmt::format("compute {:.2f} s, exposed communication {:.2f} s, bubble {:.2f} s",
-                     e.compute_s, e.exposed_comm_s, e.bubble_s);
+  return fmt::format(
+      "compute {:.2f} s, exposed communication {:.2f} s (of {:.2f} s in flight), bubble {:.2f} s",
+      e.compute_s, e.exposed_comm_s, e.communication_s, e.bubble_s);
 }
 
 const char* measure(Objective objective) {

@@ -26,19 +26,36 @@ double peak_activation_bytes(const std::vector<Instruction>& stream) {
 
 namespace {
 
-double largest_buffer(const std::vector<Instruction>& stream) {
-  double largest = 0;
+// The peak over the stream of the communication buffers held at once: those of started requests
+// not yet waited (a prefetched ZeRO-3 bucket, receives posted early, gradient buckets in flight)
+// plus the buffer of the blocking transfer or collective playing now.
+double buffers_in_flight(const std::vector<Instruction>& stream) {
+  std::map<int, double> started;  // request -> bytes
+  double held = 0, peak = 0;
   for (const auto& instruction : stream) {
     std::visit(
         [&](const auto& i) {
           using T = std::decay_t<decltype(i)>;
           if constexpr (std::is_same_v<T, Send> || std::is_same_v<T, Recv> ||
-                        std::is_same_v<T, Collective>)
-            largest = std::max(largest, i.bytes);
+                        std::is_same_v<T, Collective>) {
+            if (i.request >= 0) {
+              started[i.request] = i.bytes;
+              held += i.bytes;
+              peak = std::max(peak, held);
+            } else {
+              peak = std::max(peak, held + i.bytes);
+            }
+          } else if constexpr (std::is_same_v<T, Wait>) {
+            const auto it = started.find(i.request);
+            if (it != started.end()) {
+              held -= it->second;
+              started.erase(it);
+            }
+          }
         },
         instruction);
   }
-  return largest;
+  return peak;
 }
 
 }  // namespace
@@ -57,7 +74,7 @@ MemoryEstimate estimate_memory(const Schedule& schedule, const Slice& slice) {
     m.site = d.site;
     m.static_bytes = r < int(schedule.static_bytes.size()) ? schedule.static_bytes[r] : 0;
     m.activation_bytes = peak_activation_bytes(schedule.ranks[r]);
-    m.buffer_bytes = largest_buffer(schedule.ranks[r]);
+    m.buffer_bytes = buffers_in_flight(schedule.ranks[r]);
     m.framework_bytes = framework;
     m.capacity_bytes = d.type->memory_bytes;
     const double headroom = m.capacity_bytes - m.peak_bytes();

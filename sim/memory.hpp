@@ -4,7 +4,10 @@
 //   activations the peak of activation bytes held while walking the rank's stream in order
 //               (Forward keeps its activation_bytes, the matching Backward releases them; so GPipe
 //               holds all microbatches, 1F1B the in-flight ones, recomputation only block inputs)
-//   buffers     the largest collective or point-to-point buffer of the stream
+//   buffers     the peak of communication buffers held at once: the blocking collective or
+//               transfer playing plus every started one not yet waited (overlap=on: gradient
+//               buckets in flight, ZeRO-3's prefetched bucket, receives posted early); without
+//               starts, the largest collective or point-to-point buffer of the stream
 //   framework   the CUDA context and framework overhead of the catalog
 // Not here: fragmentation of the allocator, which a calibration of framework memory absorbs.
 #pragma once

@@ -25,7 +25,7 @@ namespace {
 struct WireHeader {
   int ok = 0;
   double step_time_s = 0, tokens_per_s = 0, tflops_per_gpu = 0, mfu = 0;
-  double compute_s = 0, exposed_comm_s = 0, bubble_s = 0;
+  double compute_s = 0, exposed_comm_s = 0, bubble_s = 0, communication_s = 0;
   std::uint64_t error_bytes = 0;
 };
 
@@ -50,7 +50,7 @@ void write_all(int fd, const void* data, std::size_t size) {
     header.step_time_s = r.step_time_s, header.tokens_per_s = r.tokens_per_s;
     header.tflops_per_gpu = r.tflops_per_gpu, header.mfu = r.mfu;
     header.compute_s = r.breakdown.compute_s, header.exposed_comm_s = r.breakdown.exposed_comm_s;
-    header.bubble_s = r.breakdown.bubble_s;
+    header.bubble_s = r.breakdown.bubble_s, header.communication_s = r.breakdown.communication_s;
   } catch (const std::exception& e) {
     error = e.what();
   } catch (...) {
@@ -84,7 +84,7 @@ SimOutcome decode(const std::string& bytes, int status) {
   out.step_time_s = header.step_time_s, out.tokens_per_s = header.tokens_per_s;
   out.tflops_per_gpu = header.tflops_per_gpu, out.mfu = header.mfu;
   out.compute_s = header.compute_s, out.exposed_comm_s = header.exposed_comm_s;
-  out.bubble_s = header.bubble_s;
+  out.bubble_s = header.bubble_s, out.communication_s = header.communication_s;
   out.error = bytes.substr(sizeof header);
   return out;
 }

@@ -30,7 +30,8 @@ struct SimOutcome {
   bool ok = false;
   double step_time_s = 0, tokens_per_s = 0, tflops_per_gpu = 0, mfu = 0;
   double compute_s = 0, exposed_comm_s = 0, bubble_s = 0;  // the critical rank's breakdown
-  std::string error;  // the job's exception message, whole, or how its process died
+  double communication_s = 0;  // its communication in flight, hidden or not
+  std::string error;           // the job's exception message, whole, or how its process died
 };
 
 class SimPool {

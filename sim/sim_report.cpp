@@ -18,8 +18,10 @@ namespace {
 constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
 
 nlohmann::json breakdown_json(const Breakdown& b) {
-  return {
-      {"compute_s", b.compute_s}, {"exposed_comm_s", b.exposed_comm_s}, {"bubble_s", b.bubble_s}};
+  return {{"compute_s", b.compute_s},
+          {"exposed_comm_s", b.exposed_comm_s},
+          {"bubble_s", b.bubble_s},
+          {"communication_s", b.communication_s}};
 }
 
 }  // namespace
@@ -99,6 +101,10 @@ std::string human_summary(const SimResult& result, const Schedule& schedule,
       "({:.0f}%), pipeline bubble {:.4f} s ({:.0f}%)\n",
       result.critical_rank, b.compute_s, share(b.compute_s), b.exposed_comm_s,
       share(b.exposed_comm_s), b.bubble_s, share(b.bubble_s));
+  out += fmt::format(
+      "communication    {:.4f} s in flight, {:.4f} s exposed ({:.0f}% hidden behind compute)\n",
+      b.communication_s, b.exposed_comm_s,
+      b.communication_s > 0 ? 100 * std::max(0.0, 1 - b.exposed_comm_s / b.communication_s) : 0.0);
   if (train_tokens)
     out += fmt::format("time to train    {} for {:.4g} tokens ({} GPU-hours)\n",
                        format_train_time(time_to_train_s(result, *train_tokens)), *train_tokens,

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <map>
 #include <simgrid/s4u.hpp>
 #include <string>
 #include <type_traits>
@@ -59,6 +60,14 @@ struct RankPlay {
   std::vector<Message> sent;               // payloads, stable addresses
   std::vector<Message*> received;
   std::vector<sg4::CommPtr> posted_receives;
+  // overlap: per request, the start's instruction; a started send's flow; a started collective's
+  // helper actor; per group, the last helper (a rank's calls of a group run one at a time, in
+  // stream order, as on one NCCL stream or MPI communicator)
+  std::map<int, int> start_of;
+  std::map<int, sg4::CommPtr> sends_started;
+  std::map<int, sg4::ActorPtr> helpers;
+  std::map<int, sg4::ActorPtr> last_helper;
+  std::vector<std::pair<double, double>> in_flight;  // spans any communication of it is in flight
   Breakdown breakdown;
   double finish_s = 0;
   bool done = false;
@@ -134,10 +143,11 @@ int play_compute(RankPlay& r, int k, double t0) {
 
 // Waits for the receive posted at the start of the step; waiting for the peer to even send is
 // pipeline idle, waiting for bytes in flight is exposed communication.
-void play_recv(RankPlay& r, int k, double t0) {
+void play_recv(RankPlay& r, int k, double t0, int traced) {
   auto now = [] { return sg4::Engine::get_clock(); };
   const double start = now();
   r.posted_receives[k]->wait();
+  r.in_flight.emplace_back(r.received[k]->posted_s, r.posted_receives[k]->get_finish_time());
   if (r.p2p[k].ready_after_s > 0) {
     const double ready = r.posted_receives[k]->get_finish_time() + r.p2p[k].ready_after_s;
     if (ready > now()) sg4::this_actor::sleep_until(ready);
@@ -147,7 +157,65 @@ void play_recv(RankPlay& r, int k, double t0) {
   const double idle = std::max(0.0, std::min(posted, end) - start);
   r.breakdown.bubble_s += idle;
   r.breakdown.exposed_comm_s += (end - start) - idle;
-  if (r.trace) r.events.push_back({r.rank, kCommunicationLane, k, start - t0, end - t0});
+  if (r.trace) r.events.push_back({r.rank, kCommunicationLane, traced, start - t0, end - t0});
+}
+
+// A started collective: a helper actor on the rank's host plays it while the rank goes on; it
+// first waits for the rank's previous call of the same group.
+void start_collective(RankPlay& r, int k, int group, int request, double t0) {
+  sg4::ActorPtr previous = r.last_helper.count(group) ? r.last_helper[group] : nullptr;
+  const CollectivePlay* play = &r.collective[k];
+  auto helper = sg4::Actor::create(
+      "rank" + std::to_string(r.rank) + "-req" + std::to_string(request),
+      sg4::this_actor::get_host(), [&r, play, previous, k, t0] {
+        if (previous) previous->join();
+        const double start = sg4::Engine::get_clock();
+        play_collective(*play);
+        const double end = sg4::Engine::get_clock();
+        r.in_flight.emplace_back(start, end);
+        if (r.trace) r.events.push_back({r.rank, kSendsInFlightLane, k, start - t0, end - t0});
+      });
+  r.helpers[request] = helper;
+  r.last_helper[group] = helper;
+}
+
+// Waits for request's start to complete: the time spent here is exposed communication.
+void play_wait(RankPlay& r, int k, const Wait& w, double t0) {
+  auto now = [] { return sg4::Engine::get_clock(); };
+  const int started = r.start_of.at(w.request);
+  if (w.what == Awaits::recv) {
+    play_recv(r, started, t0, k);
+    return;
+  }
+  const double start = now();
+  if (w.what == Awaits::send) {
+    const sg4::CommPtr comm = r.sends_started.at(w.request);
+    comm->wait();
+    r.in_flight.emplace_back(r.sent[started].posted_s, comm->get_finish_time());
+    if (r.trace)
+      r.events.push_back({r.rank, kSendsInFlightLane, started, r.sent[started].posted_s - t0,
+                          comm->get_finish_time() - t0});
+  } else {
+    r.helpers.at(w.request)->join();
+  }
+  r.breakdown.exposed_comm_s += now() - start;
+  if (r.trace) r.events.push_back({r.rank, kCommunicationLane, k, start - t0, now() - t0});
+}
+
+// Length of the union of spans.
+double union_length(std::vector<std::pair<double, double>> spans) {
+  std::sort(spans.begin(), spans.end());
+  double total = 0, begin = 0, end = -1e300;
+  for (const auto& [a, b] : spans) {
+    if (a > end) {
+      if (end > begin) total += end - begin;
+      begin = a, end = b;
+    } else {
+      end = std::max(end, b);
+    }
+  }
+  if (end > begin) total += end - begin;
+  return total;
 }
 
 // One std::visit per instruction, as the executor's interpreter does: a new instruction kind
@@ -158,8 +226,10 @@ void play_rank(RankPlay& r, double t0) {
   r.received.assign(n, nullptr);
   r.posted_receives.assign(n, nullptr);
   // Receives are posted ahead so a transfer starts as soon as its sender posts it.
+  // Receives are posted ahead (blocking ones at the start of the step, started ones where the
+  // schedule posts them) so a transfer starts as soon as its sender posts it.
   for (int k = 0; k < n; ++k)
-    if (std::holds_alternative<Recv>(stream[k]))
+    if (const auto* v = std::get_if<Recv>(&stream[k]); v && v->request < 0)
       r.posted_receives[k] = post_receive(r.p2p[k].mailbox, &r.received[k], r.p2p[k].rate_cap);
   std::vector<std::pair<int, sg4::CommPtr>> sends;
   auto now = [] { return sg4::Engine::get_clock(); };
@@ -176,15 +246,35 @@ void play_rank(RankPlay& r, double t0) {
           } else if constexpr (std::is_same_v<T, Send>) {
             Message* m = &r.sent[k];
             m->posted_s = now();
-            sends.emplace_back(k, start_flow(r.p2p[k].mailbox, m, in.bytes, r.p2p[k].rate_cap));
+            auto comm = start_flow(r.p2p[k].mailbox, m, in.bytes, r.p2p[k].rate_cap);
+            if (in.request >= 0) {
+              r.start_of[in.request] = k;
+              r.sends_started[in.request] = comm;
+            } else {
+              sends.emplace_back(k, comm);
+            }
           } else if constexpr (std::is_same_v<T, Recv>) {
-            play_recv(r, k, t0);
+            if (in.request >= 0) {
+              r.start_of[in.request] = k;
+              r.posted_receives[k] =
+                  post_receive(r.p2p[k].mailbox, &r.received[k], r.p2p[k].rate_cap);
+            } else {
+              play_recv(r, k, t0, k);
+            }
           } else if constexpr (std::is_same_v<T, Wait>) {
-            // refused before the run (PlayResolver) until waits are played
+            play_wait(r, k, in, t0);
           } else {
             static_assert(std::is_same_v<T, Collective>);
+            if (in.request >= 0) {
+              r.start_of[in.request] = k;
+              start_collective(r, k, in.group, in.request, t0);
+              return;
+            }
             const double start = now();
+            if (r.last_helper.count(in.group)) r.last_helper[in.group]->join();
+            const double begin = now();
             play_collective(r.collective[k]);
+            r.in_flight.emplace_back(begin, now());
             r.breakdown.exposed_comm_s += now() - start;
             if (r.trace)
               r.events.push_back({r.rank, kCommunicationLane, k, start - t0, now() - t0});
@@ -195,11 +285,13 @@ void play_rank(RankPlay& r, double t0) {
   const double drain = now();
   for (auto& [k, comm] : sends) {
     comm->wait();
+    r.in_flight.emplace_back(r.sent[k].posted_s, comm->get_finish_time());
     if (r.trace)
       r.events.push_back(
           {r.rank, kSendsInFlightLane, k, r.sent[k].posted_s - t0, comm->get_finish_time() - t0});
   }
   r.breakdown.exposed_comm_s += now() - drain;
+  r.breakdown.communication_s = union_length(r.in_flight);
   r.finish_s = now() - t0;
   r.done = true;
 }
@@ -249,9 +341,6 @@ class PlayResolver {
       const auto& instruction = (*p.stream)[k];
       p.seconds[k] = compute_seconds(instruction, *devices_[r].type, schedule_.plan.precision,
                                      slice_.catalog->compute, calibration_);
-      if (std::holds_alternative<Wait>(instruction))
-        fail("rank {} instruction {} ({}): the simulator does not play waits yet", r, k,
-             to_string(instruction));
       if (const auto* s = std::get_if<Send>(&instruction)) {
         resolve_send(r, k, *s, p.p2p[k]);
       } else if (const auto* v = std::get_if<Recv>(&instruction)) {
@@ -411,6 +500,7 @@ void round_to_picoseconds(std::vector<RankPlay>& plays) {
     p.breakdown.compute_s = picoseconds(p.breakdown.compute_s);
     p.breakdown.bubble_s = picoseconds(p.breakdown.bubble_s);
     p.breakdown.exposed_comm_s = picoseconds(p.breakdown.exposed_comm_s);
+    p.breakdown.communication_s = picoseconds(p.breakdown.communication_s);
     for (auto& e : p.events) {
       e.start_s = picoseconds(e.start_s);
       e.end_s = picoseconds(e.end_s);

@@ -13,6 +13,15 @@
 //   Send                            an asynchronous flow to the peer (awaited at the end of the
 //   step). Recv                            posted at the start of the step, awaited here (plus the
 //       calibration's p2p extra latency terms and overhead after the bytes arrive).
+//   Starts and waits (overlap=on, plan/schedule.hpp): a started Send is the same flow, awaited
+//       at its Wait; a started Recv is posted where it stands and awaited at its Wait; a started
+//       Collective is played by a helper actor on the rank's host while the rank goes on, and
+//       its Wait joins the helper. A rank's calls of one group run one at a time in stream
+//       order (one NCCL stream or MPI communicator), blocking ones after the started ones.
+//       Communication does not slow concurrent compute here: on a GPU the NIC's DMA and NCCL's
+//       few SMs leave the kernels' FLOPs and most of their memory bandwidth alone, and no
+//       measurement in this repository gives a slowdown to calibrate (an assumption; a CPU
+//       executor's TCP progress on the compute cores is the case it would miss).
 //   Collective                      as NCCL plays it. Default (automatic): the call is played as
 //       a few concurrent flows started when the last member arrives (group_collective.hpp): a
 //       ring shape, each member sending its whole ring volume to its successor plus the ring's
@@ -29,9 +38,10 @@
 //
 // Breakdown of the critical rank (the one that finishes last): compute_s is its busy compute
 // time; bubble_s is the time it waited in a Recv before the peer had even sent (pipeline idle);
-// exposed_comm_s the rest of its waiting (bytes in flight, collectives, sends draining at the
-// end). They add up to the step time. With zero-cost communication and uniform stages the
-// bubble is step * (p-1) / (m+p-1).
+// exposed_comm_s the rest of its waiting (bytes in flight, collectives, waits, sends draining at
+// the end). They add up to the step time. communication_s, beside them, is how long any of its
+// communication was in flight: with overlap, more than the exposed part. With zero-cost
+// communication and uniform stages the bubble is step * (p-1) / (m+p-1).
 //
 // A Simulator lives long: one per slice, reused for many schedules (the Engine and the slice's
 // platform are built once per process; see sim_process.hpp and slice_platform.hpp). Simulations
@@ -63,6 +73,10 @@ struct Breakdown {
   double compute_s = 0;
   double exposed_comm_s = 0;
   double bubble_s = 0;
+  // Time any of the rank's transfers or collectives is in flight (the union of their spans),
+  // hidden behind compute or not; not part of the sum above. exposed_comm_s <= communication_s
+  // up to the waits' own latency terms.
+  double communication_s = 0;
 };
 
 // One span of the timeline (plan/timeline.hpp: lanes compute, communication the rank waits for,

@@ -53,8 +53,10 @@ nlohmann::json to_json(const Evaluated& e, const Slice& slice) {
     j["mfu"] = e.mfu;
     j["time_to_train_s"] = e.time_to_train_s;
     j["gpu_hours"] = gpu_hours(e);
-    j["breakdown"] = {
-        {"compute_s", e.compute_s}, {"exposed_comm_s", e.exposed_comm_s}, {"bubble_s", e.bubble_s}};
+    j["breakdown"] = {{"compute_s", e.compute_s},
+                      {"exposed_comm_s", e.exposed_comm_s},
+                      {"bubble_s", e.bubble_s},
+                      {"communication_s", e.communication_s}};
   } else {
     j["reason"] = e.reason;
   }

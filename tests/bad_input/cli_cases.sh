@@ -96,4 +96,14 @@ expect "--precision tf32 disagrees with --plan dp=1,precision=bf16" "$bin/fabtra
 expect "--precision fp8: unknown precision 'fp8' (expected fp32, fp16, bf16 or tf32)" \
   "$bin/fabtrain-exec" train --model gpt2-nano --plan dp=1 --precision fp8 --data "$data" --steps 1
 
+# 14. overlap's plan keys (issue 13): a bucket of no, negative, fractional or more MiB than the
+# model holds, and an overlap that is neither on nor off, each refused by name
+expect "plan key 'bucket_mib': 0 must be at least 1" "$bin/fabtrain" schedule --model gpt2-nano --plan dp=2,bucket_mib=0
+expect "plan key 'bucket_mib': -3 must be at least 1" "$bin/fabtrain" schedule --model gpt2-nano --plan dp=2,bucket_mib=-3
+expect "plan key 'bucket_mib'" "$bin/fabtrain" schedule --model gpt2-nano --plan dp=2,bucket_mib=2.5
+expect "bucket_mib=64 is larger than the 0.5 MiB of parameters of gpt2-nano" "$bin/fabtrain" schedule \
+  --model gpt2-nano --plan dp=2,bucket_mib=64
+expect "plan key 'overlap': 'sometimes' is not on or off" "$bin/fabtrain" simulate --model gpt2-nano \
+  --slice utah-amst --plan dp=2,overlap=sometimes
+
 [ "$failures" -eq 0 ] && echo "all bad inputs refused" || { echo "$failures case(s) failed"; exit 1; }

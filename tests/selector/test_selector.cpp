@@ -34,12 +34,13 @@ std::string test_slice(const std::string& name) {
 TEST_CASE("the search is exhaustive: a two-GPU slice has the hand-counted plans") {
   // gpt2-nano (4 heads, 2 layers), batch 4:
   //   1 GPU : mb in {1,2,4} x recompute {off,on}                               =  6
-  //   2 GPUs: dp=2: mb {1,2} x zero 0-3 x recompute 2                          = 16
-  //           pp=2: mb {1,2,4} x {1f1b,gpipe} x recompute 2                    = 12
-  //           tp=2: mb {1,2,4} x recompute 2                                   =  6
+  //   2 GPUs: dp=2: mb {1,2} x zero 0-3 x recompute 2 x overlap {on,off}       = 32
+  //                 (the 100 MiB bucket is larger than the model: not valid)
+  //           pp=2: mb {1,2,4} x {1f1b,gpipe} x recompute 2 x overlap {on,off} = 24
+  //           tp=2: mb {1,2,4} x recompute 2 (nothing to overlap)              =  6
   const Slice slice = load_slice(test_slice("one-vm-2gpu"));
   const auto plans = enumerate_plans(load_model("gpt2-nano"), slice, {.global_batch = 4});
-  CHECK(plans.size() == 40);
+  CHECK(plans.size() == 68);
   // every one is valid and simulates
   SearchOptions o;
   o.space.global_batch = 4;
@@ -47,7 +48,7 @@ TEST_CASE("the search is exhaustive: a two-GPU slice has the hand-counted plans"
   o.exhaustive = true;
   const auto r = evaluate(load_model("gpt2-nano"), slice, plans, o);
   CHECK(r.failed.empty());
-  CHECK(r.ranked.size() + r.out_of_memory.size() == 40);
+  CHECK(r.ranked.size() + r.out_of_memory.size() == 68);
   for (const auto& e : r.ranked) CHECK(e.step_time_s > 0);
 }
 
