@@ -13,14 +13,19 @@
 # Needs root and network namespaces (exits 77 otherwise, as validate-emulated does); traffic
 # stays in the project's namespaces on TEST-NET-1. Environment: FABTRAIN_OVERLAP_MODEL (a
 # built-in or config.json), FABTRAIN_OVERLAP_DELAYS (default "0 25 50"), FABTRAIN_OVERLAP_PLANS
-# (default "dp=2 dp=2,zero=2"; each run with overlap=off and overlap=on), and
+# (default "dp=2 dp=2,zero=2"; each run with overlap=off and overlap=on), FABTRAIN_OVERLAP_BUCKET_MIB
+# (default 1: the 4-layer model's gradients are 3.4 MB, one bucket at DDP's 25 MiB, started only
+# after the whole backward, so nothing could hide; 1 MiB makes four), and
 # validate-emulated's own (FABTRAIN_BIN_DIR, FABTRAIN_VALIDATE_STEPS, FABTRAIN_VALIDATE_REUSE).
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 model=${FABTRAIN_OVERLAP_MODEL:-$repo/tests/calibrate/gpt2-l4-c128/config.json}
 delays=${FABTRAIN_OVERLAP_DELAYS:-0 25 50}
+bucket=${FABTRAIN_OVERLAP_BUCKET_MIB:-1}
 plans=""
-for p in ${FABTRAIN_OVERLAP_PLANS:-dp=2 dp=2,zero=2}; do plans+="$p,overlap=off $p,overlap=on "; done
+for p in ${FABTRAIN_OVERLAP_PLANS:-dp=2 dp=2,zero=2}; do
+  plans+="$p,bucket_mib=$bucket,overlap=off $p,bucket_mib=$bucket,overlap=on "
+done
 log=$(mktemp /tmp/fabtrain-overlap.XXXXXX.log)
 set +e
 FABTRAIN_VALIDATE_MODELS=$model FABTRAIN_VALIDATE_PLANS=$plans FABTRAIN_VALIDATE_DELAYS=$delays \
@@ -47,14 +52,14 @@ def measured(path):
         exposed.append(min(by_rank.values()) if by_rank else 0.0)
     return statistics.median(s["wall_s"] for s in steps), statistics.median(exposed)
 rows, errors = [], []
-print(f"\n{'delay':>6} {'plan':<16} {'overlap':>7} {'measured':>10} {'predicted':>10} {'error':>7} "
+print(f"\n{'delay':>6} {'plan':<28} {'overlap':>7} {'measured':>10} {'predicted':>10} {'error':>7} "
       f"{'exposed comm':>13} {'hidden':>9}")
 for d in delays:
     for p in plans:
         base, mode = p.rsplit(",overlap=", 1)
         run = f"{work}/run-{tag(p, d)}.jsonl"
         if not os.path.exists(run):
-            print(f"{d:>4} ms {base:<16} {mode:>7}  not measured"); continue
+            print(f"{d:>4} ms {base:<28} {mode:>7}  not measured"); continue
         meas, exposed = measured(run)
         pred = json.load(open(f"{work}/sim-cal-bench-{tag(p, d)}.json"))["step_time_s"]
         err = (pred - meas) / meas
@@ -67,7 +72,7 @@ for d in delays:
             exposed_txt = f"{1e3 * exposed:.1f}/{1e3 * exposed_off:.1f} ms"
         else:
             exposed_txt = f"{1e3 * exposed:.1f} ms"
-        print(f"{d:>4} ms {base:<16} {mode:>7} {meas:>9.4f}s {pred:>9.4f}s {100 * err:>+6.1f}% "
+        print(f"{d:>4} ms {base:<28} {mode:>7} {meas:>9.4f}s {pred:>9.4f}s {100 * err:>+6.1f}% "
               f"{exposed_txt:>13} {hidden:>9}")
 print("(exposed comm: overlap=on's least waiting rank per step / overlap=off's; hidden: the "
       "measured step off minus on; predicted: bench-only calibration)")

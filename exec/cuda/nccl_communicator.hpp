@@ -10,10 +10,12 @@
 // staged through device buffers) or device memory (used in place).
 // Non-blocking calls (start_*) run on the same streams, after an event recorded on the compute
 // stream (set_compute_stream; default the legacy default stream), so they see every kernel
-// queued before them; each request records its own completion event, and wait() synchronises on
-// it (host spans are copied back by then). Host spans are staged in the request's own device
-// buffers, so requests in flight never share one. NCCL progresses on the device: can_overlap().
-// Not here: which collective runs when (exec/interpreter.cpp).
+// queued before them (the CUDA stage's kernels run on a stream of their own, but the interpreter
+// synchronises the stage after every instruction, so nothing is queued when a start is made); each
+// request records its own completion event, and wait() synchronises on it (host spans are copied
+// back by then). Host spans are staged in the request's own device buffers, so requests in flight
+// never share one. NCCL progresses on the device: can_overlap(). Not here: which collective runs
+// when (exec/interpreter.cpp).
 #pragma once
 #include <cuda_runtime.h>
 
