@@ -128,6 +128,8 @@ StepOutcome Interpreter::play_step(int step, float lr, const MicrobatchFeed& fee
   stage_.zero_grads();
   if (sharded_) std::fill(shard_grads_.begin(), shard_grads_.end(), 0.0f);
   scattered_ = false;
+  starts_ = 0;
+  completed_early_.clear();
   scaled_ = false;
   clip_scale_ = 1.0f;
   grad_norm_ = 0;
@@ -147,9 +149,11 @@ StepOutcome Interpreter::play_step(int step, float lr, const MicrobatchFeed& fee
     if (watchdog_) watchdog_->end();
     outcome.timings[i] = {seconds_between(step_start, start), seconds_between(start, end)};
   }
-  if (!in_flight_.empty())
-    fail("rank {} step {}: request {} ({}) was started but not waited by the end of the step",
-         rank_, step + 1, in_flight_.begin()->first, in_flight_.begin()->second.name);
+  if (!in_flight_.empty() || !completed_early_.empty()) {
+    const int request = in_flight_.empty() ? *completed_early_.begin() : in_flight_.begin()->first;
+    fail("rank {} step {}: request {} was started but not waited by the end of the step", rank_,
+         step + 1, request);
+  }
   for (int mb = 0; mb < schedule_.plan.mb; ++mb) stage_.release(mb);
   outcome.loss_sum = loss_sum_;
   outcome.grad_norm = grad_norm_;
@@ -265,6 +269,7 @@ void Interpreter::run(const Instruction& instruction, int step, float lr,
           if (!forward_only) optimizer_step(step, lr);
         } else {
           static_assert(std::is_same_v<T, Wait>);
+          if (completed_early_.erase(in.request)) return;  // done with a later one's wait
           auto it = in_flight_.find(in.request);
           if (it == in_flight_.end())
             fail("rank {}: {}, but request {} was not started in this step (or already waited)",
@@ -273,6 +278,19 @@ void Interpreter::run(const Instruction& instruction, int step, float lr,
             fail("rank {}: {} waits for a {}, but request {} started a {} ({})", rank_,
                  to_string(instruction), to_string(in.what), in.request, to_string(it->second.what),
                  it->second.name);
+          // Reduce-scatters add into the shard in the order they started (as blocking ones do),
+          // whatever order their waits come in: earlier ones of the same bucket complete first.
+          if (const int bucket = it->second.shard_bucket; bucket > -2) {
+            std::vector<std::pair<long, int>> earlier;
+            for (const auto& [request, f] : in_flight_)
+              if (f.shard_bucket == bucket && f.order < it->second.order)
+                earlier.push_back({f.order, request});
+            std::sort(earlier.begin(), earlier.end());
+            for (const auto& [order, request] : earlier) {
+              complete(request);
+              completed_early_.insert(request);
+            }
+          }
           complete(in.request);
         }
       },
@@ -287,6 +305,7 @@ void Interpreter::started(int request, InFlight&& flight) {
   if (in_flight_.count(request))
     fail("rank {}: request {} started again while in flight ({})", rank_, request,
          in_flight_[request].name);
+  flight.order = starts_++;
   in_flight_.emplace(request, std::move(flight));
 }
 
@@ -362,6 +381,7 @@ void Interpreter::start_zero_gradients(const Collective& c) {
   InFlight f;  // its blocks stay -1:-1: a backward may run meanwhile (the packed copy travels)
   f.name = to_string(Instruction{c});
   f.gradients = true;
+  f.shard_bucket = k;
   const std::size_t part = std::size_t(k < 0 ? zero_.chunk_size() : zero_.bucket_part(k));
   f.in.assign(part * dp_, 0.0f);
   f.out.assign(part, 0.0f);

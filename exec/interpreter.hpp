@@ -25,6 +25,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -87,6 +88,8 @@ class Interpreter {
     BlockRange blocks{-1, -1};     // the bucket's blocks (gradients or parameters)
     bool gradients = false;        // a gradient bucket (dp or ZeRO reduce-scatter)
     bool parameters = false;       // a parameter all-gather
+    int shard_bucket = -2;         // a reduce-scatter adding into the shard: its bucket (-1: all)
+    long order = 0;                // start order within the step
     std::vector<float> in, out;    // the request's own buffers
   };
   // Registers (request >= 0) or completes at once (request -1) what was just started.
@@ -129,6 +132,9 @@ class Interpreter {
   std::vector<BlockRange> buckets_;
   std::vector<Segments> bucket_segments_;
   std::map<int, InFlight> in_flight_;
+  long starts_ = 0;  // starts so far this step (InFlight::order)
+  // Reduce-scatters completed at a later-started one's wait, their own wait still to come.
+  std::set<int> completed_early_;
 
   // ZeRO
   bool sharded_ = false;
