@@ -19,17 +19,18 @@
 //     bucket collectives), the tied-embedding all-reduce (pp > 1, first and last stage), the
 //     gradient-norm all-reduce over all ranks, the optimizer step, and under zero=1/2 the
 //     all-gathers of the updated parameters, per bucket.
-// overlap=on (plan/overlap.cpp places the starts and waits): gradient buckets start right after
-// their blocks' backward and are waited before the gradient norm (zero=2/3: before the next
-// microbatch's backward of the same bucket reuses the buffer); ZeRO-3 gathers the next bucket
-// one ahead and waits right before the compute that needs it; pipeline sends start and are waited
-// before the next send of the same tensor (the last at the end of the step); a stage's receive
-// of microbatch k+1 is posted right after that of k completes (the first at the step's start) and
-// waited right before its compute. Tensor-parallel all-reduces stay blocking (inside a block,
-// on the critical path). overlap=off: every instruction blocks, in the order above.
-// With eager sends and blocking receives this order cannot deadlock: every receive waits only on
-// a send its peer issues earlier in its own stream (plan/symbolic_run.hpp checks it, and that
-// every wait's start can complete).
+// overlap=on (starts and waits: requests.hpp; pipeline: pipeline_transfers.hpp): gradient buckets
+// start right after their blocks' backward and are waited before the gradient norm (zero=2/3:
+// two at most in flight, and before the next microbatch's backward of the same bucket reuses the
+// buffer); ZeRO-3 gathers the
+// next bucket one ahead and waits right before the compute that needs it; pipeline sends start and
+// are waited before the next send of the same tensor (the last at the end of the step); a stage's
+// receive of microbatch k+1 is posted right after that of k completes (the first at the step's
+// start) and waited right before its compute. Tensor-parallel all-reduces stay blocking (inside a
+// block, on the critical path). overlap=off: every instruction blocks, in the order above. With
+// eager sends and blocking receives this order cannot deadlock: every receive waits only on a send
+// its peer issues earlier in its own stream (plan/symbolic_run.hpp checks it, and that every wait's
+// start can complete).
 #include <map>
 
 #include "common/error.hpp"
@@ -235,10 +236,18 @@ class StepBuilder {
         pending.erase(int(i));
       }
     };
+    // Under zero=2/3 at most two buckets are in flight (DeepSpeed's double-buffered reduce
+    // buckets): bucket i-2 is waited before bucket i starts, so the gradients in flight stay
+    // two buckets, not the stage's full gradients ZeRO-2/3 exist to avoid holding.
     auto after_bucket = [&](std::size_t i) {
-      if (overlapped)
-        gradients_[rank][int(i)] = requests_[rank].start(
-            bucket_collective(gradient_purpose(), rank, c.pp, buckets[i], grad_mb));
+      if (!overlapped) return;
+      auto& pending = gradients_[rank];
+      if (plan_.zero >= 2 && i >= 2 && pending.count(int(i) - 2)) {
+        requests_[rank].wait(pending.at(int(i) - 2));
+        pending.erase(int(i) - 2);
+      }
+      pending[int(i)] = requests_[rank].start(
+          bucket_collective(gradient_purpose(), rank, c.pp, buckets[i], grad_mb));
     };
     if (plan_.zero == 3) {
       gathered_compute(rank, mb, buckets, false, before_bucket, after_bucket);

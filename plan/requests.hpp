@@ -1,7 +1,8 @@
 // One rank's non-blocking starts and their waits while the compiler builds its stream: numbers
 // each start (0, 1, ... in stream order, unique within the step, as plan/schedule.hpp defines)
 // and appends the matching Wait, built from the start, where the compiler asks for it.
-// Not here: where starts and waits go (compile.cpp, overlap.cpp) or how they are played.
+// Not here: where starts and waits go (compile.cpp, pipeline_transfers.hpp) or how they are
+// played (sim/, exec/).
 #pragma once
 #include <map>
 #include <vector>

@@ -12,7 +12,7 @@ const char* lane_name(int lane) {
     case kCommunicationLane:
       return "communication";
     default:
-      return "sends in flight";
+      return "in flight";
   }
 }
 

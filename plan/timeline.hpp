@@ -10,9 +10,10 @@ namespace fabtrain {
 // Lanes (a Chrome trace's threads) of each rank.
 inline constexpr int kComputeLane = 0;        // forward, backward, optimizer, loads
 inline constexpr int kCommunicationLane = 1;  // communication the rank waits for
-inline constexpr int kSendsInFlightLane = 2;  // sends posted and not yet delivered (simulator)
+inline constexpr int kSendsInFlightLane = 2;  // transfers and started collectives in flight,
+                                              // waited for or not (simulator)
 inline constexpr int kLaneCount = 3;
-const char* lane_name(int lane);  // "compute", "communication", "sends in flight"
+const char* lane_name(int lane);  // "compute", "communication", "in flight"
 // The lane a player that waits for every instruction in turn (the executor) puts it in.
 int blocking_lane(const Instruction& instruction);
 

@@ -26,6 +26,8 @@ struct SearchSpace {
   int max_microbatches = 64;
   bool recompute_only_if_needed = true;  // recompute=on is kept only where off does not fit
   bool overlap_variants = true;  // also overlap=off and the large bucket (see the file comment)
+  // overlap=off is simulated only where its overlap=on twin does not fit (selector/search.cpp)
+  bool overlap_off_only_if_needed = true;
 };
 
 // The gradient bucket the search tries beside the default 25 MiB (DeepSpeed's default

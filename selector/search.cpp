@@ -159,8 +159,20 @@ class Evaluation {
     return it != index_of_.end() && !check_memory(it->second, nullptr).oom;
   }
 
-  // Compiles a candidate and decides: out of memory, a needless recompute twin, bounded, or to
-  // be simulated (pushed on the queue by its full bound).
+  // An overlap=off candidate whose overlap=on twin fits: the simulator plays the same work with
+  // the same communication, started no later, and communication does not slow compute there
+  // (sim/simulator.hpp), so it cannot be faster. Only where the twin's buffers in flight do not
+  // fit is it worth simulating.
+  bool needless_overlap_off(const Candidate& c) {
+    if (c.plan.overlap || !options_.space.overlap_off_only_if_needed) return false;
+    Plan twin = c.plan;
+    twin.overlap = true;
+    const auto it = index_of_.find(key_of(twin, c.global_batch));
+    return it != index_of_.end() && !check_memory(it->second, nullptr).oom;
+  }
+
+  // Compiles a candidate and decides: out of memory, a needless recompute or overlap=off twin,
+  // bounded, or to be simulated (pushed on the queue by its full bound).
   void expand(int i) {
     Schedule schedule;
     const Evaluated& e = check_memory(i, &schedule);
@@ -171,6 +183,10 @@ class Evaluation {
     const Candidate& c = candidates_[i];
     if (needless_recompute(c)) {
       ++out_.skipped_recompute;
+      return;
+    }
+    if (needless_overlap_off(c)) {
+      ++out_.skipped_overlap_off;
       return;
     }
     const double bound =

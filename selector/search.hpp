@@ -54,9 +54,10 @@ struct SearchResult {
   std::vector<Evaluated> out_of_memory;  // pruned before simulation, with the reason
   std::vector<Evaluated> failed;         // did not simulate (should stay empty)
   int enumerated = 0;
-  int skipped_recompute = 0;  // recompute=on twins of plans that fit without it
-  int bounded = 0;            // skipped: their bound cannot beat what must stay exact
-  int compiled = 0;           // schedules compiled for memory and bounds (the rest never were)
+  int skipped_recompute = 0;    // recompute=on twins of plans that fit without it
+  int skipped_overlap_off = 0;  // overlap=off twins of plans that fit with overlap
+  int bounded = 0;              // skipped: their bound cannot beat what must stay exact
+  int compiled = 0;             // schedules compiled for memory and bounds (the rest never were)
   double seconds = 0;
 };
 

@@ -157,7 +157,12 @@ void play_recv(RankPlay& r, int k, double t0, int traced) {
   const double idle = std::max(0.0, std::min(posted, end) - start);
   r.breakdown.bubble_s += idle;
   r.breakdown.exposed_comm_s += (end - start) - idle;
-  if (r.trace) r.events.push_back({r.rank, kCommunicationLane, traced, start - t0, end - t0});
+  if (r.trace) {
+    r.events.push_back({r.rank, kCommunicationLane, traced, start - t0, end - t0});
+    if (traced != k)  // a started receive: its transfer, paired with its send in a trace
+      r.events.push_back({r.rank, kSendsInFlightLane, k, r.received[k]->posted_s - t0,
+                          r.posted_receives[k]->get_finish_time() - t0});
+  }
 }
 
 // A started collective: a helper actor on the rank's host plays it while the rank goes on; it

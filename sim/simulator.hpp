@@ -80,7 +80,7 @@ struct Breakdown {
 };
 
 // One span of the timeline (plan/timeline.hpp: lanes compute, communication the rank waits for,
-// sends in flight), from the start of the step.
+// communication in flight), from the start of the step.
 using TraceEvent = TimelineEvent;
 
 struct RankResult {

@@ -88,7 +88,8 @@ void run(const Options& o) {
     if (slice) config["slice"] = slice->name;
     nlohmann::json out = {{"config", config},
                           {"peak_in_flight", check.peak_in_flight},
-                          {"peak_activation_bytes", check.peak_activation_bytes}};
+                          {"peak_activation_bytes", check.peak_activation_bytes},
+                          {"peak_request_bytes", check.peak_request_bytes}};
     if (o.rank >= 0) {
       out["rank"] = o.rank;
       out["static_bytes"] = schedule.static_bytes[o.rank];
@@ -128,11 +129,11 @@ void run(const Options& o) {
     const RankCoord c = rank_coord(plan, r);
     fmt::print(
         "rank {}:     dp={} tp={} pp={} on {}; model states {}, peak activations {} "
-        "(microbatches in flight: {})\n",
+        "(microbatches in flight: {}), peak buffers of started transfers {}\n",
         r, c.dp, c.tp, c.pp,
         slice ? placement(*slice, plan, r) : fmt::format("device {}", device_of(plan, r)),
         human_bytes(schedule.static_bytes[r]), human_bytes(check.peak_activation_bytes[r]),
-        check.peak_in_flight[r]);
+        check.peak_in_flight[r], human_bytes(check.peak_request_bytes[r]));
   }
   fmt::print("\n{}", to_text(schedule, o.rank));
 }

@@ -74,7 +74,7 @@ TEST_CASE("a Chrome trace names ranks and lanes, carries cat and args, and pairs
   REQUIRE(threads.size() == 4 * kLaneCount);
   CHECK(threads[{2, kComputeLane}] == "compute");
   CHECK(threads[{2, kCommunicationLane}] == "communication");
-  CHECK(threads[{2, kSendsInFlightLane}] == "sends in flight");
+  CHECK(threads[{2, kSendsInFlightLane}] == "in flight");
   CHECK(sends == 2 * 2 * 2 * steps);  // replicas x microbatches x (activation, gradient) x steps
   CHECK(int(flows.size()) == sends);  // one flow per send ...
   for (const auto& [id, ends] : flows) CHECK(ends == std::pair<int, int>{1, 1});  // ... paired

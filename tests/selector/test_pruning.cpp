@@ -22,6 +22,7 @@ TEST_CASE(
     SearchOptions o;
     o.exhaustive = true;
     o.space.recompute_only_if_needed = false;
+    o.space.overlap_off_only_if_needed = false;
     const SearchResult all = search(model, slice, o);
     REQUIRE(all.ranked.size() > 50);
     const SimPool pool(slice, nullptr);

@@ -45,6 +45,7 @@ TEST_CASE("the search is exhaustive: a two-GPU slice has the hand-counted plans"
   SearchOptions o;
   o.space.global_batch = 4;
   o.space.recompute_only_if_needed = false;
+  o.space.overlap_off_only_if_needed = false;
   o.exhaustive = true;
   const auto r = evaluate(load_model("gpt2-nano"), slice, plans, o);
   CHECK(r.failed.empty());

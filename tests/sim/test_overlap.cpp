@@ -5,8 +5,11 @@
 #include <doctest/doctest.h>
 
 #include "models/model_spec.hpp"
+#include "plan/chrome_trace.hpp"
 #include "plan/schedule.hpp"
+#include "plan/timeline.hpp"
 #include "sim/memory.hpp"
+#include "sim/sim_report.hpp"
 #include "sim/simulator.hpp"
 #include "sim_fixtures.hpp"
 
@@ -44,6 +47,39 @@ TEST_CASE("dp=2 over a slow link: overlap=on hides gradient buckets behind the b
         doctest::Approx(on.step_time_s).epsilon(1e-6));
   // Same inputs, same numbers.
   CHECK(simulate(sim, gpt2, "dp=2", 2, 1024).step_time_s == on.step_time_s);
+
+  // simulate's JSON and text show both.
+  const Schedule schedule = compile(gpt2, parse_plan("dp=2"), 2, 1024);
+  const nlohmann::json j = result_json(on, schedule, gpt2, sim.slice(), std::nullopt);
+  CHECK(j["breakdown"]["communication_s"] == on.breakdown.communication_s);
+  CHECK(j["breakdown"]["exposed_comm_s"] == on.breakdown.exposed_comm_s);
+  const std::string text = human_summary(on, schedule, std::nullopt);
+  CHECK(text.find("s in flight, ") != std::string::npos);
+  CHECK(text.find("hidden behind compute") != std::string::npos);
+}
+
+TEST_CASE("a traced overlapped pipeline shows its transfers in flight and pairs them") {
+  build_test_platforms();
+  const Catalog catalog = test_catalog();
+  Simulator sim(test_slice(catalog, {1, 1}, 1, 0.02, 1e9));
+  const ModelSpec gpt2 = load_model("gpt2");
+  const Schedule s = compile(gpt2, parse_plan("pp=2,mb=4"), 8, 256);
+  SimOptions o;
+  o.trace = true;
+  const SimResult r = sim.run(gpt2, s, o);
+  int receives_in_flight = 0, waits = 0;
+  for (const auto& e : r.trace) {
+    const Instruction& in = s.ranks[e.rank][e.instruction];
+    if (e.lane == kSendsInFlightLane && std::holds_alternative<Recv>(in)) ++receives_in_flight;
+    if (e.lane == kCommunicationLane && std::holds_alternative<Wait>(in)) ++waits;
+    CHECK(e.end_s >= e.start_s);
+  }
+  CHECK(receives_in_flight == 2 * 4);  // each stage receives 4 tensors
+  CHECK(waits > 0);
+  const nlohmann::json trace = chrome_trace_json(r, s);
+  int arrows = 0;
+  for (const auto& ev : trace["traceEvents"]) arrows += ev["ph"] == "s";
+  CHECK(arrows == 8);
 }
 
 TEST_CASE("ZeRO-2, ZeRO-3 with prefetch and a pipeline play with overlap and are no slower") {
