@@ -222,7 +222,10 @@ RunData read_run_record(const std::string& path) {
           s.other_s[rank] += duration;
         } else {
           s.communication_s[rank] += duration;
-          if (kind == "all_reduce" || kind == "reduce_scatter" || kind == "all_gather") {
+          // A started collective (request >= 0) returns at once: its time is in its wait (kind
+          // "wait", exposed communication), not a sample of the collective's own duration.
+          if ((kind == "all_reduce" || kind == "reduce_scatter" || kind == "all_gather") &&
+              item.request < 0) {
             const std::string& name = item.name;
             const double start = item.start_s;
             const std::string key = name + "#" + std::to_string(seen_by_rank[rank][name]++);

@@ -3,9 +3,18 @@
 // NCCL (exec/cuda/nccl_communicator.hpp, built with the CUDA backend). Groups are lists of world
 // ranks in ring order (Schedule::groups). A dead peer must turn into an error in bounded time,
 // never a hang (the Watchdog ends the job).
+//
+// Non-blocking calls (start_*) return a request handle (>= 0) that wait() completes; until then
+// the spans stay valid and nobody touches them. A communicator whose start_* cannot progress
+// while its rank computes says so: can_overlap() false and overlap_note() why. The defaults
+// here are such a communicator: they run the blocking call at once and return a finished
+// request. progress() is the hook the interpreter calls between kernels (blocks), for a
+// communicator that progresses only inside its own calls. Waiting on a request that was not
+// started, or twice, is an error naming the request.
 // Not here: which call a schedule makes when (interpreter.hpp), measuring them (bench_network.hpp).
 #pragma once
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -28,10 +37,37 @@ class Communicator {
   virtual void send(int peer, std::span<const float> data, int tag) = 0;
   virtual void recv(int peer, std::span<float> data, int tag) = 0;
   virtual void barrier() = 0;
+  // Non-blocking versions of the five calls above (same arguments and aliasing rules).
+  virtual int start_all_reduce(int group, std::span<float> data);
+  virtual int start_reduce_scatter(int group, std::span<const float> in, std::span<float> out);
+  virtual int start_all_gather(int group, std::span<const float> in, std::span<float> out);
+  virtual int start_send(int peer, std::span<const float> data, int tag);
+  virtual int start_recv(int peer, std::span<float> data, int tag);
+  // Completes a started request (its buffers are the caller's again).
+  virtual void wait(int request);
+  // Lets started requests advance (called between blocks of compute); cheap when none are.
+  virtual void progress() {}
+  // Whether started requests advance while the rank computes; if not, overlap_note() says why.
+  virtual bool can_overlap() const { return false; }
+  virtual std::string overlap_note() const {
+    return "its non-blocking calls complete when they start (no overlap)";
+  }
+  // Short name for messages ("mpi", "nccl", "loopback").
+  virtual std::string name() const { return "unnamed"; }
   // Registers the schedule's groups (same list on every rank) before first use.
   virtual void set_groups(const std::vector<std::vector<int>>& groups) = 0;
   // Ends the whole job with a message (a rank that hits an error takes the others down).
   [[noreturn]] virtual void abort(const std::string& message) = 0;
+
+ protected:
+  // The default start_* bookkeeping: a request finished when issued.
+  int finished_request();
+  // Fails naming the request and the communicator (wait on one not started, or waited twice).
+  [[noreturn]] void unknown_request(int request) const;
+
+ private:
+  std::set<int> finished_;
+  int next_finished_ = 0;
 };
 
 // The tag of a pipeline transfer: the microbatch and which tensor, so transfers of different

@@ -8,6 +8,7 @@
 #include "common/error.hpp"
 #include "exec/kernels_layout.hpp"
 #include "exec/watchdog.hpp"
+#include "plan/buckets.hpp"
 
 namespace fabtrain {
 namespace {
@@ -43,6 +44,7 @@ Interpreter::Interpreter(const ModelSpec& model, const Schedule& schedule, int r
   const Plan& plan = schedule.plan;
   coord_ = rank_coord(plan, rank);
   const BlockRange range = stage_blocks(model, plan).at(coord_.pp);
+  stage_range_ = range;
   holds_embed_ = range.begin == 0;
   holds_head_ = range.end == block_count(model);
   tokens_per_mb_ = schedule.microbatch * schedule.seq;
@@ -58,6 +60,12 @@ Interpreter::Interpreter(const ModelSpec& model, const Schedule& schedule, int r
     fail("rank {}: the schedule has no gradient-norm call, which carries the step's loss", rank);
 
   dp_ = plan.dp;
+  if (plan.dp > 1) {
+    buckets_ = gradient_buckets(model, plan, coord_.pp);
+    bucket_segments_ = bucket_segments(model, stage.param_runs(), buckets_, holds_embed_);
+    zero_ = ZeroLayout(stage.param_runs(), full_layout(model).size[t_wte], zero_parts(plan),
+                       bucket_segments_);
+  }
   sharded_ = plan.zero >= 1 && plan.dp > 1;
   if (sharded_) {
     const std::vector<int> group = dp_group(plan, rank);
@@ -120,6 +128,8 @@ StepOutcome Interpreter::play_step(int step, float lr, const MicrobatchFeed& fee
   stage_.zero_grads();
   if (sharded_) std::fill(shard_grads_.begin(), shard_grads_.end(), 0.0f);
   scattered_ = false;
+  starts_ = 0;
+  completed_early_.clear();
   scaled_ = false;
   clip_scale_ = 1.0f;
   grad_norm_ = 0;
@@ -139,6 +149,11 @@ StepOutcome Interpreter::play_step(int step, float lr, const MicrobatchFeed& fee
     if (watchdog_) watchdog_->end();
     outcome.timings[i] = {seconds_between(step_start, start), seconds_between(start, end)};
   }
+  if (!in_flight_.empty() || !completed_early_.empty()) {
+    const int request = in_flight_.empty() ? *completed_early_.begin() : in_flight_.begin()->first;
+    fail("rank {} step {}: request {} was started but not waited by the end of the step", rank_,
+         step + 1, request);
+  }
   for (int mb = 0; mb < schedule_.plan.mb; ++mb) stage_.release(mb);
   outcome.loss_sum = loss_sum_;
   outcome.grad_norm = grad_norm_;
@@ -155,11 +170,16 @@ double Interpreter::evaluate(const MicrobatchFeed& feed) {
     if (const auto* r = std::get_if<Recv>(&in)) keep = r->what == Tensor::activation;
     if (const auto* c = std::get_if<Collective>(&in))
       keep = c->purpose == Purpose::tp_forward || c->purpose == Purpose::zero_parameters;
+    // A wait is kept when its start was (only kept starts are in flight here).
+    if (const auto* w = std::get_if<Wait>(&in)) keep = in_flight_.count(w->request) > 0;
     if (!keep) continue;
     if (watchdog_) watchdog_->begin(fmt::format("rank {} validation: {}", rank_, names_[i]));
     run(in, -1, 0.0f, feed, true);
     if (watchdog_) watchdog_->end();
   }
+  if (!in_flight_.empty())
+    fail("rank {} validation: request {} ({}) was started but not waited", rank_,
+         in_flight_.begin()->first, in_flight_.begin()->second.name);
   for (int mb = 0; mb < schedule_.plan.mb; ++mb) stage_.release(mb);
   return loss_sum_;
 }
@@ -174,21 +194,48 @@ void Interpreter::run(const Instruction& instruction, int step, float lr,
           if (holds_embed_) stage_.set_tokens(in.mb, tokens_);
           if (holds_head_) stage_.set_targets(in.mb, targets_);
         } else if constexpr (std::is_same_v<T, Forward>) {
-          for (int b = in.begin; b < in.end; ++b) stage_.forward(b, in.mb);
+          if (!in_flight_.empty()) check_blocks("forward", {in.begin, in.end}, false);
+          for (int b = in.begin; b < in.end; ++b) {
+            stage_.forward(b, in.mb);
+            if (!in_flight_.empty()) comm_.progress();
+          }
           if (holds_head_ && in.end == blocks_end_ && coord_.tp == 0)
             loss_sum_ += stage_.loss(in.mb);
         } else if constexpr (std::is_same_v<T, Backward>) {
-          for (int b = in.end - 1; b >= in.begin; --b) stage_.backward(b, in.mb, in.recompute);
+          if (!in_flight_.empty()) check_blocks("backward", {in.begin, in.end}, true);
+          for (int b = in.end - 1; b >= in.begin; --b) {
+            stage_.backward(b, in.mb, in.recompute);
+            if (!in_flight_.empty()) comm_.progress();
+          }
           dirty_since_scatter_ = true;
         } else if constexpr (std::is_same_v<T, Send>) {
           const auto data =
               in.what == Tensor::activation ? stage_.output(in.mb) : stage_.input_grad(in.mb);
-          comm_.send(in.peer, data, tag(in.mb, in.what));
+          if (in.request < 0) {
+            comm_.send(in.peer, data, tag(in.mb, in.what));
+          } else {
+            InFlight f;
+            f.what = Awaits::send;
+            f.comm.push_back(comm_.start_send(in.peer, data, tag(in.mb, in.what)));
+            started(in.request, std::move(f));
+          }
         } else if constexpr (std::is_same_v<T, Recv>) {
           const auto data =
               in.what == Tensor::activation ? stage_.input(in.mb) : stage_.output_grad(in.mb);
-          comm_.recv(in.peer, data, tag(in.mb, in.what));
+          if (in.request < 0) {
+            comm_.recv(in.peer, data, tag(in.mb, in.what));
+          } else {
+            InFlight f;
+            f.what = Awaits::recv;
+            f.comm.push_back(comm_.start_recv(in.peer, data, tag(in.mb, in.what)));
+            started(in.request, std::move(f));
+          }
         } else if constexpr (std::is_same_v<T, Collective>) {
+          if (in.request >= 0 &&
+              (in.purpose == Purpose::tp_forward || in.purpose == Purpose::tp_backward ||
+               in.purpose == Purpose::tied_embedding || in.purpose == Purpose::grad_norm))
+            fail("rank {}: {} cannot be non-blocking (the next instruction needs its result)",
+                 rank_, to_string(instruction));
           switch (in.purpose) {
             case Purpose::tp_forward:
               comm_.all_reduce(in.group, stage_.tp_partial(in.block, in.mb));
@@ -200,29 +247,207 @@ void Interpreter::run(const Instruction& instruction, int step, float lr,
               break;
             case Purpose::dp_gradients:
               if (in.block >= 0) fail("dp_gradients per block ({}) is not supported", in.block);
-              comm_.all_reduce(in.group, stage_.grads());
+              start_dp_gradients(in);
               break;
             case Purpose::zero_gradients:
-              reduce_scatter_gradients(in.group);
+              start_zero_gradients(in);
               break;
             case Purpose::zero_parameters:
-              all_gather_parameters(in.group);
+              start_zero_parameters(in);
               break;
             case Purpose::tied_embedding:
+              check_quiet("the tied-embedding sum");
               tied_embedding(in.group);
               break;
             case Purpose::grad_norm:
+              check_quiet("the gradient norm");
               gradient_norm(in.group);
               break;
           }
         } else if constexpr (std::is_same_v<T, OptimizerStep>) {
+          check_quiet("the optimizer step");
           if (!forward_only) optimizer_step(step, lr);
         } else {
           static_assert(std::is_same_v<T, Wait>);
-          fail("overlap: wait is not played yet (rank {}, {})", rank_, to_string(instruction));
+          if (completed_early_.erase(in.request)) return;  // done with a later one's wait
+          auto it = in_flight_.find(in.request);
+          if (it == in_flight_.end())
+            fail("rank {}: {}, but request {} was not started in this step (or already waited)",
+                 rank_, to_string(instruction), in.request);
+          if (it->second.what != in.what)
+            fail("rank {}: {} waits for a {}, but request {} started a {} ({})", rank_,
+                 to_string(instruction), to_string(in.what), in.request, to_string(it->second.what),
+                 it->second.name);
+          // Reduce-scatters add into the shard in the order they started (as blocking ones do),
+          // whatever order their waits come in: earlier ones of the same bucket complete first.
+          if (const int bucket = it->second.shard_bucket; bucket > -2) {
+            std::vector<std::pair<long, int>> earlier;
+            for (const auto& [request, f] : in_flight_)
+              if (f.shard_bucket == bucket && f.order < it->second.order)
+                earlier.push_back({f.order, request});
+            std::sort(earlier.begin(), earlier.end());
+            for (const auto& [order, request] : earlier) {
+              complete(request);
+              completed_early_.insert(request);
+            }
+          }
+          complete(in.request);
         }
       },
       instruction);
+}
+
+void Interpreter::started(int request, InFlight&& flight) {
+  if (request < 0) {
+    complete(flight);
+    return;
+  }
+  if (in_flight_.count(request))
+    fail("rank {}: request {} started again while in flight ({})", rank_, request,
+         in_flight_[request].name);
+  flight.order = starts_++;
+  in_flight_.emplace(request, std::move(flight));
+}
+
+void Interpreter::complete(InFlight& flight) {
+  for (int r : flight.comm) comm_.wait(r);
+  if (flight.finish) flight.finish();
+}
+
+void Interpreter::complete(int request) {
+  auto it = in_flight_.find(request);  // completed in place: finish() points into it
+  complete(it->second);
+  in_flight_.erase(it);
+}
+
+void Interpreter::check_quiet(const char* what) const {
+  for (const auto& [request, f] : in_flight_)
+    if (f.gradients)
+      fail("rank {}: {} reads gradients that request {} ({}) still has in flight", rank_, what,
+           request, f.name);
+}
+
+void Interpreter::check_blocks(const char* what, BlockRange blocks, bool writes_grads) const {
+  for (const auto& [request, f] : in_flight_) {
+    const bool overlaps = f.blocks.begin < blocks.end && blocks.begin < f.blocks.end;
+    if (overlaps && (f.parameters || (writes_grads && f.gradients)))
+      fail("rank {}: {} of blocks {}:{} touches the {} of request {} ({}), still in flight", rank_,
+           what, blocks.begin, blocks.end, f.parameters ? "parameters" : "gradients", request,
+           f.name);
+  }
+}
+
+int Interpreter::bucket_index(const Collective& c) const {
+  if (c.begin < 0 && c.end < 0) return -1;
+  for (std::size_t k = 0; k < buckets_.size(); ++k)
+    if (buckets_[k].begin == c.begin && buckets_[k].end == c.end) return int(k);
+  std::string known;
+  for (const BlockRange& b : buckets_) known += fmt::format(" {}:{}", b.begin, b.end);
+  fail("rank {}: {} names blocks {}:{}, which is not one of this stage's gradient buckets ({})",
+       rank_, to_string(Instruction{c}), c.begin, c.end, known.empty() ? " none" : known);
+}
+
+BlockRange Interpreter::bucket_blocks(int k) const { return k < 0 ? stage_range_ : buckets_[k]; }
+
+void Interpreter::start_dp_gradients(const Collective& c) {
+  const int k = bucket_index(c);
+  if (k < 0 && c.request < 0) {  // the whole stage, blocking (as before buckets)
+    comm_.all_reduce(c.group, stage_.grads());
+    return;
+  }
+  InFlight f;
+  f.name = to_string(Instruction{c});
+  f.gradients = true;
+  f.blocks = bucket_blocks(k);
+  const auto grads = stage_.grads();
+  if (k < 0)
+    f.comm.push_back(comm_.start_all_reduce(c.group, grads));
+  else
+    for (const auto& [at, n] : bucket_segments_[k])
+      f.comm.push_back(comm_.start_all_reduce(c.group, grads.subspan(at, n)));
+  started(c.request, std::move(f));
+}
+
+void Interpreter::start_zero_gradients(const Collective& c) {
+  const int k = bucket_index(c);
+  if (!sharded_) {  // one data-parallel rank: its gradients are already whole
+    if (c.request >= 0) started(c.request, InFlight{});
+    return;
+  }
+  if (k < 0 && c.request < 0) {
+    reduce_scatter_gradients(c.group);
+    return;
+  }
+  InFlight f;  // its blocks stay -1:-1: a backward may run meanwhile (the packed copy travels)
+  f.name = to_string(Instruction{c});
+  f.gradients = true;
+  f.shard_bucket = k;
+  const std::size_t part = std::size_t(k < 0 ? zero_.chunk_size() : zero_.bucket_part(k));
+  f.in.assign(part * dp_, 0.0f);
+  f.out.assign(part, 0.0f);
+  const auto grads = stage_.grads();
+  for (int d = 0; d < dp_; ++d) {
+    const std::span<float> to = std::span<float>(f.in).subspan(d * part, part);
+    if (k < 0)
+      zero_.pack<float>(grads, d, to);
+    else
+      zero_.pack_bucket<float>(grads, k, d, to);
+  }
+  // The packed copy is what travels: the stage's gradients of the bucket start again from zero.
+  if (k < 0)
+    stage_.zero_grads();
+  else
+    for (const auto& [at, n] : bucket_segments_[k]) std::fill_n(grads.begin() + at, n, 0.0f);
+  scattered_ = true;
+  dirty_since_scatter_ = false;
+  InFlight& placed = c.request < 0 ? f : (started(c.request, std::move(f)), in_flight_[c.request]);
+  placed.comm.push_back(comm_.start_reduce_scatter(c.group, placed.in, placed.out));
+  placed.finish = [this, k, out = &placed.out] {
+    if (k < 0) {
+      for (std::size_t i = 0; i < out->size(); ++i) shard_grads_[i] += (*out)[i];
+      return;
+    }
+    for (const auto& [chunk_at, part_at, n] : zero_.bucket_in_chunk(k))
+      for (std::int64_t i = 0; i < n; ++i) shard_grads_[chunk_at + i] += (*out)[part_at + i];
+  };
+  if (c.request < 0) complete(placed);
+}
+
+void Interpreter::start_zero_parameters(const Collective& c) {
+  const int k = bucket_index(c);
+  if (!sharded_) {
+    if (c.request >= 0) started(c.request, InFlight{});
+    return;
+  }
+  if (k < 0 && c.request < 0) {
+    all_gather_parameters(c.group);
+    return;
+  }
+  InFlight f;
+  f.name = to_string(Instruction{c});
+  f.parameters = true;
+  f.blocks = bucket_blocks(k);
+  const std::size_t part = std::size_t(k < 0 ? zero_.chunk_size() : zero_.bucket_part(k));
+  f.in.assign(part, 0.0f);
+  f.out.assign(part * dp_, 0.0f);
+  if (k < 0)
+    std::copy(shard_params_.begin(), shard_params_.end(), f.in.begin());
+  else
+    for (const auto& [chunk_at, part_at, n] : zero_.bucket_in_chunk(k))
+      std::copy_n(shard_params_.begin() + chunk_at, n, f.in.begin() + part_at);
+  InFlight& placed = c.request < 0 ? f : (started(c.request, std::move(f)), in_flight_[c.request]);
+  placed.comm.push_back(comm_.start_all_gather(c.group, placed.in, placed.out));
+  placed.finish = [this, k, part, out = &placed.out] {
+    const auto params = stage_.params();
+    for (int d = 0; d < dp_; ++d) {
+      const std::span<const float> from = std::span<const float>(*out).subspan(d * part, part);
+      if (k < 0)
+        zero_.unpack<float>(from, d, params);
+      else
+        zero_.unpack_bucket<float>(from, k, d, params);
+    }
+  };
+  if (c.request < 0) complete(placed);
 }
 
 void Interpreter::ensure_scaled() {

@@ -7,11 +7,25 @@
 // the step's loss is the mean over the global batch, so the summed gradients are multiplied by
 // 1/(mb*dp) once per step, just before the gradient norm (after the data-parallel reduction).
 //
-// ZeRO layout: exec/zero_layout.hpp says which local elements make up each dp rank's chunk.
+// ZeRO layout: exec/zero_layout.hpp says which local elements make up each dp rank's chunk;
+// each rank owns 1/dp of every gradient bucket (plan/buckets.hpp, the same with overlap on and
+// off), and bucket [begin, end) is the local elements of its blocks (exec/bucket_segments.hpp).
+//
+// Overlap: a Send, Recv or Collective with request >= 0 starts on the communicator and the Wait
+// with that request completes it (what a collective leaves to do after it lands, such as adding
+// a reduce-scatter's chunk into the shard, runs at the wait). Bucket collectives played blocking
+// (request -1, overlap=off) are the same start followed at once by its wait, so overlap=on and
+// off make the same calls in the same order and sum the same bits. Nothing touches a buffer in
+// flight: a compute, tied-embedding, norm or optimizer instruction that would read or write one
+// fails naming the request; so do a wait without its start, a start reused, and a start never
+// waited by the end of the step. Between blocks of compute the interpreter calls the
+// communicator's progress() (what Open MPI needs to advance started collectives).
 // Not here: where the tokens come from (a MicrobatchFeed), checkpoints, progress.
 #pragma once
 #include <chrono>
 #include <functional>
+#include <map>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -65,6 +79,31 @@ class Interpreter {
   void build_masks(const ModelSpec& model);
   void run(const Instruction& instruction, int step, float lr, const MicrobatchFeed& feed,
            bool forward_only);
+  // Requests in flight (by the schedule's request number) and their bookkeeping.
+  struct InFlight {
+    Awaits what = Awaits::collective;
+    std::string name;              // the start's line, for messages
+    std::vector<int> comm;         // communicator requests
+    std::function<void()> finish;  // after they complete (may be empty)
+    BlockRange blocks{-1, -1};     // the bucket's blocks (gradients or parameters)
+    bool gradients = false;        // a gradient bucket (dp or ZeRO reduce-scatter)
+    bool parameters = false;       // a parameter all-gather
+    int shard_bucket = -2;         // a reduce-scatter adding into the shard: its bucket (-1: all)
+    long order = 0;                // start order within the step
+    std::vector<float> in, out;    // the request's own buffers
+  };
+  // Registers (request >= 0) or completes at once (request -1) what was just started.
+  void started(int request, InFlight&& flight);
+  void complete(int request);
+  void complete(InFlight& flight);
+  // Fails when something in flight conflicts with what the instruction `what` touches.
+  void check_quiet(const char* what) const;  // no gradient bucket in flight
+  void check_blocks(const char* what, BlockRange blocks, bool writes_grads) const;
+  int bucket_index(const Collective& c) const;  // -1: the whole stage
+  BlockRange bucket_blocks(int k) const;
+  void start_dp_gradients(const Collective& c);
+  void start_zero_gradients(const Collective& c);
+  void start_zero_parameters(const Collective& c);
   void ensure_scaled();
   void reduce_scatter_gradients(int group);
   void all_gather_parameters(int group);
@@ -87,6 +126,15 @@ class Interpreter {
   int tokens_per_mb_ = 0;
   int blocks_end_ = 0;  // block_count(model): a Forward ending here ran the head
   std::vector<int> tokens_, targets_;
+
+  // Gradient buckets of this stage (backward order) and their local elements; empty when dp = 1.
+  BlockRange stage_range_{0, 0};
+  std::vector<BlockRange> buckets_;
+  std::vector<Segments> bucket_segments_;
+  std::map<int, InFlight> in_flight_;
+  long starts_ = 0;  // starts so far this step (InFlight::order)
+  // Reduce-scatters completed at a later-started one's wait, their own wait still to come.
+  std::set<int> completed_early_;
 
   // ZeRO
   bool sharded_ = false;

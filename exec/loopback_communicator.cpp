@@ -142,6 +142,118 @@ void LoopbackCommunicator::barrier() {
   hub_.rendezvous(lock, hub_.world_, rank_, "barrier");
 }
 
+long LoopbackHub::start(int index, int rank, Op op, std::span<const float> in,
+                        std::span<float> out) {
+  Group& g = group(index, rank);
+  const int position = int(std::find(g.ranks.begin(), g.ranks.end(), rank) - g.ranks.begin());
+  const int n = int(g.ranks.size());
+  const long seq = next_seq_[{index, rank}]++;
+  Started& s = started_[{index, seq}];
+  if (s.arrived == 0) {
+    s.op = op;
+    s.in.assign(n, {});
+    s.out.assign(n, {});
+  } else if (s.op != op) {
+    fail_all(
+        fmt::format("loopback rank {}: started collective {} of group {} is another kind "
+                    "than its other members started",
+                    rank, seq, index));
+  }
+  const std::size_t want = op == Op::all_reduce       ? in.size()
+                           : op == Op::reduce_scatter ? out.size() * n
+                                                      : in.size() * n;
+  if ((op == Op::reduce_scatter ? in.size() : out.size()) != want)
+    fail_all(
+        fmt::format("loopback rank {}: started collective of {} floats in, {} out over {} "
+                    "ranks does not fit",
+                    rank, in.size(), out.size(), n));
+  s.in[position] = in;
+  s.out[position] = out;
+  if (++s.arrived == n) {
+    for (int p = 0; p < n; ++p)
+      if (s.in[p].size() != s.in[0].size() || s.out[p].size() != s.out[0].size())
+        fail_all(fmt::format("loopback: members of group {} started collective {} with other sizes",
+                             index, seq));
+    finish(s, n);
+    changed_.notify_all();
+  }
+  return seq;
+}
+
+// Every member's result first (inputs may alias outputs), then the writes. Sums in group order.
+void LoopbackHub::finish(Started& s, int n) {
+  std::vector<std::vector<float>> results(n);
+  for (int p = 0; p < n; ++p) {
+    std::vector<float>& r = results[p];
+    if (s.op == Op::all_reduce) {
+      r.assign(s.in[0].size(), 0.0f);
+      for (int q = 0; q < n; ++q)
+        for (std::size_t i = 0; i < r.size(); ++i) r[i] += s.in[q][i];
+    } else if (s.op == Op::reduce_scatter) {
+      r.assign(s.out[p].size(), 0.0f);
+      const std::size_t at = std::size_t(p) * r.size();
+      for (int q = 0; q < n; ++q)
+        for (std::size_t i = 0; i < r.size(); ++i) r[i] += s.in[q][at + i];
+    } else {
+      for (int q = 0; q < n; ++q) r.insert(r.end(), s.in[q].begin(), s.in[q].end());
+    }
+  }
+  for (int p = 0; p < n; ++p) std::copy(results[p].begin(), results[p].end(), s.out[p].begin());
+  s.done = true;
+}
+
+int LoopbackCommunicator::start_all_reduce(int group, std::span<float> data) {
+  std::lock_guard lock(hub_.mutex_);
+  const long seq = hub_.start(group, rank_, LoopbackHub::Op::all_reduce, data, data);
+  requests_[next_request_] = {group, seq, {}, -1, 0};
+  return next_request_++;
+}
+
+int LoopbackCommunicator::start_reduce_scatter(int group, std::span<const float> in,
+                                               std::span<float> out) {
+  std::lock_guard lock(hub_.mutex_);
+  const long seq = hub_.start(group, rank_, LoopbackHub::Op::reduce_scatter, in, out);
+  requests_[next_request_] = {group, seq, {}, -1, 0};
+  return next_request_++;
+}
+
+int LoopbackCommunicator::start_all_gather(int group, std::span<const float> in,
+                                           std::span<float> out) {
+  std::lock_guard lock(hub_.mutex_);
+  const long seq = hub_.start(group, rank_, LoopbackHub::Op::all_gather, in, out);
+  requests_[next_request_] = {group, seq, {}, -1, 0};
+  return next_request_++;
+}
+
+int LoopbackCommunicator::start_send(int peer, std::span<const float> data, int tag) {
+  send(peer, data, tag);  // eager: already in the peer's mailbox
+  requests_[next_request_] = {};
+  return next_request_++;
+}
+
+int LoopbackCommunicator::start_recv(int peer, std::span<float> data, int tag) {
+  if (peer < 0 || peer >= size())
+    fail("loopback rank {}: recv from rank {} of {}", rank_, peer, size());
+  requests_[next_request_] = {-1, 0, data, peer, tag};
+  return next_request_++;
+}
+
+void LoopbackCommunicator::wait(int request) {
+  auto it = requests_.find(request);
+  if (it == requests_.end()) unknown_request(request);
+  const Request r = it->second;
+  requests_.erase(it);
+  if (r.group < 0) {
+    if (r.peer >= 0) recv(r.peer, r.recv, r.tag);
+    return;
+  }
+  std::unique_lock lock(hub_.mutex_);
+  auto found = hub_.started_.find({r.group, r.seq});
+  LoopbackHub::Started& s = found->second;
+  hub_.wait(lock, rank_, "wait", [&] { return s.done; });
+  if (++s.waited == int(s.in.size())) hub_.started_.erase(found);
+}
+
 void LoopbackCommunicator::set_groups(const std::vector<std::vector<int>>& groups) {
   std::unique_lock lock(hub_.mutex_);
   if (!hub_.groups_set_) {  // the first caller registers; every rank passes the same list

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <limits>
@@ -29,6 +30,9 @@ MpiCommunicator::MpiCommunicator(int* argc, char*** argv) {
     MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
     owns_mpi_ = true;
   }
+  int level = 0;
+  MPI_Query_thread(&level);
+  thread_multiple_ = level == MPI_THREAD_MULTIPLE;
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
   MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size_));
@@ -42,10 +46,16 @@ MpiCommunicator::MpiCommunicator(int* argc, char*** argv) {
   MPI_CHECK(MPI_Comm_rank(local, &local_rank_));
   MPI_CHECK(MPI_Comm_size(local, &local_size_));
   MPI_Comm_free(&local);
+  MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &poke_comm_));
+  set_progress(thread_multiple_ ? MpiProgress::thread : MpiProgress::test);
 }
 
 MpiCommunicator::~MpiCommunicator() {
+  stop_progress_thread();
   finish_completed_sends(true);
+  for (auto& [id, s] : started_)
+    if (s.request != MPI_REQUEST_NULL) MPI_Wait(&s.request, MPI_STATUS_IGNORE);
+  if (poke_comm_ != MPI_COMM_NULL) MPI_Comm_free(&poke_comm_);
   for (auto& g : groups_)
     if (g.comm != MPI_COMM_NULL) MPI_Comm_free(&g.comm);
   if (owns_mpi_) {
@@ -181,6 +191,171 @@ void MpiCommunicator::recv(int peer, std::span<float> data, int tag) {
 void MpiCommunicator::barrier() {
   finish_completed_sends(true);
   MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+}
+
+MpiProgress parse_mpi_progress(const std::string& text) {
+  if (text == "thread") return MpiProgress::thread;
+  if (text == "test") return MpiProgress::test;
+  if (text == "none") return MpiProgress::none;
+  fail("MPI progress '{}' is not one of thread, test, none", text);
+}
+
+const char* to_string(MpiProgress p) {
+  switch (p) {
+    case MpiProgress::thread:
+      return "thread";
+    case MpiProgress::test:
+      return "test";
+    case MpiProgress::none:
+      return "none";
+  }
+  return "?";
+}
+
+void MpiCommunicator::set_progress(MpiProgress mode, int poll_us) {
+  if (poll_us < 1) fail("MPI progress poll of {} us: at least 1", poll_us);
+  if (!started_.empty()) fail("MPI progress changed with {} requests in flight", started_.size());
+  if (mode == MpiProgress::thread && !thread_multiple_)
+    fail("MPI progress thread needs MPI_THREAD_MULTIPLE, which {} does not provide",
+         library_version());
+  stop_progress_thread();
+  progress_ = mode;
+  poll_us_ = poll_us;
+  if (mode == MpiProgress::thread) {
+    stop_thread_ = false;
+    progress_thread_ = std::thread([this] { progress_loop(); });
+  }
+}
+
+void MpiCommunicator::stop_progress_thread() {
+  if (!progress_thread_.joinable()) return;
+  {
+    std::lock_guard lock(progress_mutex_);
+    stop_thread_ = true;
+  }
+  progress_changed_.notify_all();
+  progress_thread_.join();
+}
+
+void MpiCommunicator::poke() {
+  int flag = 0;
+  MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, poke_comm_, &flag, MPI_STATUS_IGNORE);
+}
+
+// While requests are in flight: poke MPI, then yield the core for a moment (the rank's compute
+// shares it). Sleeps on the condition variable while none are.
+void MpiCommunicator::progress_loop() {
+  std::unique_lock lock(progress_mutex_);
+  while (!stop_thread_) {
+    if (in_flight_.load() == 0) {
+      progress_changed_.wait(lock);
+      continue;
+    }
+    lock.unlock();
+    poke();
+    std::this_thread::sleep_for(std::chrono::microseconds(poll_us_));
+    lock.lock();
+  }
+}
+
+int MpiCommunicator::add_request(MPI_Request request, std::span<float> recv, int peer, int tag,
+                                 std::vector<int> counts) {
+  const int id = next_request_++;
+  Started& s = started_[id];
+  s.request = request;
+  s.recv = recv;
+  s.peer = peer;
+  s.tag = tag;
+  s.counts = std::move(counts);
+  if (in_flight_.fetch_add(1) == 0 && progress_ == MpiProgress::thread) {
+    std::lock_guard lock(progress_mutex_);
+    progress_changed_.notify_all();
+  }
+  return id;
+}
+
+int MpiCommunicator::start_all_reduce(int group, std::span<float> data) {
+  MPI_Comm comm = comm_of(group);
+  MPI_Request r;
+  MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, data.data(), checked_count(data.size(), "all-reduce"),
+                           MPI_FLOAT, MPI_SUM, comm, &r));
+  return add_request(r, {}, -1, -1);
+}
+
+int MpiCommunicator::start_reduce_scatter(int group, std::span<const float> in,
+                                          std::span<float> out) {
+  MPI_Comm comm = comm_of(group);
+  const std::size_t n = groups_[group].ranks.size();
+  if (in.size() != out.size() * n)
+    fail("reduce-scatter over {} ranks: input of {} floats is not {} chunks of {}", n, in.size(), n,
+         out.size());
+  // Equal counts, as the blocking call (MPI_Reduce_scatter, not _block).
+  std::vector<int> counts(n, checked_count(out.size(), "reduce-scatter chunk"));
+  const void* send = in.data() == out.data() ? MPI_IN_PLACE : in.data();
+  MPI_Request r;
+  MPI_CHECK(MPI_Ireduce_scatter(send, out.data(), counts.data(), MPI_FLOAT, MPI_SUM, comm, &r));
+  return add_request(r, {}, -1, -1, std::move(counts));
+}
+
+int MpiCommunicator::start_all_gather(int group, std::span<const float> in, std::span<float> out) {
+  MPI_Comm comm = comm_of(group);
+  const std::size_t n = groups_[group].ranks.size();
+  if (out.size() != in.size() * n)
+    fail("all-gather over {} ranks: output of {} floats is not {} chunks of {}", n, out.size(), n,
+         in.size());
+  const bool in_place = in.data() == out.data() + std::size_t(groups_[group].position) * in.size();
+  MPI_Request r;
+  MPI_CHECK(MPI_Iallgather(in_place ? MPI_IN_PLACE : in.data(),
+                           checked_count(in.size(), "all-gather chunk"), MPI_FLOAT, out.data(),
+                           int(in.size()), MPI_FLOAT, comm, &r));
+  return add_request(r, {}, -1, -1);
+}
+
+int MpiCommunicator::start_send(int peer, std::span<const float> data, int tag) {
+  if (peer < 0 || peer >= size_) fail("send to rank {}, but the job has {} ranks", peer, size_);
+  MPI_Request r;
+  MPI_CHECK(MPI_Isend(data.data(), checked_count(data.size(), "send"), MPI_FLOAT, peer, tag,
+                      MPI_COMM_WORLD, &r));
+  return add_request(r, {}, -1, -1);
+}
+
+int MpiCommunicator::start_recv(int peer, std::span<float> data, int tag) {
+  if (peer < 0 || peer >= size_)
+    fail("receive from rank {}, but the job has {} ranks", peer, size_);
+  MPI_Request r;
+  MPI_CHECK(MPI_Irecv(data.data(), checked_count(data.size(), "receive"), MPI_FLOAT, peer, tag,
+                      MPI_COMM_WORLD, &r));
+  return add_request(r, data, peer, tag);
+}
+
+void MpiCommunicator::wait(int request) {
+  auto it = started_.find(request);
+  if (it == started_.end()) unknown_request(request);
+  Started s = std::move(it->second);
+  started_.erase(it);
+  MPI_Status status;
+  const int rc = MPI_Wait(&s.request, &status);
+  in_flight_.fetch_sub(1);
+  MPI_CHECK(rc);
+  if (s.peer >= 0) {
+    int count = 0;
+    MPI_Get_count(&status, MPI_FLOAT, &count);
+    if (std::size_t(count) != s.recv.size())
+      fail("rank {} received {} floats from rank {} (tag {}), expected {}", rank_, count, s.peer,
+           s.tag, s.recv.size());
+  }
+}
+
+void MpiCommunicator::progress() {
+  if (progress_ == MpiProgress::test && in_flight_.load() > 0) poke();
+}
+
+bool MpiCommunicator::can_overlap() const { return progress_ != MpiProgress::none; }
+
+std::string MpiCommunicator::overlap_note() const {
+  if (progress_ == MpiProgress::none)
+    return "MPI progress 'none': started requests advance only inside wait(), after the compute";
+  return "";
 }
 
 void MpiCommunicator::abort(const std::string& message) {

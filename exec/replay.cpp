@@ -41,11 +41,28 @@ std::size_t replay_message_floats(const Schedule& schedule, const Instruction& i
 // maximum RSS). The largest of these over the stream.
 ReplayMemory replay_memory(const Schedule& schedule, int rank) {
   ReplayMemory m;
-  double largest = 0;
+  double largest = 0, in_flight = 0;  // in flight: started, not yet waited
+  std::map<int, double> started;      // request -> its buffer's bytes
   for (const Instruction& in : schedule.ranks.at(rank)) {
     const double bytes = 4.0 * double(replay_message_floats(schedule, in));
+    const int request = std::visit(
+        [](const auto& x) {
+          if constexpr (requires { x.request; })
+            return int(x.request);
+          else
+            return -1;
+        },
+        in);
+    if (const auto* w = std::get_if<Wait>(&in)) {
+      in_flight -= started[w->request];
+      started.erase(w->request);
+    } else if (request >= 0 && !std::holds_alternative<Wait>(in)) {
+      started[request] = bytes;
+      in_flight += bytes;
+      m.in_flight = std::max(m.in_flight, in_flight);
+    }
     largest = std::max(largest, bytes);
-    if (std::holds_alternative<Send>(in)) m.send_copies += bytes;
+    if (std::holds_alternative<Send>(in) && request < 0) m.send_copies += bytes;
     if (const auto* c = std::get_if<Collective>(&in)) {
       const std::vector<int>& group = schedule.groups.at(c->group);
       const double n = double(group.size());
@@ -100,12 +117,34 @@ std::vector<InstructionTiming> Replayer::play_step(int step) {
     timings[i] = {std::chrono::duration<double>(start - step_start).count(),
                   std::chrono::duration<double>(end - start).count()};
   }
+  if (!in_flight_.empty())
+    fail("replay rank {} step {}: request {} was started but not waited by the end of the step",
+         rank_, step + 1, in_flight_.begin()->first);
   return timings;
 }
 
 void Replayer::run(const Instruction& instruction, std::size_t index) {
   const std::size_t floats = replay_message_floats(schedule_, instruction);
-  const std::span<float> message(buffer_.data(), floats);
+  std::span<float> message(buffer_.data(), floats);
+  // A start gets its own buffer, kept until its wait.
+  auto own = [&](int request, Awaits what) {
+    if (in_flight_.count(request))
+      fail("replay rank {}: request {} started again while in flight", rank_, request);
+    InFlight& f = in_flight_[request];
+    f.what = what;
+    // The smallest pooled buffer that holds the message, else a new one.
+    auto best = pool_.end();
+    for (auto it = pool_.begin(); it != pool_.end(); ++it)
+      if (it->size() >= floats && (best == pool_.end() || it->size() < best->size())) best = it;
+    if (best != pool_.end()) {
+      f.buffer = std::move(*best);
+      pool_.erase(best);
+    } else {
+      f.buffer.assign(floats, 0.0f);
+    }
+    message = std::span<float>(f.buffer).first(floats);
+    return &f;
+  };
   std::visit(
       [&](const auto& in) {
         using T = std::decay_t<decltype(in)>;
@@ -113,14 +152,44 @@ void Replayer::run(const Instruction& instruction, std::size_t index) {
           // tokens come from nowhere: nothing to wait for
         } else if constexpr (std::is_same_v<T, Forward> || std::is_same_v<T, Backward> ||
                              std::is_same_v<T, OptimizerStep>) {
-          // Sleep, do not spin: the cores carry the communication.
-          std::this_thread::sleep_for(std::chrono::duration<double>(seconds_[index]));
+          // Sleep, do not spin: the cores carry the communication. With requests in flight the
+          // sleep is cut per block, with the communicator's progress() between (as the
+          // interpreter calls it between blocks).
+          int slices = 1;
+          if constexpr (!std::is_same_v<T, OptimizerStep>) slices = std::max(1, in.end - in.begin);
+          if (in_flight_.empty()) slices = 1;
+          for (int k = 0; k < slices; ++k) {
+            std::this_thread::sleep_for(std::chrono::duration<double>(seconds_[index] / slices));
+            if (!in_flight_.empty()) comm_.progress();
+          }
         } else if constexpr (std::is_same_v<T, Send>) {
-          comm_.send(in.peer, message, message_tag(in.mb, in.what == Tensor::gradient));
+          const int tag = message_tag(in.mb, in.what == Tensor::gradient);
+          if (in.request < 0) {
+            comm_.send(in.peer, message, tag);
+          } else {
+            InFlight* f = own(in.request, Awaits::send);
+            f->comm = comm_.start_send(in.peer, message, tag);
+          }
         } else if constexpr (std::is_same_v<T, Recv>) {
-          comm_.recv(in.peer, message, message_tag(in.mb, in.what == Tensor::gradient));
+          const int tag = message_tag(in.mb, in.what == Tensor::gradient);
+          if (in.request < 0) {
+            comm_.recv(in.peer, message, tag);
+          } else {
+            InFlight* f = own(in.request, Awaits::recv);
+            f->comm = comm_.start_recv(in.peer, message, tag);
+          }
         } else if constexpr (std::is_same_v<T, Wait>) {
-          fail("overlap: wait is not played yet (rank {}, {})", rank_, to_string(instruction));
+          auto it = in_flight_.find(in.request);
+          if (it == in_flight_.end())
+            fail("replay rank {}: {}, but request {} was not started in this step", rank_,
+                 to_string(instruction), in.request);
+          if (it->second.what != in.what)
+            fail("replay rank {}: {} waits for a {}, but request {} started a {}", rank_,
+                 to_string(instruction), to_string(in.what), in.request,
+                 to_string(it->second.what));
+          comm_.wait(it->second.comm);
+          pool_.push_back(std::move(it->second.buffer));
+          in_flight_.erase(it);
         } else {
           static_assert(std::is_same_v<T, Collective>);
           const std::size_t n = schedule_.groups.at(in.group).size();
@@ -128,17 +197,30 @@ void Replayer::run(const Instruction& instruction, std::size_t index) {
           int position = 0;
           for (std::size_t k = 0; k < n; ++k)
             if (schedule_.groups[in.group][k] == rank_) position = int(k);
+          InFlight* f = in.request >= 0 ? own(in.request, Awaits::collective) : nullptr;
+          int request = -1;
           switch (in.op) {
             case CollectiveOp::all_reduce:
-              comm_.all_reduce(in.group, message);
+              if (f)
+                request = comm_.start_all_reduce(in.group, message);
+              else
+                comm_.all_reduce(in.group, message);
               break;
             case CollectiveOp::reduce_scatter:
-              comm_.reduce_scatter(in.group, message, message.first(chunk));
+              if (f)
+                request = comm_.start_reduce_scatter(in.group, message, message.first(chunk));
+              else
+                comm_.reduce_scatter(in.group, message, message.first(chunk));
               break;
             case CollectiveOp::all_gather:
-              comm_.all_gather(in.group, message.subspan(position * chunk, chunk), message);
+              if (f)
+                request = comm_.start_all_gather(in.group, message.subspan(position * chunk, chunk),
+                                                 message);
+              else
+                comm_.all_gather(in.group, message.subspan(position * chunk, chunk), message);
               break;
           }
+          if (f) f->comm = request;
         }
       },
       instruction);

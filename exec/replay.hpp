@@ -8,6 +8,7 @@
 // Not here: the command line and the run loop (exec/replay_run.cpp).
 #pragma once
 #include <chrono>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,8 @@ struct ReplayMemory {
   double send_copies = 0;  // the communicator copies each send until it completes (all of a step)
   double library = 0;      // the collective library's own temporaries (see replay.cpp)
   double process = 0;      // the process itself: MPI and the other libraries
-  double total() const { return buffer + send_copies + library + process; }
+  double in_flight = 0;    // the started requests' own buffers at their peak (overlap)
+  double total() const { return buffer + send_copies + library + process + in_flight; }
 };
 ReplayMemory replay_memory(const Schedule& schedule, int rank);
 
@@ -62,6 +64,16 @@ class Replayer {
   Watchdog* watchdog_;
   std::vector<double> seconds_;
   std::vector<float> buffer_;
+  // Requests in flight (the schedule's number): the communicator's request and its own buffer
+  // (requests in flight never share one), taken from and given back to a pool, so its pages
+  // stay resident and the pool peaks at what is in flight at once.
+  struct InFlight {
+    int comm = -1;
+    Awaits what = Awaits::collective;
+    std::vector<float> buffer;
+  };
+  std::map<int, InFlight> in_flight_;
+  std::vector<std::vector<float>> pool_;
 };
 
 }  // namespace fabtrain

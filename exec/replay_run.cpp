@@ -11,6 +11,7 @@
 #include "common/error.hpp"
 #include "exec/clock_alignment.hpp"
 #include "exec/host_info.hpp"
+#include "exec/overlap_check.hpp"
 #include "exec/progress.hpp"
 #include "exec/replay.hpp"
 #include "exec/run_record.hpp"
@@ -94,6 +95,9 @@ std::vector<double> replay(const ReplayConfig& config, MpiCommunicator& comm) {
   check_memory(schedule, comm, world_group);
 
   const bool root = comm.rank() == 0;
+  if (!config.mpi_progress.empty()) comm.set_progress(parse_mpi_progress(config.mpi_progress));
+  if (const std::string warning = overlap_warning(plan, comm); !warning.empty() && root)
+    fmt::print(stderr, "{}\n", warning);
   const ReplayMemory memory = replay_memory(schedule, comm.rank());
   if (root) {
     fmt::print("fabtrain-exec replay (communication real, compute modelled)\n");
@@ -108,8 +112,10 @@ std::vector<double> replay(const ReplayConfig& config, MpiCommunicator& comm) {
         "  compute  sleeps as {} at {} ({})\n", gpu.name, to_string(plan.precision),
         config.calibration.empty() ? "catalog defaults" : "calibration " + config.calibration);
     fmt::print(
-        "  memory   rank 0 needs {:.2f} GiB: buffer {:.2f}, send copies {:.2f}, library {:.2f}\n",
-        gib(memory.total()), gib(memory.buffer), gib(memory.send_copies), gib(memory.library));
+        "  memory   rank 0 needs {:.2f} GiB: buffer {:.2f}, send copies {:.2f}, library {:.2f}, in "
+        "flight {:.2f}\n",
+        gib(memory.total()), gib(memory.buffer), gib(memory.send_copies), gib(memory.library),
+        gib(memory.in_flight));
     std::fflush(stdout);
   }
 

@@ -21,6 +21,7 @@ struct ReplayConfig {
   std::string device_type = "CPU_HOST";  // a catalog GPU type: whose compute times to sleep
   std::string calibration;               // a calibration file (fabtrain calibrate), or none
   int print_every = 10;
+  std::string mpi_progress;  // thread | test | none; empty: MpiCommunicator's default
 };
 
 // Returns each step's wall seconds (every rank).

@@ -30,6 +30,7 @@
 #include "exec/interpreter.hpp"
 #include "exec/kernels_layout.hpp"
 #include "exec/lr_schedule.hpp"
+#include "exec/overlap_check.hpp"
 #include "exec/progress.hpp"
 #include "exec/run_record.hpp"
 #include "exec/step_timings.hpp"
@@ -423,8 +424,12 @@ TrainResult train(const TrainConfig& config, MpiCommunicator& comm) {
                               .make({config.precision, config.comm, comm.local_rank(),
                                      comm.local_size(), comm.host(), threads});
   if (run.is_root()) print_banner(run, backend);
+  if (!config.mpi_progress.empty()) comm.set_progress(parse_mpi_progress(config.mpi_progress));
   const std::unique_ptr<Communicator> device_comm = set_up_groups(run, backend);
   Communicator& schedule_comm = device_comm ? *device_comm : static_cast<Communicator&>(comm);
+  if (const std::string warning = overlap_warning(run.plan, schedule_comm);
+      !warning.empty() && run.is_root())
+    fmt::print(stderr, "{}\n", warning);
   build_stage(run, backend);
   Watchdog watchdog(comm, config.timeout_s);
   AdamW adamw;

@@ -38,6 +38,7 @@ struct TrainConfig {
   int val_batches = 4;         // global batches per validation
   std::string device = "cpu";  // a registered backend (exec/backend.hpp)
   std::string comm = "auto";   // cuda: nccl (one GPU per rank), mpi, or auto
+  std::string mpi_progress;    // thread | test | none; empty: MpiCommunicator's default
   std::string precision;       // empty: the plan's (exec/precision_option.hpp)
   double timeout_s = 300;      // watchdog per instruction
   int threads = 0;             // OpenMP threads per rank; 0: cores / ranks per host

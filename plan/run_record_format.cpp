@@ -118,8 +118,17 @@ StepLine step_line(const StepSummary& summary, const Schedule& schedule,
     for (std::size_t i = 0; i < timings[r].size() && i < schedule.ranks[r].size(); ++i) {
       const Instruction& in = schedule.ranks[r][i];
       const InstructionInfo info = describe(schedule, r, in);
+      const int request = std::visit(
+          [](const auto& x) {
+            if constexpr (requires { x.request; })
+              return int(x.request);
+            else
+              return -1;
+          },
+          in);
       line.instructions.push_back({r, int(i), info.kind, to_string(in), timings[r][i].start_s,
-                                   timings[r][i].duration_s, info.bytes, info.flops, info.peers});
+                                   timings[r][i].duration_s, info.bytes, info.flops, info.peers,
+                                   request});
     }
   return line;
 }
@@ -142,6 +151,7 @@ json to_json(const StepLine& line) {
                  {"peers", r.peers}};
     if (r.start_s >= 0) item["start_s"] = r.start_s;
     if (r.flops > 0) item["flops"] = r.flops;
+    if (r.request >= 0) item["request"] = r.request;
     instructions.push_back(std::move(item));
   }
   j["instructions"] = std::move(instructions);
@@ -171,10 +181,10 @@ StepLine step_line_from_json(const json& j, int world, const std::string& where,
   const json& items = array(j, "instructions", where, file);
   for (std::size_t i = 0; i < items.size(); ++i) {
     const std::string w = fmt::format("{} instructions[{}]", where, i);
-    reject_unknown(
-        items[i],
-        {"rank", "index", "kind", "name", "start_s", "duration_s", "bytes", "peers", "flops"}, w,
-        file);
+    reject_unknown(items[i],
+                   {"rank", "index", "kind", "name", "start_s", "duration_s", "bytes", "peers",
+                    "flops", "request"},
+                   w, file);
     InstructionRecord r;
     r.rank = integer(items[i], "rank", w, file, 0, INT_MAX);
     if (r.rank >= world)
@@ -189,6 +199,7 @@ StepLine step_line_from_json(const json& j, int world, const std::string& where,
     if (items[i].contains("peers"))
       for (const json& p : array(items[i], "peers", w, file))
         r.peers.push_back(int(json_integer(p, fmt::format("{}: {}.peers", file, w), 0, world - 1)));
+    if (items[i].contains("request")) r.request = integer(items[i], "request", w, file, 0, INT_MAX);
     line.instructions.push_back(std::move(r));
   }
   return line;

@@ -4,8 +4,11 @@
 //    "batch":16,"seq":64,"microbatch":8,"steps":10,"start_step":0,"versions":{...}, <mode's own>}
 //   {"type":"step","step":0,"wall_s":0.5,"loss":5.1,"lr":1e-3,"grad_norm":1.2,"tokens_per_s":..,
 //    ["val_loss":..,] ["instructions":[{"rank","index","kind","name","start_s","duration_s",
-//    "bytes","peers"[,"flops"]}, ...]]}
+//    "bytes","peers"[,"flops"][,"request"]}, ...]]}
 // kind is verb() (older records' "optimizer" reads as "opt"); name is the schedule's line;
+// request (non-blocking transfers only, plan/schedule.hpp) pairs a start with its wait: a start's
+// duration is its call, its wait's is the communication the rank could not hide (kind "wait"),
+// so a reader fitting a collective's own time skips starts;
 // start_s is from the earliest rank's start of the step, on clocks aligned at the start of the run
 // (so ranks compare; exec/clock_alignment.hpp).
 // Not here: taking the timings (exec/) or fitting them (calibrate/).
@@ -69,6 +72,7 @@ struct InstructionRecord {
   double bytes = 0;
   double flops = 0;  // written when > 0
   std::vector<int> peers;
+  int request = -1;  // a non-blocking start or its wait; written when >= 0
 };
 struct StepLine {
   StepSummary summary;

@@ -83,7 +83,10 @@ export OMP_NUM_THREADS=1
 # The collectives Open MPI plays are pinned to rings, the algorithm the simulator and NCCL play
 # (the profile openmpi-tcp's knobs): its default picks by size and rank count, e.g. a reduce then
 # a scatter for a large 4-rank reduce-scatter, which measured twice the ring's time at 10 ms.
-ring_args="--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 4 --mca coll_tuned_reduce_scatter_algorithm 3 --mca coll_tuned_allgather_algorithm 4"
+# The non-blocking all-reduce (overlap=on's started gradient buckets) is pinned to the ring too
+# (with libnbc's own choice, a 64 MiB all-reduce of 2 ranks at 25 ms measured 2.6 s against the
+# blocking call's 1.5 s).
+ring_args="--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 4 --mca coll_tuned_reduce_scatter_algorithm 3 --mca coll_tuned_allgather_algorithm 4 --mca coll_libnbc_iallreduce_algorithm 1"
 [ "${FABTRAIN_VALIDATE_FULL:-0}" = 1 ] && ring_args+=" --mca mpi_yield_when_idle 1"
 case "${FABTRAIN_WAN_MPIRUN_ARGS:-}" in  # once: the phases re-enter this script
   *btl_tcp_eager_limit*) ;;
@@ -209,9 +212,11 @@ else
 fi
 delays=${FABTRAIN_VALIDATE_DELAYS:-$delays}  # one-way delays in ms, e.g. "51.5" for 103 ms only
 models=${FABTRAIN_VALIDATE_MODELS:-$models}
+plans=${FABTRAIN_VALIDATE_PLANS:-$plans}  # e.g. scripts/measure-overlap.sh's overlap on/off pairs
 [ "$site_mode" -eq 1 ] && delays="site"  # the sites' own path: one case per (model, plan)
 max_delay=${delays##* }
-# FABTRAIN_VALIDATE_DELAYS / FABTRAIN_VALIDATE_MODELS narrow a mode to some delays or models.
+# FABTRAIN_VALIDATE_DELAYS / FABTRAIN_VALIDATE_MODELS narrow a mode to some delays or models;
+# FABTRAIN_VALIDATE_PLANS replaces its plans (space-separated).
 # FABTRAIN_VALIDATE_REUSE=DIR: calibrate, predict and tabulate again from DIR's benches and runs
 # (a previous run's work directory, same models/plans/delays) without measuring anything.
 reuse=${FABTRAIN_VALIDATE_REUSE:-}

@@ -32,6 +32,10 @@ Registration reg(15, [](CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--calibration", c->calibration,
                   "Calibration YAML (fabtrain calibrate) for compute");
+  cmd->add_option("--mpi-progress", c->mpi_progress,
+                  "How MPI's started transfers advance during compute: thread, test or none "
+                  "(default: the kept one, README)")
+      ->check(CLI::IsMember({"thread", "test", "none"}));
   cmd->add_option("--print-every", c->print_every,
                   "Plain progress line every N steps (no terminal)")
       ->capture_default_str();

@@ -74,6 +74,10 @@ Registration reg(10, [](CLI::App& app) {
   cmd->add_option("--comm", c->comm,
                   "cuda: nccl (one GPU per rank), mpi (ranks may share a GPU) or auto")
       ->capture_default_str();
+  cmd->add_option("--mpi-progress", c->mpi_progress,
+                  "How MPI's started transfers advance during compute: thread (a progress "
+                  "thread), test (tests between blocks) or none (default: the kept one, README)")
+      ->check(CLI::IsMember({"thread", "test", "none"}));
   cmd->add_option("--precision", c->precision,
                   "Sets the plan's precision: fp32 (cpu, cuda) or tf32 (cuda, Ampere and newer); "
                   "fp16 and bf16 are simulate-only (default: the plan's)");

@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <deque>
+#include <map>
 
 #include "exec/cuda/cuda_check.hpp"
 #include "exec/cuda/cuda_device.hpp"
@@ -26,6 +27,14 @@ struct PendingSend {
   cudaEvent_t done = nullptr;
 };
 
+// A started request: its staging buffers (host spans), where its result goes back to on the host,
+// and the event its stream records when done.
+struct Started {
+  DeviceArray<float> in, out;
+  std::span<float> host_out;  // non-empty: copied back from out before done
+  cudaEvent_t done = nullptr;
+};
+
 }  // namespace
 
 struct NcclCommunicator::Impl {
@@ -42,6 +51,45 @@ struct NcclCommunicator::Impl {
   std::vector<Group> groups;
   DeviceArray<float> in_buffer, out_buffer, recv_buffer;
   std::deque<PendingSend> pending;
+  cudaStream_t compute_stream = nullptr;  // the legacy default stream
+  std::map<int, Started> started;
+  int next_request = 0;
+
+  // Orders stream after the work queued so far on the compute stream.
+  void after_compute(cudaStream_t stream) {
+    cudaEvent_t ready;
+    CUDA_CHECK(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
+    CUDA_CHECK(cudaEventRecord(ready, compute_stream));
+    CUDA_CHECK(cudaStreamWaitEvent(stream, ready, 0));
+    CUDA_CHECK(cudaEventDestroy(ready));  // released once the wait has been satisfied
+  }
+  // Queues op(device_in, device_out) on stream without waiting; returns the request.
+  template <typename Op>
+  int start(cudaStream_t stream, std::span<const float> in, std::span<float> out, Op&& op) {
+    after_compute(stream);
+    Started r;
+    const float* din = in.data();
+    float* dout = out.data();
+    if (!in.empty() && !on_device(in.data())) {
+      float* staged = r.in.sized(std::int64_t(in.size()));
+      CUDA_CHECK(
+          cudaMemcpyAsync(staged, in.data(), in.size_bytes(), cudaMemcpyHostToDevice, stream));
+      din = staged;
+    }
+    if (!out.empty() && !on_device(out.data())) {
+      dout = r.out.sized(std::int64_t(out.size()));
+      r.host_out = out;
+    }
+    op(din, dout);
+    if (!r.host_out.empty())
+      CUDA_CHECK(
+          cudaMemcpyAsync(out.data(), dout, out.size_bytes(), cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(cudaEventCreateWithFlags(&r.done, cudaEventDisableTiming));
+    CUDA_CHECK(cudaEventRecord(r.done, stream));
+    const int id = next_request++;
+    started.emplace(id, std::move(r));
+    return id;
+  }
 
   ncclComm_t comm_of(int group) const {
     if (group < 0 || group >= int(groups.size()))
@@ -213,6 +261,69 @@ void NcclCommunicator::recv(int peer, std::span<float> data, int /*tag*/) {
     CUDA_CHECK(
         cudaMemcpyAsync(data.data(), dst, data.size_bytes(), cudaMemcpyDeviceToHost, stream));
   CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+void NcclCommunicator::set_compute_stream(cudaStream_t stream) { impl_->compute_stream = stream; }
+
+int NcclCommunicator::start_all_reduce(int group, std::span<float> data) {
+  Impl& s = *impl_;
+  ncclComm_t comm = s.comm_of(group);
+  return s.start(s.collective_stream, data, data, [&](const float* in, float* out) {
+    NCCL_CHECK(ncclAllReduce(in, out, data.size(), ncclFloat, ncclSum, comm, s.collective_stream));
+  });
+}
+
+int NcclCommunicator::start_reduce_scatter(int group, std::span<const float> in,
+                                           std::span<float> out) {
+  Impl& s = *impl_;
+  ncclComm_t comm = s.comm_of(group);
+  if (in.size() != out.size() * std::size_t(s.group_size(group)))
+    fail("NcclCommunicator::start_reduce_scatter: {} values in, {} out, over {} ranks", in.size(),
+         out.size(), s.group_size(group));
+  return s.start(s.collective_stream, in, out, [&](const float* din, float* dout) {
+    NCCL_CHECK(
+        ncclReduceScatter(din, dout, out.size(), ncclFloat, ncclSum, comm, s.collective_stream));
+  });
+}
+
+int NcclCommunicator::start_all_gather(int group, std::span<const float> in, std::span<float> out) {
+  Impl& s = *impl_;
+  ncclComm_t comm = s.comm_of(group);
+  if (out.size() != in.size() * std::size_t(s.group_size(group)))
+    fail("NcclCommunicator::start_all_gather: {} values in, {} out, over {} ranks", in.size(),
+         out.size(), s.group_size(group));
+  return s.start(s.collective_stream, in, out, [&](const float* din, float* dout) {
+    NCCL_CHECK(ncclAllGather(din, dout, in.size(), ncclFloat, comm, s.collective_stream));
+  });
+}
+
+int NcclCommunicator::start_send(int peer, std::span<const float> data, int /*tag*/) {
+  Impl& s = *impl_;
+  const bool upward = peer > rank();
+  cudaStream_t stream = upward ? s.up_stream : s.down_stream;
+  return s.start(stream, data, {}, [&](const float* src, float*) {
+    NCCL_CHECK(ncclSend(src, data.size(), ncclFloat, peer, upward ? s.up : s.down, stream));
+  });
+}
+
+int NcclCommunicator::start_recv(int peer, std::span<float> data, int /*tag*/) {
+  Impl& s = *impl_;
+  const bool upward = peer < rank();
+  cudaStream_t stream = upward ? s.up_stream : s.down_stream;
+  return s.start(stream, {}, data, [&](const float*, float* dst) {
+    NCCL_CHECK(ncclRecv(dst, data.size(), ncclFloat, peer, upward ? s.up : s.down, stream));
+  });
+}
+
+void NcclCommunicator::wait(int request) {
+  Impl& s = *impl_;
+  auto it = s.started.find(request);
+  if (it == s.started.end()) unknown_request(request);
+  Started r = std::move(it->second);
+  s.started.erase(it);
+  const cudaError_t state = cudaEventSynchronize(r.done);
+  cudaEventDestroy(r.done);
+  CUDA_CHECK(state);
 }
 
 void NcclCommunicator::barrier() {

@@ -119,21 +119,28 @@ TEST_CASE("replay sleeps each compute instruction for the cost model's seconds")
 }
 
 TEST_CASE(
-    "replay's memory estimate holds the largest message, the sends' copies and the library's "
-    "temporaries") {
+    "replay's memory estimate holds the largest message, the sends' copies, the library's "
+    "temporaries and the buffers in flight") {
   const ModelSpec model = load_model("gpt2-medium");
-  const Schedule dp = compile(model, parse_plan("dp=2"), 16, 1024);
-  const double gradients = 4.0 * double(replay_message_floats(
-                                     dp, Collective{CollectiveOp::all_reduce, Purpose::dp_gradients,
-                                                    0, model.parameters() * 4.0}));
-  const ReplayMemory m = replay_memory(dp, 0);
-  CHECK(m.buffer == doctest::Approx(gradients));
-  CHECK(m.library == doctest::Approx(gradients));  // two segments of half the buffer
+  const double gradients = 4.0 * model.parameters();
+  // Blocking (overlap=off): the gradient buckets one at a time, in the shared buffer.
+  const Schedule off = compile(model, parse_plan("dp=2,overlap=off"), 16, 1024);
+  const ReplayMemory m = replay_memory(off, 0);
+  CHECK(m.in_flight == 0);
+  CHECK(m.buffer >= 25.0 * (1 << 20));  // at least one 25 MiB bucket
+  CHECK(m.buffer < 0.5 * gradients);
+  CHECK(m.library == doctest::Approx(m.buffer));  // two segments of half the buffer
   CHECK(m.send_copies == 0);
-  const Schedule zero2 = compile(model, parse_plan("dp=2,zero=2"), 16, 1024);
-  CHECK(replay_memory(zero2, 1).library ==
-        doctest::Approx(2 * gradients));  // whole input + 2 halves
-  const Schedule pp = compile(model, parse_plan("pp=2,mb=4"), 16, 1024);
+  // Overlapped: every bucket in flight before the gradient norm, each in its own buffer.
+  const ReplayMemory on = replay_memory(compile(model, parse_plan("dp=2"), 16, 1024), 0);
+  CHECK(on.in_flight == doctest::Approx(gradients).epsilon(0.01));
+  const Schedule zero2 = compile(model, parse_plan("dp=2,zero=2,overlap=off"), 16, 1024);
+  CHECK(replay_memory(zero2, 1).library >= 2 * 25.0 * (1 << 20));  // whole input + 2 halves
+  const Schedule pp = compile(model, parse_plan("pp=2,mb=4,overlap=off"), 16, 1024);
   CHECK(replay_memory(pp, 0).send_copies ==
         doctest::Approx(4 * 4.0 * 4 * 1024 * 1024));  // 4 activations
+  // Non-blocking sends are not copied: their buffers count as in flight instead.
+  const ReplayMemory pp_on = replay_memory(compile(model, parse_plan("pp=2,mb=4"), 16, 1024), 0);
+  CHECK(pp_on.send_copies == 0);
+  CHECK(pp_on.in_flight >= 4.0 * 4 * 1024 * 1024);
 }

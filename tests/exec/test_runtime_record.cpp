@@ -38,7 +38,7 @@ TEST_CASE("run record lines and the Chrome trace describe every instruction") {
   std::size_t total = 0;
   for (const auto& r : s.ranks) total += r.size();
   REQUIRE(step["instructions"].size() == total);
-  int sends = 0, gradients = 0;
+  int sends = 0, gradients = 0, waits = 0;
   for (const auto& item : step["instructions"]) {
     if (item["kind"] == "send") {
       ++sends;
@@ -46,13 +46,19 @@ TEST_CASE("run record lines and the Chrome trace describe every instruction") {
       CHECK(item["bytes"].get<double>() > 0);
     }
     if (item["kind"] == "fwd") CHECK(item["flops"].get<double>() > 0);
-    if (item["name"].get<std::string>().find("dp_gradients") != std::string::npos) {
+    const bool for_gradients =
+        item["name"].get<std::string>().find("dp_gradients") != std::string::npos;
+    if (item["kind"] == "wait") {  // overlap=on: the started all-reduce's wait, with its request
+      waits += for_gradients;
+      CHECK(item.contains("request"));
+    } else if (for_gradients) {
       ++gradients;
       CHECK(item["peers"].size() == 1);  // the other dp replica
     }
   }
   CHECK(sends == 2 * 2 * 2);  // 2 replicas x 2 microbatches x (activation + gradient)
-  CHECK(gradients == 4);      // one all-reduce per rank
+  CHECK(gradients == 4);      // one all-reduce per rank (gpt2-nano: one bucket)
+  CHECK(waits == 4);          // each waited
   ChromeTrace trace(s.world);
   trace.add_step(0, 0.0, s, timings);
   trace.write((dir / "trace.json").string());

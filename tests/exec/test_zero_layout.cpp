@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "exec/bucket_segments.hpp"
 #include "exec/gpt2_stage.hpp"
 #include "exec/kernels_layout.hpp"
 #include "exec/zero_layout.hpp"
@@ -102,4 +103,58 @@ TEST_CASE("zero layout: every stage of gpt2-nano splits into chunks covering eac
         }
         CHECK(wrong == 0);
       }
+}
+
+TEST_CASE("zero layout: gradient buckets give every dp rank 1/dp of each bucket") {
+  const ModelSpec m = load_model("gpt2-nano");
+  const std::int64_t wte_size = full_layout(m).size[t_wte];
+  const int blocks = block_count(m);
+  // Blocks of every stage in three buckets (backward order), the head with the last stage's wte.
+  for (const BlockRange range : {BlockRange{0, blocks}, BlockRange{0, 3}, BlockRange{3, blocks}}) {
+    INFO("blocks [" << range.begin << ", " << range.end << ")");
+    Gpt2Stage stage(m, range, 1, 0, 1, 8, 1);
+    const std::int64_t n = std::int64_t(stage.params().size());
+    const int mid = (range.begin + range.end) / 2;
+    const std::vector<BlockRange> buckets = {
+        {range.end - 1, range.end}, {mid, range.end - 1}, {range.begin, mid}};
+    const auto segments = bucket_segments(m, stage.param_runs(), buckets, range.begin == 0);
+    REQUIRE(segments.size() == 3);
+    std::int64_t total = 0;
+    for (const Segments& s : segments)
+      for (const auto& [at, count] : s) total += count;
+    CHECK(total == n);
+    if (range.begin == 0) CHECK(segments[2].front().first == 0);  // wte and wpe: the embed's
+    if (range.begin != 0) CHECK(segments[0].size() == 2);         // the head: wte first, lnf last
+    const ZeroLayout z(stage.param_runs(), wte_size, 2, segments);
+    CHECK(z.buckets() == 3);
+    CHECK(z.wte_bucket() == (range.begin == 0 ? 2 : 0));
+    std::vector<float> local(n);
+    std::iota(local.begin(), local.end(), 1.0f);
+    // A bucket's parts of the two chunks together hold exactly the bucket's elements, and they
+    // sit in the chunk where bucket_in_chunk says.
+    for (int k = 0; k < 3; ++k) {
+      std::vector<int> seen(n, 0);
+      std::vector<float> back(n, 0.0f);
+      for (int d = 0; d < 2; ++d) {
+        std::vector<float> part(z.bucket_part(k)), chunk(z.chunk_size());
+        z.pack_bucket<float>(local, k, d, part);
+        z.pack<float>(local, d, chunk);
+        for (const auto& [chunk_at, part_at, count] : z.bucket_in_chunk(k))
+          for (std::int64_t i = 0; i < count; ++i) CHECK(chunk[chunk_at + i] == part[part_at + i]);
+        for (float v : part)
+          if (v != 0.0f) ++seen[std::int64_t(v) - 1];
+        z.unpack_bucket<float>(part, k, d, back);
+      }
+      std::int64_t in_bucket = 0, wrong = 0;
+      for (const auto& [at, count] : segments[k]) {
+        in_bucket += count;
+        for (std::int64_t i = at; i < at + count; ++i) wrong += seen[i] != 1 || back[i] != local[i];
+      }
+      CHECK(std::count(seen.begin(), seen.end(), 1) == in_bucket);
+      CHECK(wrong == 0);
+    }
+  }
+  // Buckets that miss elements are refused.
+  Gpt2Stage stage(m, {0, blocks}, 1, 0, 1, 8, 1);
+  CHECK_THROWS_AS(bucket_segments(m, stage.param_runs(), {{1, blocks}}, true), Error);
 }

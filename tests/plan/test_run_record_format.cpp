@@ -97,3 +97,29 @@ TEST_CASE("a step line of a compiled schedule round-trips with every instruction
           step_line_from_json(one, 2, "line 2", "r.jsonl");
         }).find("instructions[0].rank=3 but the header says world=2") != std::string::npos);
 }
+
+TEST_CASE("a step line records the request of a start and of its wait") {
+  const ModelSpec m = load_model("gpt2-nano");
+  Schedule s = compile(m, parse_plan("dp=2,overlap=off"), 8, 16);
+  for (auto& stream : s.ranks) {  // the gradients' all-reduce started, its wait at the end
+    for (Instruction& in : stream)
+      if (auto* c = std::get_if<Collective>(&in); c && c->purpose == Purpose::dp_gradients)
+        c->request = 0;
+    stream.push_back(Wait{0, Awaits::collective, 4.0});
+  }
+  StepTimings timings(s.world);
+  for (int r = 0; r < s.world; ++r) timings[r].assign(s.ranks[r].size(), {0.0, 1e-3});
+  const StepLine line = step_line({0, 0.1, 4.0f, 1e-3f, 1.0f, 10.0, -1}, s, timings);
+  const StepLine back = step_line_from_json(nlohmann::json::parse(to_json(line).dump()), s.world,
+                                            "line 2", "r.jsonl");
+  int starts = 0, waits = 0, plain = 0;
+  for (const InstructionRecord& r : back.instructions) {
+    if (r.request == 0 && r.kind == "all_reduce") ++starts;
+    if (r.request == 0 && r.kind == "wait") ++waits;
+    if (r.request < 0) ++plain;
+  }
+  CHECK(starts == 2);
+  CHECK(waits == 2);
+  CHECK(plain == int(back.instructions.size()) - 4);
+  CHECK(to_json(line)["instructions"][0].count("request") == 0);  // written only when >= 0
+}
