@@ -107,6 +107,7 @@ class StepBuilder {
       f.attention_flops += w.attention_flops;
       f.attention_bytes += w.attention_bytes;
       f.kernels += w.kernels;
+      add_products(f.products, w.products);
       f.activation_bytes += activation_bytes(m_, block, b_, s_, plan_.tp, plan_.precision,
                                              plan_.recompute, plan_.attention);
       all_replicated = all_replicated && replicated_over_tp(block);
@@ -128,6 +129,7 @@ class StepBuilder {
       bw.attention_flops += w.attention_flops;
       bw.attention_bytes += w.attention_bytes;
       bw.kernels += w.kernels;
+      add_products(bw.products, w.products);
       // Recomputation rebuilds the layers' activations; the embedding and head keep theirs.
       if (plan_.recompute && !replicated_over_tp(block)) {
         const WorkCost again =
@@ -138,6 +140,7 @@ class StepBuilder {
         bw.attention_flops += again.attention_flops;
         bw.attention_bytes += again.attention_bytes;
         bw.kernels += again.kernels;
+        add_products(bw.products, again.products);
         bw.recompute = true;
       }
       bw.activation_bytes += activation_bytes(m_, block, b_, s_, plan_.tp, plan_.precision,
