@@ -130,7 +130,7 @@ TEST_CASE("the communicator profiles follow NCCL's and Open MPI's documented def
   CHECK_THROWS_WITH_AS(cat.communicator("gloo"), doctest::Contains("gloo"), Error);
 }
 
-TEST_CASE("NCCL's profiles list its protocols from its tuner; Open MPI's none") {
+TEST_CASE("NCCL's profiles list its protocols from its tuner and Open MPI's none") {
   const Catalog& cat = builtin_catalog();
   const auto& socket = cat.communicator("nccl-socket").protocols;
   REQUIRE(socket.size() == 2);  // LL128 only where every hop is NVLink
@@ -147,7 +147,7 @@ TEST_CASE("NCCL's profiles list its protocols from its tuner; Open MPI's none") 
   CHECK(cat.communicator("openmpi-tcp").protocols.empty());
 }
 
-TEST_CASE("every GPU of the built-in catalog has its SM count; products are tiled") {
+TEST_CASE("every GPU of the built-in catalog has its SM count and products are tiled") {
   const Catalog& cat = builtin_catalog();
   CHECK(cat.gpu("GPU_A100_40GB").sm_count == 108);
   CHECK(cat.gpu("GPU_V100").sm_count == 80);
