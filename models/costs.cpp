@@ -82,7 +82,8 @@ WorkCost forward_cost(const ModelSpec& m, Block block, int b, int s, int tp, Pre
   const double C = m.n_embd, V = m.vocab_size, t = double(b) * s, e = element_bytes(p);
   const double A = t * C * e;  // bytes of one activation (b x s x C)
   WorkCost w;
-  auto product = [&](double flops, double bytes) {
+  auto product = [&](double flops, double bytes, double n_out, double k_in) {
+    add_product(w.products, t, n_out, k_in);
     w.flops += flops;
     w.bytes += bytes;
     w.matmul_bytes += bytes;
@@ -106,7 +107,7 @@ WorkCost forward_cost(const ModelSpec& m, Block block, int b, int s, int tp, Pre
     case BlockKind::attn: {
       const double core = 4 * t * s * C / tp;  // QK^T and PV
       elementwise(2 * A);
-      product(6 * t * C * C / tp, 3 * C * C * e / tp + A + 3 * A / tp);
+      product(6 * t * C * C / tp, 3 * C * C * e / tp + A + 3 * A / tp, 3 * C / tp, C);
       if (attention == Attention::flash) {
         attention_product(core, 4 * A / tp);
       } else {
@@ -126,7 +127,7 @@ WorkCost forward_cost(const ModelSpec& m, Block block, int b, int s, int tp, Pre
         attention_product(core / 2, S + 2 * A / tp);
         if (attention == Attention::eager) elementwise(2 * A / tp);  // heads made contiguous
       }
-      product(2 * t * C * C / tp, C * C * e / tp + A / tp + A);
+      product(2 * t * C * C / tp, C * C * e / tp + A / tp + A, C, C / tp);
       elementwise(3 * A);
       break;
     }
@@ -135,15 +136,15 @@ WorkCost forward_cost(const ModelSpec& m, Block block, int b, int s, int tp, Pre
       // alike: element-wise, bytes only) reads and writes the F-wide hidden
       const double F = m.mlp_width(), H = t * F * e;  // bytes of the hidden (b x s x F)
       elementwise(2 * A);
-      product(2 * t * C * F / tp, C * F * e / tp + A + H / tp);
+      product(2 * t * C * F / tp, C * F * e / tp + A + H / tp, F / tp, C);
       elementwise(2 * H / tp);
-      product(2 * t * C * F / tp, C * F * e / tp + H / tp + A);
+      product(2 * t * C * F / tp, C * F * e / tp + H / tp + A, C, F / tp);
       elementwise(3 * A);
       break;
     }
     case BlockKind::head:
       elementwise(2 * A);
-      product(2 * t * C * V, V * C * e + A + t * V * e);
+      product(2 * t * C * V, V * C * e + A + t * V * e, V, C);
       elementwise(2 * t * V * e);
       break;
   }
@@ -155,6 +156,10 @@ WorkCost backward_cost(const ModelSpec& m, Block block, int b, int s, int tp, Pr
   const WorkCost f = forward_cost(m, block, b, s, tp, p, attention);
   WorkCost w{2 * f.flops,           2 * f.bytes,           2 * f.matmul_bytes,
              2 * f.attention_flops, 2 * f.attention_bytes, 2 * f.kernels};
+  for (const auto& p : f.products) {
+    add_product(w.products, p.m, p.k, p.n, p.count);  // input gradient: t x in x out
+    add_product(w.products, p.n, p.k, p.m, p.count);  // weight gradient: out x in x t
+  }
   if (attention == Attention::flash && block.kind == BlockKind::attn) {
     const double again = 0.5 * 4.0 * double(b) * s * s * m.n_embd / tp;  // the scores recomputed
     w.flops += again;

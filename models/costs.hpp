@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 
+#include "models/matmul_shape.hpp"
 #include "models/model_spec.hpp"
 
 namespace fabtrain {
@@ -72,6 +73,10 @@ struct WorkCost {
   double attention_flops = 0;  // of flops, the attention core's
   double attention_bytes = 0;  // of bytes, the attention core products' operands
   int kernels = 0;
+  // The weight products by shape: forward M = t tokens, N = the output width, K = the input
+  // width; backward each product twice, its input gradient (t x in x out) and its weight
+  // gradient (out x in x t).
+  std::vector<MatmulShape> products;
 };
 // With flash attention the scores move no HBM bytes, and backward recomputes them (one more
 // product of the attention core: 2.5x its forward FLOPs instead of 2x). Backward is twice the

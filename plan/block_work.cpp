@@ -16,6 +16,7 @@ Forward forward_of(const ModelSpec& model, const Plan& plan, int b, int s, int m
     f.attention_flops += w.attention_flops;
     f.attention_bytes += w.attention_bytes;
     f.kernels += w.kernels;
+    add_products(f.products, w.products);
     f.activation_bytes += activation_bytes(model, block, b, s, plan.tp, plan.precision,
                                            plan.recompute, plan.attention);
     all_replicated = all_replicated && replicated_over_tp(block);
@@ -37,6 +38,7 @@ Backward backward_of(const ModelSpec& model, const Plan& plan, int b, int s, int
     bw.attention_flops += w.attention_flops;
     bw.attention_bytes += w.attention_bytes;
     bw.kernels += w.kernels;
+    add_products(bw.products, w.products);
     // Recomputation rebuilds the layers' activations; the embedding and head keep theirs.
     if (plan.recompute && !replicated_over_tp(block)) {
       const WorkCost again =
@@ -47,6 +49,7 @@ Backward backward_of(const ModelSpec& model, const Plan& plan, int b, int s, int
       bw.attention_flops += again.attention_flops;
       bw.attention_bytes += again.attention_bytes;
       bw.kernels += again.kernels;
+      add_products(bw.products, again.products);
       bw.recompute = true;
     }
     bw.activation_bytes += activation_bytes(model, block, b, s, plan.tp, plan.precision,

@@ -18,6 +18,7 @@
 #include <variant>
 #include <vector>
 
+#include "models/matmul_shape.hpp"
 #include "plan/plan.hpp"
 
 namespace fabtrain {
@@ -43,6 +44,9 @@ struct Forward {
   double matmul_bytes = 0;
   double attention_flops = 0, attention_bytes = 0;
   int kernels = 0;  // CUDA kernels launched; 0: one per block
+  // The weight products of flops - attention_flops, by shape (M tokens, N out, K in); empty:
+  // shapes unknown, no tile or wave quantization charged.
+  std::vector<MatmulShape> products;
 };
 
 // Backward of blocks [begin, end) (walked from end-1 down to begin); with recompute it first
@@ -58,6 +62,7 @@ struct Backward {
   double matmul_bytes = 0;  // as Forward's
   double attention_flops = 0, attention_bytes = 0;
   int kernels = 0;
+  std::vector<MatmulShape> products;  // as Forward's: input- and weight-gradient products
 };
 
 enum class Tensor { activation, gradient };

@@ -25,6 +25,9 @@ struct GpuType {
   // Fraction of the FP32 peak its FP32 (SIMT) products reach, where it differs from the
   // catalog's compute default (GA102's doubled FP32 lanes, a CPU); 0: the default.
   double fp32_matmul_efficiency = 0;
+  // Streaming multiprocessors: how many output tiles of a product run at once (one wave); 0:
+  // unknown, no tile or wave quantization charged.
+  int sm_count = 0;
   std::string source;
 };
 
@@ -61,6 +64,19 @@ struct LinkClass {
 // ranks has streams_per_peer connections, each with at most min(TCP window, max_in_flight_bytes)
 // unacknowledged, so a pair's bytes in flight are streams_per_peer times that; a point-to-point
 // message over the eager limit first waits rendezvous_round_trips round trips for its receiver.
+// One wire protocol of a collective library (NCCL's LL, LL128 and Simple): what a call pays
+// once, what each ring step pays on top of the path's own latency (a hop inside one VM or one
+// across the network), and the fraction of the link's bandwidth the payload gets (LL sends 4
+// bytes of flag with every 4 bytes of data). A call runs the protocol whose estimate is lowest,
+// as NCCL's tuner picks one by message size (the catalog's communicators: say where from).
+struct CollectiveProtocol {
+  std::string name;
+  double call_latency_s = 0;
+  double step_latency_intra_s = 0;  // a hop between GPUs of one VM (PCIe or NVLink)
+  double step_latency_net_s = 0;    // a hop over the network
+  double bandwidth_fraction = 1;
+};
+
 struct CommunicatorProfile {
   std::string name;                   // nccl-socket | openmpi-tcp
   std::string library;                // what it stands for, in words
@@ -70,6 +86,8 @@ struct CommunicatorProfile {
   double rendezvous_round_trips = 0;  // what that costs, in round trips of the path
   std::map<std::string, std::string> knobs;  // the library's settings behind these numbers
   std::string source;
+  // Its collectives' protocols; empty: none modelled (every call a plain ring or tree).
+  std::vector<CollectiveProtocol> protocols;
 };
 
 // Per-kind compute efficiencies and overheads: fractions of peak reached by matrix products and
@@ -83,6 +101,9 @@ struct ComputeDefaults {
   double memory_efficiency = 0.7;
   double kernel_overhead_s = 10e-6;
   double framework_memory_bytes = 0;
+  // Output tile (rows = columns) of one thread block of a matrix product, for tile and wave
+  // quantization (sim/cost/matmul_efficiency.hpp); 0: not charged.
+  int matmul_tile = 0;
   std::string source;
 };
 

@@ -36,7 +36,7 @@ GpuType read_gpu(const YamlFields& f, const std::string& name) {
   f.allow_only({"description", "memory_gib", "peak_fp32_tflops", "peak_tf32_tflops",
                 "peak_fp16_tflops", "peak_bf16_tflops", "memory_bandwidth_gb_s", "pcie_generation",
                 "pcie_bandwidth_gb_s", "nvlink_bandwidth_gb_s", "is_cpu", "fp32_matmul_efficiency",
-                "source"});
+                "sm_count", "source"});
   GpuType g;
   g.name = name;
   g.description = f.text("description");
@@ -56,6 +56,8 @@ GpuType read_gpu(const YamlFields& f, const std::string& name) {
     if (g.fp32_matmul_efficiency > 1)
       fail("{}: a fraction of peak must be at most 1", f.field("fp32_matmul_efficiency"));
   }
+  g.sm_count = f.integer_or("sm_count", 0);
+  if (g.sm_count < 0) fail("{}: must be zero or positive", f.field("sm_count"));
   if (!g.is_cpu && g.pcie_bandwidth == 0)
     fail("{}: a GPU needs a PCIe bandwidth", f.field("pcie_bandwidth_gb_s"));
   g.source = required_source(f);
@@ -89,9 +91,24 @@ LinkClass read_link_class(const YamlFields& f, const std::string& name) {
   return c;
 }
 
+CollectiveProtocol read_protocol(const YamlFields& f) {
+  f.allow_only({"name", "call_latency_us", "step_latency_intra_us", "step_latency_net_us",
+                "bandwidth_fraction"});
+  CollectiveProtocol p;
+  p.name = f.text("name");
+  if (p.name.empty()) fail("{}: a protocol needs a name", f.field("name"));
+  p.call_latency_s = non_negative(f, "call_latency_us") * 1e-6;
+  p.step_latency_intra_s = non_negative(f, "step_latency_intra_us") * 1e-6;
+  p.step_latency_net_s = non_negative(f, "step_latency_net_us") * 1e-6;
+  p.bandwidth_fraction = non_negative(f, "bandwidth_fraction", true);
+  if (p.bandwidth_fraction > 1)
+    fail("{}: {} is above 1", f.field("bandwidth_fraction"), p.bandwidth_fraction);
+  return p;
+}
+
 CommunicatorProfile read_communicator(const YamlFields& f, const std::string& name) {
   f.allow_only({"library", "streams_per_peer", "max_in_flight_mib", "eager_limit_kib",
-                "rendezvous_round_trips", "knobs", "source"});
+                "rendezvous_round_trips", "knobs", "protocols", "source"});
   CommunicatorProfile c;
   c.name = name;
   c.library = f.text("library");
@@ -101,6 +118,15 @@ CommunicatorProfile read_communicator(const YamlFields& f, const std::string& na
   c.eager_limit_bytes = non_negative(f, "eager_limit_kib") * 1024;
   c.rendezvous_round_trips = non_negative(f, "rendezvous_round_trips");
   for (const auto& kv : f.mapping("knobs")) c.knobs[kv.first.Scalar()] = kv.second.Scalar();
+  const YAML::Node protocols = f.sequence_or_empty("protocols");
+  for (std::size_t i = 0; i < protocols.size(); ++i) {
+    const std::string where = f.where() + ".protocols[" + std::to_string(i) + "]";
+    if (!protocols[i].IsMap()) fail("{}: {}: must be a mapping", f.file(), where);
+    c.protocols.push_back(read_protocol(YamlFields(f.file(), where, protocols[i])));
+    for (std::size_t j = 0; j + 1 < c.protocols.size(); ++j)
+      if (c.protocols[j].name == c.protocols.back().name)
+        fail("{}: {}: protocol '{}' is listed twice", f.file(), where, c.protocols.back().name);
+  }
   c.source = required_source(f);
   return c;
 }
@@ -181,7 +207,8 @@ void read_sections(const YamlFields& top, Catalog& cat, bool overlay) {
   if (wanted("compute")) {
     const YamlFields comp(path, sub(top, "compute"), top.mapping("compute"));
     comp.allow_only({"matmul_efficiency", "tensor_core_matmul_efficiency", "memory_efficiency",
-                     "kernel_overhead_us", "framework_memory_gib", "roofline", "source"});
+                     "kernel_overhead_us", "framework_memory_gib", "roofline", "matmul_tile",
+                     "source"});
     // Optional: max (overlapped, the default) or sum (kernels one after the other).
     const std::string roofline = comp.text_or("roofline", "max");
     if (roofline != "max" && roofline != "sum")
@@ -200,6 +227,9 @@ void read_sections(const YamlFields& top, Catalog& cat, bool overlay) {
       if (comp.number(k) > 1) fail("{}: a fraction of peak must be at most 1", comp.field(k));
     cat.compute.kernel_overhead_s = non_negative(comp, "kernel_overhead_us") * 1e-6;
     cat.compute.framework_memory_bytes = non_negative(comp, "framework_memory_gib") * kGiB;
+    cat.compute.matmul_tile = comp.integer_or("matmul_tile", 0);
+    if (cat.compute.matmul_tile < 0)
+      fail("{}: must be zero or positive", comp.field("matmul_tile"));
     cat.compute.source = required_source(comp);
   }
 }

@@ -94,7 +94,8 @@ int tree_depth(int n) {
 
 GroupCollective plan_group_collective(CollectiveOp op, double bytes, const std::vector<int>& gpus,
                                       SlicePlatform& platform, bool allow_tree,
-                                      const CollectiveCalibration* correction) {
+                                      const CollectiveCalibration* correction,
+                                      const std::vector<CollectiveProtocol>& protocols) {
   GroupCollective call;
   call.op = op;
   call.bytes = bytes;
@@ -109,7 +110,39 @@ GroupCollective plan_group_collective(CollectiveOp op, double bytes, const std::
     const double bw = platform.route_bandwidth(a, b);
     bandwidth = i == 0 ? bw : std::min(bandwidth, bw);
   }
-  if (!correction && allow_tree && op == CollectiveOp::all_reduce && n > 2 && bandwidth > 0) {
+  const bool tree_allowed = !correction && allow_tree && op == CollectiveOp::all_reduce && n > 2;
+  // The protocol's extra latency per step: a network hop's where any hop of the ring crosses VMs.
+  bool crosses_network = false;
+  for (int i = 0; i < n; ++i) crosses_network |= !platform.same_vm(gpus[i], gpus[(i + 1) % n]);
+  auto step_latency = [&](const CollectiveProtocol& p) {
+    return crosses_network ? p.step_latency_net_s : p.step_latency_intra_s;
+  };
+  double call_latency = 0, step_extra = 0, fraction = 1;
+  if (!correction && !protocols.empty() && bandwidth > 0) {
+    double best = -1;
+    for (int k = 0; k < int(protocols.size()); ++k) {
+      const auto& p = protocols[k];
+      const double rate = bandwidth * p.bandwidth_fraction;
+      const double ring =
+          p.call_latency_s + steps * (alpha + step_latency(p)) + steps * (bytes / n) / rate;
+      for (const bool tree : {false, true}) {
+        if (tree && !tree_allowed) continue;
+        const int depth = tree_depth(n);
+        const double t =
+            tree ? p.call_latency_s + 2 * depth * (alpha + step_latency(p)) + 3 * bytes / rate
+                 : ring;
+        if (best < 0 || t < best) {
+          best = t;
+          call.tree = tree;
+          call.protocol = k;
+        }
+      }
+    }
+    const auto& chosen = protocols[call.protocol];
+    call_latency = chosen.call_latency_s;
+    step_extra = step_latency(chosen);
+    fraction = chosen.bandwidth_fraction;
+  } else if (tree_allowed && bandwidth > 0) {
     const int depth = tree_depth(n);
     const double ring = steps * alpha + steps * (bytes / n) / bandwidth;
     const double tree = 2 * depth * alpha + 3 * bytes / bandwidth;
@@ -137,21 +170,25 @@ GroupCollective plan_group_collective(CollectiveOp op, double bytes, const std::
       hop = std::max({hop, platform.route_latency(gpus[child], gpus[parent]),
                       platform.route_latency(gpus[parent], gpus[child])});
     }
-    const double tail = (2 * tree_depth(n) - 1) * hop;
+    const double tail =
+        (2 * tree_depth(n) - 1) * hop + call_latency + 2 * tree_depth(n) * step_extra;
+    const double volume = bytes / fraction;
     for (int child = 1; child < n; ++child) {
       const int parent = (child - 1) / 2;
       const int c = gpus[child], p = gpus[parent];
-      call.flows.push_back({child, parent, platform.host(c), platform.host(p), nullptr, bytes,
-                            platform.rate_cap(c, p, bytes), tail});
-      call.flows.push_back({parent, child, platform.host(p), platform.host(c), nullptr, bytes,
-                            platform.rate_cap(p, c, bytes), tail});
+      call.flows.push_back({child, parent, platform.host(c), platform.host(p), nullptr, volume,
+                            platform.rate_cap(c, p, volume), tail});
+      call.flows.push_back({parent, child, platform.host(p), platform.host(c), nullptr, volume,
+                            platform.rate_cap(p, c, volume), tail});
     }
   } else {
+    const double volume = steps * (bytes / n) / fraction;
     for (int i = 0; i < n; ++i) {
       const int a = gpus[i], b = gpus[(i + 1) % n];
-      call.flows.push_back({i, (i + 1) % n, platform.host(a), platform.host(b), nullptr,
-                            steps * (bytes / n), platform.rate_cap(a, b, steps * (bytes / n)),
-                            (steps - 1) * platform.route_latency(a, b)});
+      call.flows.push_back(
+          {i, (i + 1) % n, platform.host(a), platform.host(b), nullptr, volume,
+           platform.rate_cap(a, b, volume),
+           (steps - 1) * platform.route_latency(a, b) + call_latency + steps * step_extra});
     }
   }
   for (auto& f : call.flows)

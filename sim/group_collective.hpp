@@ -18,6 +18,12 @@
 //         2*depth*alpha + 3*bytes/B (an inner node's NIC carries the buffer three times) beats
 //         the ring's 2(n-1)*alpha + 2(n-1)/n*bytes/B, with alpha the slowest hop's latency and
 //         B the slowest hop's bandwidth: large groups with small buffers (e.g. the gradient norm).
+//   protocol  (where the communicator lists protocols, catalog.hpp CollectiveProtocol) ring and
+//         tree are each estimated under every protocol, call latency + steps * (hop latency +
+//         the protocol's step latency) + volume / (B * its bandwidth fraction), and the lowest
+//         (algorithm, protocol) pair is played, as NCCL's tuner picks: a flow carries its volume
+//         over the fraction (LL's half rate), its tail adds the call and step latencies. Small
+//         buffers get LL's low latency, large ones Simple's full bandwidth.
 //   corrected  (a calibration's collective correction, sim/cost/calibration.hpp) the ring shape
 //   with
 //         each member sending bytes * bandwidth_factor to its successor; every flow's tail makes
@@ -28,6 +34,7 @@
 #include <vector>
 
 #include "plan/schedule.hpp"
+#include "platforms/catalog.hpp"
 #include "sim/cost/calibration.hpp"
 
 namespace simgrid::s4u {
@@ -54,6 +61,7 @@ struct GroupCollective {
   double bytes = 0;
   int size = 0;
   bool tree = false;
+  int protocol = -1;    // index into the communicator's protocols; -1: none modelled
   bool capped = false;  // some flow is window-limited: played by the members
   std::vector<GroupFlow> flows;
   std::vector<std::vector<int>> flows_of;  // per member: the flows it sends or receives
@@ -67,10 +75,12 @@ struct GroupCollective {
 
 // Flows of one call of `op` over `gpus` (slice GPU indices in ring order). allow_tree: whether
 // the tree may be chosen (automatic mode), else always the ring shape. correction: the
-// calibration's cost for this op, or null for the ring/tree default.
+// calibration's cost for this op, or null for the ring/tree default. protocols: the
+// communicator's (ignored under a correction, which was fitted without them).
 GroupCollective plan_group_collective(CollectiveOp op, double bytes, const std::vector<int>& gpus,
                                       SlicePlatform& platform, bool allow_tree,
-                                      const CollectiveCalibration* correction = nullptr);
+                                      const CollectiveCalibration* correction = nullptr,
+                                      const std::vector<CollectiveProtocol>& protocols = {});
 
 // Called by each member's actor (member: its position in the group) when it reaches the call;
 // returns when the call is done.

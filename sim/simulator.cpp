@@ -420,7 +420,7 @@ class PlayResolver {
     if (index == int(group_calls.size()))
       group_calls.push_back(plan_group_collective(c.op, c.bytes, group_gpus_[c.group], platform_,
                                                   options_.collectives == CollectiveMode::automatic,
-                                                  correction));
+                                                  correction, slice_.communicator.protocols));
     GroupCollective& call = group_calls[index];
     if (call.op != c.op || call.bytes != c.bytes)
       fail(

@@ -56,6 +56,9 @@ class SlicePlatform {
   // rate, each window beyond the first waiting a round trip (sim/tcp_window.hpp).
   double transfer_seconds(int gpu_a, int gpu_b, double bytes);
 
+  // Whether two GPUs are in one VM (their route does not cross the network).
+  bool same_vm(int gpu_a, int gpu_b) const { return gpu_vm_[gpu_a] == gpu_vm_[gpu_b]; }
+
   static std::string shape_key(const Slice& slice);
 
  private:

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "common/error.hpp"
+#include "sim/cost/matmul_efficiency.hpp"
 
 namespace fabtrain {
 
@@ -40,6 +41,7 @@ namespace {
 // operand bytes, and the attention core's FLOPs and operand bytes (models/costs.hpp).
 struct Work {
   double flops = 0, bytes = 0, matmul_bytes = 0, attention_flops = 0, attention_bytes = 0;
+  double products_efficiency = 1;  // tile and wave quantization of the weight products
 };
 
 // Without serial kernels the instruction is one overlapped roofline. With them: the weight
@@ -51,13 +53,18 @@ double roofline(const Work& w, int kernels, double peak, const GpuType& gpu,
   const double byte_rate = gpu.memory_bandwidth * p.memory_efficiency;
   auto seconds = [](double amount, double rate) { return amount > 0 ? amount / rate : 0; };
   const double overhead = p.kernel_overhead_s * kernels;
-  if (!serial) return std::max(seconds(w.flops, flop_rate), seconds(w.bytes, byte_rate)) + overhead;
   const double attention_flops = std::clamp(w.attention_flops, 0.0, std::max(w.flops, 0.0));
+  // The weight products at the rate their shapes keep, the attention core at the full rate.
+  const double product_seconds =
+      seconds(w.flops - attention_flops, flop_rate * w.products_efficiency);
+  if (!serial)
+    return std::max(product_seconds + seconds(attention_flops, flop_rate),
+                    seconds(w.bytes, byte_rate)) +
+           overhead;
   const double attention_bytes = std::clamp(w.attention_bytes, 0.0, std::max(w.bytes, 0.0));
   const double matmul_bytes =
       std::clamp(w.matmul_bytes, 0.0, std::max(w.bytes, 0.0) - attention_bytes);
-  const double products =
-      std::max(seconds(w.flops - attention_flops, flop_rate), seconds(matmul_bytes, byte_rate));
+  const double products = std::max(product_seconds, seconds(matmul_bytes, byte_rate));
   const double core =
       std::max(seconds(attention_flops, flop_rate), seconds(attention_bytes, byte_rate));
   const double elementwise = seconds(w.bytes - matmul_bytes - attention_bytes, byte_rate);
@@ -65,8 +72,10 @@ double roofline(const Work& w, int kernels, double peak, const GpuType& gpu,
 }
 
 template <typename Step>
-Work work_of(const Step& i) {
-  return {i.flops, i.bytes, i.matmul_bytes, i.attention_flops, i.attention_bytes};
+Work work_of(const Step& i, const GpuType& gpu, int tile) {
+  return {i.flops,           i.bytes,
+          i.matmul_bytes,    i.attention_flops,
+          i.attention_bytes, products_efficiency(i.products, gpu.sm_count, tile)};
 }
 
 // Kernels whose overhead an instruction pays: its own count under serial kernels; otherwise (and
@@ -105,14 +114,15 @@ double compute_seconds(const Instruction& instruction, const GpuType& gpu, Preci
     defaults.matmul_efficiency = gpu.fp32_matmul_efficiency;
   if (const auto* f = std::get_if<Forward>(&instruction)) {
     const bool serial = serial_for(defaults, calibration, gpu.name, WorkKind::forward);
-    return roofline(work_of(*f), kernels_of(*f, serial), peak_flops(gpu, precision), gpu,
+    return roofline(work_of(*f, gpu, defaults.matmul_tile), kernels_of(*f, serial),
+                    peak_flops(gpu, precision), gpu,
                     compute_parameters(defaults, calibration, gpu.name, WorkKind::forward), serial);
   }
   if (const auto* b = std::get_if<Backward>(&instruction)) {
     const bool serial = serial_for(defaults, calibration, gpu.name, WorkKind::backward);
-    return roofline(work_of(*b), kernels_of(*b, serial), peak_flops(gpu, precision), gpu,
-                    compute_parameters(defaults, calibration, gpu.name, WorkKind::backward),
-                    serial);
+    return roofline(
+        work_of(*b, gpu, defaults.matmul_tile), kernels_of(*b, serial), peak_flops(gpu, precision),
+        gpu, compute_parameters(defaults, calibration, gpu.name, WorkKind::backward), serial);
   }
   if (const auto* o = std::get_if<OptimizerStep>(&instruction))
     return roofline(Work{0, o->bytes}, 1, peak_flops(gpu, precision), gpu,

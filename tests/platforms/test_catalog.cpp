@@ -130,6 +130,34 @@ TEST_CASE("the communicator profiles follow NCCL's and Open MPI's documented def
   CHECK_THROWS_WITH_AS(cat.communicator("gloo"), doctest::Contains("gloo"), Error);
 }
 
+TEST_CASE("NCCL's profiles list its protocols from its tuner and Open MPI's none") {
+  const Catalog& cat = builtin_catalog();
+  const auto& socket = cat.communicator("nccl-socket").protocols;
+  REQUIRE(socket.size() == 2);  // LL128 only where every hop is NVLink
+  CHECK(socket[0].name == "LL");
+  CHECK(socket[0].bandwidth_fraction == 0.5);  // 4 bytes of flag with every 4 bytes of data
+  CHECK(socket[0].call_latency_s == doctest::Approx(6.6e-6));
+  CHECK(socket[0].step_latency_net_s < socket[1].step_latency_net_s);
+  CHECK(socket[1].name == "Simple");
+  CHECK(socket[1].bandwidth_fraction == 1);
+  const auto& ib = cat.communicator("nccl-ib").protocols;
+  REQUIRE(ib.size() == 3);
+  CHECK(ib[1].name == "LL128");
+  CHECK(ib[1].bandwidth_fraction == doctest::Approx(120.0 / 128));
+  CHECK(cat.communicator("openmpi-tcp").protocols.empty());
+}
+
+TEST_CASE("every GPU of the built-in catalog has its SM count and products are tiled") {
+  const Catalog& cat = builtin_catalog();
+  CHECK(cat.gpu("GPU_A100_40GB").sm_count == 108);
+  CHECK(cat.gpu("GPU_V100").sm_count == 80);
+  for (const auto& entry : cat.gpus) {
+    CAPTURE(entry.first);
+    if (!entry.second.is_cpu) CHECK(entry.second.sm_count > 0);
+  }
+  CHECK(cat.compute.matmul_tile == 128);
+}
+
 TEST_CASE("unknown names are errors that list the known ones") {
   const Catalog& cat = builtin_catalog();
   CHECK_THROWS_WITH_AS(cat.gpu("GPU_NOPE"), doctest::Contains("GPU_RTX6000"), Error);
@@ -205,6 +233,22 @@ TEST_CASE("bad catalog files are rejected with the file, the field and the rule"
       {"negative latency",
        replaced(kMinimalCatalog, "rtt_ms: 103", "rtt_ms: -5"),
        {"latencies[0].rtt_ms", "zero or positive"}},
+      {"protocol bandwidth above 1",
+       replaced(
+           kMinimalCatalog, "knobs: {channels: \"2\"}, source",
+           "knobs: {channels: \"2\"}, protocols: [{name: LL, call_latency_us: 6, "
+           "step_latency_intra_us: 1, step_latency_net_us: 2, bandwidth_fraction: 2}], source"),
+       {"communicators.nccl-socket.protocols[0].bandwidth_fraction", "above 1"}},
+      {"protocol listed twice",
+       replaced(kMinimalCatalog, "knobs: {channels: \"2\"}, source",
+                "knobs: {channels: \"2\"}, protocols: [{name: LL, call_latency_us: 6, "
+                "step_latency_intra_us: 1, step_latency_net_us: 2, bandwidth_fraction: 0.5}, "
+                "{name: LL, call_latency_us: 6, step_latency_intra_us: 1, step_latency_net_us: 2, "
+                "bandwidth_fraction: 0.5}], source"),
+       {"communicators.nccl-socket.protocols[1]", "listed twice"}},
+      {"negative SM count",
+       replaced(kMinimalCatalog, "    memory_gib: 16", "    memory_gib: 16\n    sm_count: -3"),
+       {"gpus.GPU_X.sm_count", "zero or positive"}},
       {"missing latency",
        replaced(kMinimalCatalog, "rtt_ms: 103, ", ""),
        {"latencies[0].rtt_ms", "missing"}},
