@@ -19,7 +19,9 @@ namespace {
 
 constexpr std::int32_t kModelMagic = 20240326;
 constexpr std::int32_t kStateMagic = 20250101;  // ours: fabtrain rank state
-constexpr std::int32_t kStateVersion = 2;       // 2: settings and a checksum
+// 2: settings and a checksum; 3: under ZeRO, the shards are 1/dp of each gradient bucket (issue
+// 13), no longer 1/dp of the whole stage, so a version-2 ZeRO state is refused on resume.
+constexpr std::int32_t kStateVersion = 3;
 // header[8] of a model file we write: says header[9..10] hold the parameters' checksum and
 // header[11..12] the step (llm.c leaves these zero, and its files load without a check).
 constexpr std::int32_t kChecksumTag = 0x4b534346;  // "FCSK"
@@ -218,13 +220,14 @@ RankState read_rank_state(const std::string& path) {
   if (magic != kStateMagic)
     fail("state file {}: wrong magic {} (expected {})", path, magic, kStateMagic);
   const auto version = r.get<std::int32_t>();
-  if (version != kStateVersion)
-    fail("state file {}: version {}, expected {}", path, version, kStateVersion);
+  if (version != kStateVersion && version != 2)
+    fail("state file {}: version {}, expected 2 or {}", path, version, kStateVersion);
   std::uint64_t sum = 0;
   std::memcpy(&sum, bytes.data() + bytes.size() - sizeof(sum), sizeof(sum));
   if (checksum(bytes.data(), bytes.size() - sizeof(sum)) != sum)
     fail("state file {}: checksum mismatch: truncated, torn or changed after writing", path);
   RankState s;
+  s.version = version;
   s.step = r.get<std::int64_t>();
   s.data_position = r.get<std::int64_t>();
   s.seed = r.get<std::uint64_t>();

@@ -36,6 +36,7 @@ struct RankState {
   std::string plan;                   // canonical plan text, must match on resume
   std::string settings;               // "seq=64 batch=8 data=..." : what else must match on resume
   std::vector<float> adam_m, adam_v;  // over the parameters this rank updates
+  int version = 3;                    // of the file read (2: ZeRO shards over the whole stage)
 };
 void write_rank_state(const std::string& path, const RankState& state);
 RankState read_rank_state(const std::string& path);

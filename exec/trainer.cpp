@@ -190,6 +190,12 @@ struct Run {
     if (state.plan != to_string(plan))
       fail("state file {}: written under plan {}, this run uses {}", state_path, state.plan,
            to_string(plan));
+    if (state.version < 3 && plan.zero > 0)
+      fail(
+          "state file {}: version {} holds ZeRO shards of the whole stage, while this "
+          "fabtrain-exec "
+          "shards each gradient bucket: resume it with the fabtrain-exec that wrote it",
+          state_path, state.version);
     if (const std::string d = first_difference(state.settings, resume_settings(config)); !d.empty())
       fail("--resume: {} was written with other settings ({}); resume with the same ones",
            state_path, d);
