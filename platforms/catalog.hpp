@@ -85,6 +85,9 @@ struct CommunicatorProfile {
   double eager_limit_bytes = 0;       // larger point-to-point messages rendezvous first; 0: never
   double rendezvous_round_trips = 0;  // what that costs, in round trips of the path
   std::map<std::string, std::string> knobs;  // the library's settings behind these numbers
+  // Whether a rank's started (non-blocking) collectives of one group progress together, each on
+  // its own schedule (Open MPI's libnbc), or one after another in start order (one NCCL stream).
+  bool concurrent_collectives = false;
   std::string source;
   // Its collectives' protocols; empty: none modelled (every call a plain ring or tree).
   std::vector<CollectiveProtocol> protocols;

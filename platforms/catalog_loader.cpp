@@ -108,7 +108,8 @@ CollectiveProtocol read_protocol(const YamlFields& f) {
 
 CommunicatorProfile read_communicator(const YamlFields& f, const std::string& name) {
   f.allow_only({"library", "streams_per_peer", "max_in_flight_mib", "eager_limit_kib",
-                "rendezvous_round_trips", "knobs", "protocols", "source"});
+                "rendezvous_round_trips", "knobs", "protocols", "concurrent_collectives",
+                "source"});
   CommunicatorProfile c;
   c.name = name;
   c.library = f.text("library");
@@ -118,6 +119,7 @@ CommunicatorProfile read_communicator(const YamlFields& f, const std::string& na
   c.eager_limit_bytes = non_negative(f, "eager_limit_kib") * 1024;
   c.rendezvous_round_trips = non_negative(f, "rendezvous_round_trips");
   for (const auto& kv : f.mapping("knobs")) c.knobs[kv.first.Scalar()] = kv.second.Scalar();
+  c.concurrent_collectives = f.flag_or("concurrent_collectives", false);
   const YAML::Node protocols = f.sequence_or_empty("protocols");
   for (std::size_t i = 0; i < protocols.size(); ++i) {
     const std::string where = f.where() + ".protocols[" + std::to_string(i) + "]";

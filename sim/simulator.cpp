@@ -67,6 +67,7 @@ struct RankPlay {
   std::map<int, sg4::CommPtr> sends_started;
   std::map<int, sg4::ActorPtr> helpers;
   std::map<int, sg4::ActorPtr> last_helper;
+  bool concurrent_collectives = false;               // the communicator's (CommunicatorProfile)
   std::vector<std::pair<double, double>> in_flight;  // spans any communication of it is in flight
   Breakdown breakdown;
   double finish_s = 0;
@@ -166,9 +167,11 @@ void play_recv(RankPlay& r, int k, double t0, int traced) {
 }
 
 // A started collective: a helper actor on the rank's host plays it while the rank goes on; it
-// first waits for the rank's previous call of the same group.
-void start_collective(RankPlay& r, int k, int group, int request, double t0) {
-  sg4::ActorPtr previous = r.last_helper.count(group) ? r.last_helper[group] : nullptr;
+// first waits for the rank's previous call of the same group, unless the communicator progresses
+// started collectives together (CommunicatorProfile::concurrent_collectives).
+void start_collective(RankPlay& r, int k, int group, int request, double t0, bool concurrent) {
+  sg4::ActorPtr previous =
+      !concurrent && r.last_helper.count(group) ? r.last_helper[group] : nullptr;
   const CollectivePlay* play = &r.collective[k];
   auto helper = sg4::Actor::create(
       "rank" + std::to_string(r.rank) + "-req" + std::to_string(request),
@@ -230,7 +233,6 @@ void play_rank(RankPlay& r, double t0) {
   const int n = int(stream.size());
   r.received.assign(n, nullptr);
   r.posted_receives.assign(n, nullptr);
-  // Receives are posted ahead so a transfer starts as soon as its sender posts it.
   // Receives are posted ahead (blocking ones at the start of the step, started ones where the
   // schedule posts them) so a transfer starts as soon as its sender posts it.
   for (int k = 0; k < n; ++k)
@@ -272,7 +274,7 @@ void play_rank(RankPlay& r, double t0) {
             static_assert(std::is_same_v<T, Collective>);
             if (in.request >= 0) {
               r.start_of[in.request] = k;
-              start_collective(r, k, in.group, in.request, t0);
+              start_collective(r, k, in.group, in.request, t0, r.concurrent_collectives);
               return;
             }
             const double start = now();
@@ -335,6 +337,7 @@ class PlayResolver {
   void resolve_rank(int r, RankPlay& p) {
     p.rank = r;
     p.trace = options_.trace;
+    p.concurrent_collectives = slice_.communicator.concurrent_collectives;
     p.stream = &schedule_.ranks[r];
     const int n = int(p.stream->size());
     p.seconds.assign(n, 0);

@@ -8,6 +8,7 @@
 #include "plan/chrome_trace.hpp"
 #include "plan/schedule.hpp"
 #include "plan/timeline.hpp"
+#include "platforms/catalog.hpp"
 #include "sim/memory.hpp"
 #include "sim/sim_report.hpp"
 #include "sim/simulator.hpp"
@@ -119,4 +120,27 @@ TEST_CASE("buffers in flight count in the memory estimate") {
   for (const auto& in : off.ranks[0])
     if (auto c = std::get_if<Collective>(&in)) largest = std::max(largest, c->bytes);
   CHECK(one_at_a_time == largest);
+}
+
+TEST_CASE(
+    "started collectives of one group: one after another, or together where the library "
+    "progresses them together (Open MPI's libnbc)") {
+  build_test_platforms();
+  const Catalog catalog = test_catalog();
+  Slice slice = test_slice(catalog, {1, 1}, 1, 0.05, 1e9);  // latency-bound small buckets
+  const ModelSpec gpt2 = load_model("gpt2");
+  const std::string plan = "dp=2,bucket_mib=8";  // a dozen buckets of GPT-2 small
+  slice.communicator.concurrent_collectives = false;
+  Simulator one_by_one(slice);
+  const double serial = simulate(one_by_one, gpt2, plan, 2, 64).step_time_s;
+  slice.communicator.concurrent_collectives = true;
+  Simulator together(slice);
+  const SimResult concurrent = simulate(together, gpt2, plan, 2, 64);
+  CAPTURE(serial);
+  CAPTURE(concurrent.step_time_s);
+  CHECK(concurrent.step_time_s < serial);
+  CHECK(concurrent.step_time_s > concurrent.breakdown.compute_s);
+  // The shipped profiles say which they are.
+  CHECK(builtin_catalog().communicator("openmpi-tcp").concurrent_collectives);
+  CHECK_FALSE(builtin_catalog().communicator("nccl-socket").concurrent_collectives);
 }
