@@ -43,6 +43,7 @@ struct CollectivePlay {
   double latency = 0;              // one-way, to the next rank
   int steps = 0;                   // 0: group of one, nothing to do
   double chunk_bytes = 0;
+  bool latency_bound = false;  // its time is its rounds' latency, not its bytes (see resolve)
 };
 
 struct P2pPlay {
@@ -167,11 +168,13 @@ void play_recv(RankPlay& r, int k, double t0, int traced) {
 }
 
 // A started collective: a helper actor on the rank's host plays it while the rank goes on; it
-// first waits for the rank's previous call of the same group, unless the communicator progresses
-// started collectives together (CommunicatorProfile::concurrent_collectives).
+// first waits for the rank's previous call of the same group. Where the communicator progresses
+// started collectives together (CommunicatorProfile::concurrent_collectives: Open MPI's libnbc)
+// a latency-bound one does not wait: the rounds interleave. A bandwidth-bound one still does: one
+// TCP connection per peer, whose window bounds the rate, carries the bytes of all of them.
 void start_collective(RankPlay& r, int k, int group, int request, double t0, bool concurrent) {
-  sg4::ActorPtr previous =
-      !concurrent && r.last_helper.count(group) ? r.last_helper[group] : nullptr;
+  const bool together = concurrent && r.collective[k].latency_bound;
+  sg4::ActorPtr previous = !together && r.last_helper.count(group) ? r.last_helper[group] : nullptr;
   const CollectivePlay* play = &r.collective[k];
   auto helper = sg4::Actor::create(
       "rank" + std::to_string(r.rank) + "-req" + std::to_string(request),
@@ -410,6 +413,13 @@ class PlayResolver {
       resolve_group_call(r, k, c, correction, calls_seen[c.group]++, member, play);
     else
       resolve_ring_steps(r, k, c, member, play);
+    // Latency-bound: one ring step's chunk crosses the hop to the next member in less than the
+    // hop's one-way latency.
+    const int gpu = devices_[r].gpu;
+    const int next_gpu = peer_gpu(r, k, members[(member + 1) % members.size()]);
+    const double hop = platform_.route_latency(gpu, next_gpu);
+    play.latency_bound =
+        hop > 0 && platform_.transfer_seconds(gpu, next_gpu, c.bytes / members.size()) < hop;
   }
 
   // Fast and automatic modes: the call shared by the group's members (group_collective.hpp).

@@ -127,9 +127,11 @@ TEST_CASE(
     "progresses them together (Open MPI's libnbc)") {
   build_test_platforms();
   const Catalog catalog = test_catalog();
-  Slice slice = test_slice(catalog, {1, 1}, 1, 0.05, 1e9);  // latency-bound small buckets
+  // A 4 MiB window over 100 ms: 42 MB/s, so 1 MiB buckets (0.5 MiB a step) are latency-bound.
+  Slice slice = test_slice(catalog, {1, 1}, 1, 0.1, 1e9);
+  slice.networks.back().tcp_window_bytes = 4 << 20;
   const ModelSpec gpt2 = load_model("gpt2");
-  const std::string plan = "dp=2,bucket_mib=8";  // a dozen buckets of GPT-2 small
+  const std::string plan = "dp=2,bucket_mib=1";
   slice.communicator.concurrent_collectives = false;
   Simulator one_by_one(slice);
   const double serial = simulate(one_by_one, gpt2, plan, 2, 64).step_time_s;
@@ -140,6 +142,12 @@ TEST_CASE(
   CAPTURE(concurrent.step_time_s);
   CHECK(concurrent.step_time_s < serial);
   CHECK(concurrent.step_time_s > concurrent.breakdown.compute_s);
+  // Bandwidth-bound buckets (50 MiB, 25 a step: 0.6 s each at the window's rate) still take
+  // their turn on the one connection: the same step either way.
+  slice.communicator.concurrent_collectives = false;
+  const double big_serial = simulate(one_by_one, gpt2, "dp=2,bucket_mib=50", 2, 64).step_time_s;
+  CHECK(simulate(together, gpt2, "dp=2,bucket_mib=50", 2, 64).step_time_s ==
+        doctest::Approx(big_serial).epsilon(0.01));
   // The shipped profiles say which they are.
   CHECK(builtin_catalog().communicator("openmpi-tcp").concurrent_collectives);
   CHECK_FALSE(builtin_catalog().communicator("nccl-socket").concurrent_collectives);
