@@ -2,6 +2,21 @@
 #include "plan/block_work.hpp"
 
 namespace fabtrain {
+namespace {
+
+// Adds one block's work to a Forward or Backward (they share these fields).
+template <class Instruction>
+void add_work(Instruction& into, const WorkCost& w) {
+  into.flops += w.flops;
+  into.bytes += w.bytes;
+  into.matmul_bytes += w.matmul_bytes;
+  into.attention_flops += w.attention_flops;
+  into.attention_bytes += w.attention_bytes;
+  into.kernels += w.kernels;
+  add_products(into.products, w.products);
+}
+
+}  // namespace
 
 Forward forward_of(const ModelSpec& model, const Plan& plan, int b, int s, int mb, int begin,
                    int end) {
@@ -9,14 +24,7 @@ Forward forward_of(const ModelSpec& model, const Plan& plan, int b, int s, int m
   bool all_replicated = true;
   for (int i = begin; i < end; ++i) {
     const Block block = block_at(model, i);
-    const WorkCost w = forward_cost(model, block, b, s, plan.tp, plan.precision, plan.attention);
-    f.flops += w.flops;
-    f.bytes += w.bytes;
-    f.matmul_bytes += w.matmul_bytes;
-    f.attention_flops += w.attention_flops;
-    f.attention_bytes += w.attention_bytes;
-    f.kernels += w.kernels;
-    add_products(f.products, w.products);
+    add_work(f, forward_cost(model, block, b, s, plan.tp, plan.precision, plan.attention));
     f.activation_bytes += activation_bytes(model, block, b, s, plan.tp, plan.precision,
                                            plan.recompute, plan.attention);
     all_replicated = all_replicated && replicated_over_tp(block);
@@ -31,25 +39,10 @@ Backward backward_of(const ModelSpec& model, const Plan& plan, int b, int s, int
   bool all_replicated = true;
   for (int i = begin; i < end; ++i) {
     const Block block = block_at(model, i);
-    const WorkCost w = backward_cost(model, block, b, s, plan.tp, plan.precision, plan.attention);
-    bw.flops += w.flops;
-    bw.bytes += w.bytes;
-    bw.matmul_bytes += w.matmul_bytes;
-    bw.attention_flops += w.attention_flops;
-    bw.attention_bytes += w.attention_bytes;
-    bw.kernels += w.kernels;
-    add_products(bw.products, w.products);
+    add_work(bw, backward_cost(model, block, b, s, plan.tp, plan.precision, plan.attention));
     // Recomputation rebuilds the layers' activations; the embedding and head keep theirs.
     if (plan.recompute && !replicated_over_tp(block)) {
-      const WorkCost again =
-          forward_cost(model, block, b, s, plan.tp, plan.precision, plan.attention);
-      bw.flops += again.flops;
-      bw.bytes += again.bytes;
-      bw.matmul_bytes += again.matmul_bytes;
-      bw.attention_flops += again.attention_flops;
-      bw.attention_bytes += again.attention_bytes;
-      bw.kernels += again.kernels;
-      add_products(bw.products, again.products);
+      add_work(bw, forward_cost(model, block, b, s, plan.tp, plan.precision, plan.attention));
       bw.recompute = true;
     }
     bw.activation_bytes += activation_bytes(model, block, b, s, plan.tp, plan.precision,
