@@ -66,7 +66,9 @@ std::vector<Segments> bucket_segments(const ModelSpec& model, const std::vector<
   std::sort(pieces.begin(), pieces.end());
   std::vector<Segments> out(buckets.size());
   for (const auto& [local, piece] : pieces) {
-    const auto [n, block] = piece;
+    // Not a structured binding: clang 14 cannot capture one in the lambda below.
+    const auto n = piece.first;
+    const auto block = piece.second;
     auto in = std::find_if(buckets.begin(), buckets.end(),
                            [&](const BlockRange& b) { return block >= b.begin && block < b.end; });
     if (in == buckets.end())
