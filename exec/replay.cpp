@@ -10,6 +10,7 @@
 
 #include "common/error.hpp"
 #include "exec/watchdog.hpp"
+#include "plan/verb.hpp"
 
 namespace fabtrain {
 
@@ -45,14 +46,7 @@ ReplayMemory replay_memory(const Schedule& schedule, int rank) {
   std::map<int, double> started;      // request -> its buffer's bytes
   for (const Instruction& in : schedule.ranks.at(rank)) {
     const double bytes = 4.0 * double(replay_message_floats(schedule, in));
-    const int request = std::visit(
-        [](const auto& x) {
-          if constexpr (requires { x.request; })
-            return int(x.request);
-          else
-            return -1;
-        },
-        in);
+    const int request = request_of(in);
     if (const auto* w = std::get_if<Wait>(&in)) {
       in_flight -= started[w->request];
       started.erase(w->request);

@@ -118,14 +118,7 @@ StepLine step_line(const StepSummary& summary, const Schedule& schedule,
     for (std::size_t i = 0; i < timings[r].size() && i < schedule.ranks[r].size(); ++i) {
       const Instruction& in = schedule.ranks[r][i];
       const InstructionInfo info = describe(schedule, r, in);
-      const int request = std::visit(
-          [](const auto& x) {
-            if constexpr (requires { x.request; })
-              return int(x.request);
-            else
-              return -1;
-          },
-          in);
+      const int request = request_of(in);
       line.instructions.push_back({r, int(i), info.kind, to_string(in), timings[r][i].start_s,
                                    timings[r][i].duration_s, info.bytes, info.flops, info.peers,
                                    request});

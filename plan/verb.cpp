@@ -42,4 +42,15 @@ bool is_communication(const Instruction& instruction) {
          std::holds_alternative<Wait>(instruction);
 }
 
+int request_of(const Instruction& instruction) {
+  return std::visit(
+      [](const auto& in) {
+        if constexpr (requires { in.request; })
+          return int(in.request);
+        else
+          return -1;
+      },
+      instruction);
+}
+
 }  // namespace fabtrain

@@ -17,5 +17,7 @@ std::string canonical_verb(const std::string& kind);
 // wait of a non-blocking one: a start only launches the transfer, the wait is where the rank
 // spends the communication that did not hide behind compute).
 bool is_communication(const Instruction& instruction);
+// The request a start or a wait carries; -1 for a blocking instruction or one without any.
+int request_of(const Instruction& instruction);
 
 }  // namespace fabtrain
