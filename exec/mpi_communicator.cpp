@@ -120,6 +120,15 @@ int MpiCommunicator::group_size(int group) const {
   return int(groups_[group].ranks.size());
 }
 
+namespace {
+// The whole buffer of a reduce-scatter (input) or all-gather (output) is n equal chunks.
+void check_chunks(const char* op, const char* side, std::size_t n, std::size_t whole,
+                  std::size_t chunk) {
+  if (whole != chunk * n)
+    fail("{} over {} ranks: {} of {} floats is not {} chunks of {}", op, n, side, whole, n, chunk);
+}
+}  // namespace
+
 void MpiCommunicator::all_reduce(int group, std::span<float> data) {
   MPI_Comm comm = comm_of(group);
   MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data.data(), checked_count(data.size(), "all-reduce"),
@@ -129,9 +138,7 @@ void MpiCommunicator::all_reduce(int group, std::span<float> data) {
 void MpiCommunicator::reduce_scatter(int group, std::span<const float> in, std::span<float> out) {
   MPI_Comm comm = comm_of(group);
   const std::size_t n = groups_[group].ranks.size();
-  if (in.size() != out.size() * n)
-    fail("reduce-scatter over {} ranks: input of {} floats is not {} chunks of {}", n, in.size(), n,
-         out.size());
+  check_chunks("reduce-scatter", "input", n, in.size(), out.size());
   // MPI_Reduce_scatter with equal counts, not _block: Open MPI's tuned component has a ring for
   // it (coll_tuned_reduce_scatter_algorithm 3), the algorithm NCCL and the simulator play.
   const void* send = in.data() == out.data() ? MPI_IN_PLACE : in.data();
@@ -142,9 +149,7 @@ void MpiCommunicator::reduce_scatter(int group, std::span<const float> in, std::
 void MpiCommunicator::all_gather(int group, std::span<const float> in, std::span<float> out) {
   MPI_Comm comm = comm_of(group);
   const std::size_t n = groups_[group].ranks.size();
-  if (out.size() != in.size() * n)
-    fail("all-gather over {} ranks: output of {} floats is not {} chunks of {}", n, out.size(), n,
-         in.size());
+  check_chunks("all-gather", "output", n, out.size(), in.size());
   const bool in_place = in.data() == out.data() + std::size_t(groups_[group].position) * in.size();
   MPI_CHECK(MPI_Allgather(in_place ? MPI_IN_PLACE : in.data(),
                           checked_count(in.size(), "all-gather chunk"), MPI_FLOAT, out.data(),
@@ -286,9 +291,7 @@ int MpiCommunicator::start_reduce_scatter(int group, std::span<const float> in,
                                           std::span<float> out) {
   MPI_Comm comm = comm_of(group);
   const std::size_t n = groups_[group].ranks.size();
-  if (in.size() != out.size() * n)
-    fail("reduce-scatter over {} ranks: input of {} floats is not {} chunks of {}", n, in.size(), n,
-         out.size());
+  check_chunks("reduce-scatter", "input", n, in.size(), out.size());
   // Equal counts, as the blocking call (MPI_Reduce_scatter, not _block).
   std::vector<int> counts(n, checked_count(out.size(), "reduce-scatter chunk"));
   const void* send = in.data() == out.data() ? MPI_IN_PLACE : in.data();
@@ -300,9 +303,7 @@ int MpiCommunicator::start_reduce_scatter(int group, std::span<const float> in,
 int MpiCommunicator::start_all_gather(int group, std::span<const float> in, std::span<float> out) {
   MPI_Comm comm = comm_of(group);
   const std::size_t n = groups_[group].ranks.size();
-  if (out.size() != in.size() * n)
-    fail("all-gather over {} ranks: output of {} floats is not {} chunks of {}", n, out.size(), n,
-         in.size());
+  check_chunks("all-gather", "output", n, out.size(), in.size());
   const bool in_place = in.data() == out.data() + std::size_t(groups_[group].position) * in.size();
   MPI_Request r;
   MPI_CHECK(MPI_Iallgather(in_place ? MPI_IN_PLACE : in.data(),
