@@ -126,16 +126,21 @@ std::map<CollectiveOp, CollectiveFit> fit_collectives(const std::vector<Collecti
     fit.rms_relative = best_rms;
     const auto small = small_by_op.find(op);
     if (small != small_by_op.end() && !small->second.empty()) {
-      // One coefficient on the latency, the rest as fitted: minimises the relative residuals.
+      // One coefficient on the latency, the rest as fitted: minimises the relative residuals,
+      // over the calls the latency is a fair share of (all of them if none is).
+      std::vector<Sample> informative;
+      for (const auto& p : small->second)
+        if (p.x[0] >= kLatencyShare * p.y) informative.push_back(p);
+      const std::vector<Sample>& fitted = informative.empty() ? small->second : informative;
       double num = 0, den = 0;
-      for (const auto& p : small->second) {
+      for (const auto& p : fitted) {
         const double w = 1 / (p.y * p.y);
         num += w * p.x[0] * (p.y - best[1] * p.x[1] - best[2]);
         den += w * p.x[0] * p.x[0];
       }
       fit.correction.small_bytes = small_bytes;
       fit.correction.small_latency_terms = std::max(1.0, den > 0 ? num / den : 1.0);
-      fit.small_samples = int(small->second.size());
+      fit.small_samples = int(fitted.size());
     }
     fits[op] = fit;
   }

@@ -9,7 +9,7 @@
 # error, and the communication: the step time overlap hid (off minus on), and from the run
 # record the least waiting rank's exposed communication per step (blocking calls, starts and
 # waits) against overlap=off's (all of it exposed). Last line:
-#   overlap: mean absolute percentage error X% over N cases
+#   overlap (PLAYER): mean absolute percentage error X% over N cases
 # Needs root and network namespaces (exits 77 otherwise, as validate-emulated does); traffic
 # stays in the project's namespaces on TEST-NET-1. Environment: FABTRAIN_OVERLAP_MODEL (a
 # built-in or config.json), FABTRAIN_OVERLAP_DELAYS (default "0 25 50"), FABTRAIN_OVERLAP_PLANS
@@ -17,6 +17,10 @@
 # (default 1: the 4-layer model's gradients are 3.4 MB, one bucket at DDP's 25 MiB, started only
 # after the whole backward, so nothing could hide; 1 MiB makes four), and
 # validate-emulated's own (FABTRAIN_BIN_DIR, FABTRAIN_VALIDATE_STEPS, FABTRAIN_VALIDATE_REUSE).
+# FABTRAIN_OVERLAP_PLAYER=train (default: the ranks train the model, computing on the CPU cores
+# the traffic also needs) or replay (`fabtrain-exec replay`: each compute instruction sleeps the
+# catalog's CPU time, as a GPU would leave the cores to the traffic; the same schedules, starts
+# and waits, with the real communicator and message sizes).
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 model=${FABTRAIN_OVERLAP_MODEL:-$repo/tests/calibrate/gpt2-l4-c128/config.json}
@@ -26,18 +30,19 @@ plans=""
 for p in ${FABTRAIN_OVERLAP_PLANS:-dp=2 dp=2,zero=2}; do
   plans+="$p,bucket_mib=$bucket,overlap=off $p,bucket_mib=$bucket,overlap=on "
 done
+player=${FABTRAIN_OVERLAP_PLAYER:-train}
 log=$(mktemp /tmp/fabtrain-overlap.XXXXXX.log)
 set +e
-FABTRAIN_VALIDATE_MODELS=$model FABTRAIN_VALIDATE_PLANS=$plans FABTRAIN_VALIDATE_DELAYS=$delays \
+FABTRAIN_VALIDATE_PLAYER=$player FABTRAIN_VALIDATE_MODELS=$model FABTRAIN_VALIDATE_PLANS=$plans FABTRAIN_VALIDATE_DELAYS=$delays \
   "$repo/scripts/validate-emulated.sh" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 set -e
 [ "$rc" -eq 77 ] && exit 77
 work=$(sed -n 's/^validate-emulated: .* work \([^,]*\),.*/\1/p' "$log" | head -1)
 [ -n "$work" ] && [ -d "$work" ] || { echo "FAIL: no work directory in $log"; exit 1; }
-python3 - "$work" "$model" "$delays" "$plans" <<'PY'
+python3 - "$work" "$model" "$delays" "$plans" "$player" <<'PY'
 import collections, json, os, statistics, sys
-work, model, delays, plans = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4].split()
+work, model, delays, plans, player = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4].split(), sys.argv[5]
 name = os.path.basename(os.path.dirname(model)) if model.endswith(".json") else model
 def tag(p, d): return f"{name}-{p.replace(',', '_').replace('=', '_').replace(':', '_')}-{d}"
 COMPUTE = {"fwd", "bwd", "opt", "optimizer", "load"}
@@ -52,7 +57,8 @@ def measured(path):
         exposed.append(min(by_rank.values()) if by_rank else 0.0)
     return statistics.median(s["wall_s"] for s in steps), statistics.median(exposed)
 rows, errors = [], []
-print(f"\n{'delay':>6} {'plan':<28} {'overlap':>7} {'measured':>10} {'predicted':>10} {'error':>7} "
+print(f"\nplayer: {player} ({'compute slept, the catalog CPU time' if player == 'replay' else 'the model trained on the CPU'})")
+print(f"{'delay':>6} {'plan':<28} {'overlap':>7} {'measured':>10} {'predicted':>10} {'error':>7} "
       f"{'exposed comm':>13} {'hidden':>9}")
 for d in delays:
     for p in plans:
@@ -77,5 +83,5 @@ for d in delays:
 print("(exposed comm: overlap=on's least waiting rank per step / overlap=off's; hidden: the "
       "measured step off minus on; predicted: bench-only calibration)")
 if not errors: print("overlap: no case was measured"); sys.exit(1)
-print(f"overlap: mean absolute percentage error {100 * sum(errors) / len(errors):.1f}% over {len(errors)} cases")
+print(f"overlap ({player}): mean absolute percentage error {100 * sum(errors) / len(errors):.1f}% over {len(errors)} cases")
 PY

@@ -63,6 +63,14 @@ site_mode=0
 path_rtt_ms=${FABTRAIN_VALIDATE_PATH_RTT_MS:-0}
 device=${FABTRAIN_VALIDATE_DEVICE:-cpu}
 device_type=${FABTRAIN_VALIDATE_DEVICE_TYPE:-CPU_HOST}
+# FABTRAIN_VALIDATE_PLAYER=replay (default and --short modes): the ranks play the schedule with
+# `fabtrain-exec replay` instead of training: each compute instruction sleeps the catalog's time
+# for the device type, so the 2 cores carry only the traffic and the measurement tests the
+# communication and its overlap without the compute's noise here (full-size always replays).
+player=${FABTRAIN_VALIDATE_PLAYER:-train}
+[ "${FABTRAIN_VALIDATE_FULL:-0}" = 1 ] && player=replay
+[ "$player" = train ] || [ "$player" = replay ] ||
+  { echo "FAIL: FABTRAIN_VALIDATE_PLAYER must be train or replay, not '$player'"; exit 2; }
 rate_mbit=1000
 batch=8
 seq=64
@@ -143,6 +151,14 @@ if [ "${1:-}" = "--phase" ]; then
           rm -f "$work/run-$tag.jsonl"; continue
         fi
         tail -20 "$work/train-$tag.log"; exit 1
+      fi
+      if [ "$player" = replay ]; then  # compute slept (the catalog's), communication real
+        echo "== replay $model $plan at $delay ms"
+        timeout 600 "${launcher[@]}" nice -n "$nice_level" "$bin/fabtrain-exec" replay --model "$model" --plan "$plan" \
+          --batch "$batch" --seq "$seq" --steps "$steps" --device-type "$device_type" --timeout-s 500 \
+          --print-every 1000 --record "$work/run-$tag.jsonl" >"$work/train-$tag.log" 2>&1 </dev/null ||
+          { tail -20 "$work/train-$tag.log"; exit 1; }
+        continue
       fi
       echo "== train $model $plan at $delay ms"
       timeout 600 "${launcher[@]}" nice -n "$nice_level" "$bin/fabtrain-exec" train --device "$device" --model "$model" --plan "$plan" \
@@ -237,6 +253,7 @@ calibrate_from_benches() {
   fi
   extra_args=()
   [ "$full" = 1 ] && extra_args=(--keep-compute --intra-vm-bench "$work/bench-intra.json")
+  [ "$full" = 0 ] && [ "$player" = replay ] && extra_args=(--keep-compute)  # the replay slept the catalog's
   "$bin/fabtrain" calibrate "${bench_args[@]}" --bench-path-rtt-ms "$bench_rtts" --device-type "$device_type" \
     --link-class l2sts --fit-collectives "${extra_args[@]}" -o "$work/cal-bench-$name.yaml" >"$work/calibrate-bench-$name.log" ||
     { cat "$work/calibrate-bench-$name.log"; exit 1; }
@@ -389,7 +406,8 @@ def predicted_kinds(path):
     t = json.load(open(path)); events = t["traceEvents"] if isinstance(t, dict) else t
     by_rank = collections.defaultdict(float)
     for e in events:
-        if e.get("ph") == "X": by_rank[(kind(e["name"].split()[0]), e["pid"])] += e["dur"] / 1e6
+        # lane 2 holds transfers and started collectives in flight: not time the rank waited
+        if e.get("ph") == "X" and e.get("tid") != 2: by_rank[(kind(e["name"].split()[0]), e["pid"])] += e["dur"] / 1e6
     return {k: pick(k)(v for (kk, _), v in by_rank.items() if kk == k) for k in {k for k, _ in by_rank}}
 errors, bench_errors, flips, best_differs, kind_rows = [], [], [], [], []
 W = max(24, max(len(brief(p)) for m in models for p in plans_of(m)))

@@ -39,7 +39,7 @@ void meet(GroupCollective& call, int& count, sg4::SemaphorePtr& semaphore) {
 
 // The members' way (window-limited flows): start own sends and receives, wait, meet at the
 // latest release.
-void play_by_members(GroupCollective& call, int member) {
+void play_by_members(GroupCollective& call, int member, const std::function<void()>& bytes_moved) {
   meet(call, call.arrived, call.started);
   static char token;
   const auto& mine = call.flows_of[member];
@@ -73,6 +73,7 @@ void play_by_members(GroupCollective& call, int member) {
     comms.push_back(std::move(comm));
   }
   sg4::Comm::wait_all(comms);
+  if (bytes_moved) bytes_moved();
   for (const auto& [comm, tail] : own) release = std::max(release, comm->get_finish_time() + tail);
   call.release_s = std::max(call.release_s, release);
   if (!call.done) call.done = sg4::Semaphore::create(0);
@@ -206,14 +207,21 @@ GroupCollective plan_group_collective(CollectiveOp op, double bytes, const std::
   return call;
 }
 
-void play_group_collective(GroupCollective& call, int member) {
-  if (call.size < 2) return;
+void play_group_collective(GroupCollective& call, int member,
+                           const std::function<void()>& bytes_moved) {
+  if (call.size < 2) {
+    if (bytes_moved) bytes_moved();
+    return;
+  }
   if (call.capped) {
-    play_by_members(call, member);
+    play_by_members(call, member, bytes_moved);
     return;
   }
   if (!call.done) call.done = sg4::Semaphore::create(0);
-  if (++call.arrived < call.size) {
+  if (!call.moved) call.moved = sg4::Semaphore::create(0);
+  if (++call.arrived < call.size) {  // the last to arrive plays the flows
+    call.moved->acquire();
+    if (bytes_moved) bytes_moved();
     call.done->acquire();
     return;
   }
@@ -226,6 +234,8 @@ void play_group_collective(GroupCollective& call, int member) {
     comms.push_back(std::move(comm));
   }
   sg4::Comm::wait_all(comms);
+  for (int i = 1; i < call.size; ++i) call.moved->release();
+  if (bytes_moved) bytes_moved();
   double release = sg4::Engine::get_clock();
   for (size_t i = 0; i < comms.size(); ++i)
     release = std::max(release, comms[i]->get_finish_time() + call.flows[i].tail_s);

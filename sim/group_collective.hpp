@@ -30,6 +30,7 @@
 //         the call end at latency_terms * alpha + that flow's transfer, alpha the slowest hop's
 //         latency: uncontended, latency_terms * alpha + bytes * bandwidth_factor / B.
 #pragma once
+#include <functional>
 #include <simgrid/s4u/Semaphore.hpp>
 #include <vector>
 
@@ -70,7 +71,7 @@ struct GroupCollective {
   int arrived = 0;
   int finished = 0;
   double release_s = 0;
-  simgrid::s4u::SemaphorePtr started, done;
+  simgrid::s4u::SemaphorePtr started, moved, done;  // moved: the flows have finished
 };
 
 // Flows of one call of `op` over `gpus` (slice GPU indices in ring order). allow_tree: whether
@@ -83,7 +84,9 @@ GroupCollective plan_group_collective(CollectiveOp op, double bytes, const std::
                                       const std::vector<CollectiveProtocol>& protocols = {});
 
 // Called by each member's actor (member: its position in the group) when it reaches the call;
-// returns when the call is done.
-void play_group_collective(GroupCollective& call, int member);
+// returns when the call is done. bytes_moved (if any) is called when the member's flows have
+// finished, before the latency terms still owed: the next call of its group may start then.
+void play_group_collective(GroupCollective& call, int member,
+                           const std::function<void()>& bytes_moved = {});
 
 }  // namespace fabtrain

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <functional>
 #include <map>
 #include <simgrid/s4u.hpp>
 #include <string>
@@ -68,7 +69,8 @@ struct RankPlay {
   std::map<int, sg4::CommPtr> sends_started;
   std::map<int, sg4::ActorPtr> helpers;
   std::map<int, sg4::ActorPtr> last_helper;
-  bool concurrent_collectives = false;               // the communicator's (CommunicatorProfile)
+  std::map<int, sg4::SemaphorePtr> last_moved;  // per group, released when its bytes have moved
+  bool concurrent_collectives = false;          // the communicator's (CommunicatorProfile)
   std::vector<std::pair<double, double>> in_flight;  // spans any communication of it is in flight
   Breakdown breakdown;
   double finish_s = 0;
@@ -99,18 +101,18 @@ sg4::CommPtr start_flow(sg4::Mailbox* to, Message* payload, double bytes, double
   return comm;
 }
 
-void play_collective(const CollectivePlay& c) {
+void play_collective(const CollectivePlay& c, const std::function<void()>& bytes_moved = {}) {
   if (c.call) {
-    play_group_collective(*c.call, c.member);
+    play_group_collective(*c.call, c.member, bytes_moved);
     return;
   }
-  if (c.steps == 0) return;
   static Message token;  // collectives carry no payload the players read
   for (int step = 0; step < c.steps; ++step) {
     auto out = start_flow(c.outbox, &token, c.chunk_bytes, c.rate_cap);
     receive(c.inbox, c.inbound_cap);
     out->wait();
   }
+  if (bytes_moved) bytes_moved();
 }
 
 // Consecutive compute from instruction k (free loads in between) as one sleep: fewer simulation
@@ -171,23 +173,36 @@ void play_recv(RankPlay& r, int k, double t0, int traced) {
 // first waits for the rank's previous call of the same group. Where the communicator progresses
 // started collectives together (CommunicatorProfile::concurrent_collectives: Open MPI's libnbc)
 // a latency-bound one does not wait: the rounds interleave. A bandwidth-bound one still does: one
-// TCP connection per peer, whose window bounds the rate, carries the bytes of all of them.
+// TCP connection per peer, whose window bounds the rate, carries the bytes of all of them; but
+// only until the previous call's bytes have moved, not through the latency it still owes, since
+// the interleaved rounds keep the connection busy (GPT-2 medium's 25 MiB buckets over 103 ms: 25
+// buckets each paying its ring's round trips on top of the bytes were predicted 8 s long). Under
+// a communicator that runs calls one after another (NCCL's stream) it waits for the whole call.
 void start_collective(RankPlay& r, int k, int group, int request, double t0, bool concurrent) {
   const bool together = concurrent && r.collective[k].latency_bound;
-  sg4::ActorPtr previous = !together && r.last_helper.count(group) ? r.last_helper[group] : nullptr;
+  sg4::ActorPtr previous =
+      !together && !concurrent && r.last_helper.count(group) ? r.last_helper[group] : nullptr;
+  sg4::SemaphorePtr previous_moved =
+      !together && concurrent && r.last_moved.count(group) ? r.last_moved[group] : nullptr;
+  sg4::SemaphorePtr moved = sg4::Semaphore::create(0);
   const CollectivePlay* play = &r.collective[k];
   auto helper = sg4::Actor::create(
       "rank" + std::to_string(r.rank) + "-req" + std::to_string(request),
-      sg4::this_actor::get_host(), [&r, play, previous, k, t0] {
+      sg4::this_actor::get_host(), [&r, play, previous, previous_moved, moved, k, t0] {
         if (previous) previous->join();
+        if (previous_moved) {  // released once: hand it on to any other call waiting on it
+          previous_moved->acquire();
+          previous_moved->release();
+        }
         const double start = sg4::Engine::get_clock();
-        play_collective(*play);
+        play_collective(*play, [&moved] { moved->release(); });
         const double end = sg4::Engine::get_clock();
         r.in_flight.emplace_back(start, end);
         if (r.trace) r.events.push_back({r.rank, kSendsInFlightLane, k, start - t0, end - t0});
       });
   r.helpers[request] = helper;
   r.last_helper[group] = helper;
+  r.last_moved[group] = moved;
 }
 
 // Waits for request's start to complete: the time spent here is exposed communication.
