@@ -132,9 +132,9 @@ void check_chunks(const char* op, const char* side, std::size_t n, std::size_t w
 // Started and waited at once: the blocking all-reduce runs libnbc's algorithm, as the started one
 // and the bench do (its ring: coll_libnbc_iallreduce_algorithm 1). Open MPI's blocking call (the
 // tuned component's ring) moved a 2-rank all-reduce across a 103 ms link at half the connection's
-// window rate: the pipeshard's 205 MB tied-embedding sum took 15.1 s with it, 7.9 s with libnbc's
-// ring (GPT-2 medium, scripts/validate-emulated.sh --full-size). MPI_Wait progresses it, so the
-// progress thread stays asleep.
+// window rate: the pipeshard's 205 MB tied-embedding sum took 15.1 s with it, 7.9-8.3 s with
+// libnbc's ring (GPT-2 medium, scripts/validate-emulated.sh --full-size). MPI_Wait progresses it,
+// so the progress thread stays asleep.
 void MpiCommunicator::all_reduce(int group, std::span<float> data) {
   MPI_Comm comm = comm_of(group);
   MPI_Request r;

@@ -152,17 +152,12 @@ if [ "${1:-}" = "--phase" ]; then
         fi
         tail -20 "$work/train-$tag.log"; exit 1
       fi
-      if [ "$player" = replay ]; then  # compute slept (the catalog's), communication real
-        echo "== replay $model $plan at $delay ms"
-        timeout 600 "${launcher[@]}" nice -n "$nice_level" "$bin/fabtrain-exec" replay --model "$model" --plan "$plan" \
-          --batch "$batch" --seq "$seq" --steps "$steps" --device-type "$device_type" --timeout-s 500 \
-          --print-every 1000 --record "$work/run-$tag.jsonl" >"$work/train-$tag.log" 2>&1 </dev/null ||
-          { tail -20 "$work/train-$tag.log"; exit 1; }
-        continue
-      fi
-      echo "== train $model $plan at $delay ms"
-      timeout 600 "${launcher[@]}" nice -n "$nice_level" "$bin/fabtrain-exec" train --device "$device" --model "$model" --plan "$plan" \
-        --data "$repo/data/tiny_prose_train.txt" --batch "$batch" --seq "$seq" --steps "$steps" \
+      # replay: compute slept (the catalog's), communication real; train: the model computed
+      if [ "$player" = replay ]; then verb=(replay --device-type "$device_type" --timeout-s 500)
+      else verb=(train --device "$device" --data "$repo/data/tiny_prose_train.txt"); fi
+      echo "== $player $model $plan at $delay ms"
+      timeout 600 "${launcher[@]}" nice -n "$nice_level" "$bin/fabtrain-exec" "${verb[@]}" --model "$model" --plan "$plan" \
+        --batch "$batch" --seq "$seq" --steps "$steps" \
         --print-every 1000 --record "$work/run-$tag.jsonl" >"$work/train-$tag.log" 2>&1 </dev/null ||
         { tail -20 "$work/train-$tag.log"; exit 1; }
     done <"$work/plans-$(model_name "$model")"
@@ -405,9 +400,13 @@ def pick(k): return min if k == "comm" else max
 def predicted_kinds(path):
     t = json.load(open(path)); events = t["traceEvents"] if isinstance(t, dict) else t
     by_rank = collections.defaultdict(float)
+    # the "in flight" lane holds transfers and started collectives in flight: not time the
+    # rank waited (the trace names its lanes)
+    in_flight = {(e["pid"], e["tid"]) for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"
+                 and e.get("args", {}).get("name") == "in flight"}
     for e in events:
-        # lane 2 holds transfers and started collectives in flight: not time the rank waited
-        if e.get("ph") == "X" and e.get("tid") != 2: by_rank[(kind(e["name"].split()[0]), e["pid"])] += e["dur"] / 1e6
+        if e.get("ph") == "X" and (e["pid"], e.get("tid")) not in in_flight:
+            by_rank[(kind(e["name"].split()[0]), e["pid"])] += e["dur"] / 1e6
     return {k: pick(k)(v for (kk, _), v in by_rank.items() if kk == k) for k in {k for k, _ in by_rank}}
 errors, bench_errors, flips, best_differs, kind_rows = [], [], [], [], []
 W = max(24, max(len(brief(p)) for m in models for p in plans_of(m)))

@@ -25,6 +25,11 @@ std::string error_of(F&& f) {
   return "";
 }
 
+// Whether `text` has `part` in it.
+inline bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
 // The whole text of a file ("" when it cannot be read).
 inline std::string text_of(const std::string& path) {
   std::ifstream in(path);

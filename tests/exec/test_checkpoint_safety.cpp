@@ -16,6 +16,7 @@
 #include "tests/test_support.hpp"
 
 using namespace fabtrain;
+using fabtrain::test::contains;
 using fabtrain::test::error_of;
 namespace fs = std::filesystem;
 
@@ -24,10 +25,6 @@ namespace {
 ModelSpec nano() { return load_model("gpt2-nano"); }
 std::vector<float> params() {
   return std::vector<float>(std::size_t(full_layout(nano()).total), 0.25f);
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 void flip_byte(const std::string& path, std::size_t at) {

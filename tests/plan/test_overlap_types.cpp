@@ -12,15 +12,8 @@
 #include "tests/test_support.hpp"
 
 using namespace fabtrain;
+using fabtrain::test::contains;
 using fabtrain::test::error_of;
-
-namespace {
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-}  // namespace
 
 TEST_CASE("overlap and bucket_mib: defaults print nothing, other values round trip") {
   const Plan defaults = parse_plan("dp=2");

@@ -9,15 +9,8 @@
 #include "tests/test_support.hpp"
 
 using namespace fabtrain;
+using fabtrain::test::contains;
 using fabtrain::test::error_of;
-
-namespace {
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-}  // namespace
 
 TEST_CASE("plan text parses every key and prints back canonically") {
   const std::string text =

@@ -6,8 +6,7 @@ set -euo pipefail
 exe=$1 src=$2 plan=$3 np=$4
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-args=(--model gpt2-nano --data "$src/data/tiny_prose_train.txt" --batch 8 --seq 32 --steps 20
-      --lr 3e-3 --warmup 2 --seed 42 --threads 1 --timeout-s 60 --print-every 20)
+source "$(dirname "${BASH_SOURCE[0]}")/nano_settings.sh"
 "$exe" train "${args[@]}" --plan dp=1 --record "$work/ref.jsonl" --checkpoint-dir "$work/ref" \
   > "$work/ref.log"
 mpirun --allow-run-as-root --oversubscribe -np "$np" "$exe" train "${args[@]}" --plan "$plan" \

@@ -3,13 +3,12 @@
 # with overlap=on (MPI progress thread, the default) and with overlap=on advanced by tests between
 # blocks (--mpi-progress test), and requires every step's loss and the final parameters to be
 # IDENTICAL (the checkpoints compared byte for byte, not to a tolerance). The equivalence test's
-# settings (equivalence.sh). Usage: overlap_bits.sh FABTRAIN_EXEC SOURCE_DIR PLAN NP
+# settings (nano_settings.sh). Usage: overlap_bits.sh FABTRAIN_EXEC SOURCE_DIR PLAN NP
 set -euo pipefail
 exe=$1 src=$2 plan=$3 np=$4
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-args=(--model gpt2-nano --data "$src/data/tiny_prose_train.txt" --batch 8 --seq 32 --steps 20
-      --lr 3e-3 --warmup 2 --seed 42 --threads 1 --timeout-s 60 --print-every 20)
+source "$(dirname "${BASH_SOURCE[0]}")/nano_settings.sh"
 run() {  # NAME PLAN [more train options]
   local name=$1 p=$2
   shift 2
