@@ -106,15 +106,20 @@ bool collective_op(const std::string& name, CollectiveOp& op) {
 }
 
 std::map<CollectiveOp, CollectiveFit> fit_collectives(const std::vector<CollectiveTiming>& timings,
-                                                      double small_bytes) {
+                                                      double small_bytes,
+                                                      bool reduce_scatter_via_root) {
   std::map<CollectiveOp, std::vector<Sample>> by_op, small_by_op;
-  for (const auto& t : timings)
-    if (t.seconds >= kFewestLatencies * t.latency_s && t.seconds > 0 && t.latency_s > 0 &&
-        t.bandwidth > 0)
-      (t.bytes <= small_bytes ? small_by_op : by_op)[t.op].push_back(
-          {{t.latency_s * correction_latency_scale(t.members),
-            t.bytes / t.bandwidth * correction_volume_scale(t.members), 1},
-           t.seconds});
+  for (const auto& t : timings) {
+    if (!(t.seconds >= kFewestLatencies * t.latency_s && t.seconds > 0 && t.latency_s > 0 &&
+          t.bandwidth > 0))
+      continue;
+    const bool via_root = reduce_scatter_via_root && t.op == CollectiveOp::reduce_scatter;
+    const double latency_scale = via_root ? 1.0 : correction_latency_scale(t.members);
+    const double volume_scale =
+        via_root ? via_root_volume_scale(t.members) : correction_volume_scale(t.members);
+    (t.bytes <= small_bytes ? small_by_op : by_op)[t.op].push_back(
+        {{t.latency_s * latency_scale, t.bytes / t.bandwidth * volume_scale, 1}, t.seconds});
+  }
   std::map<CollectiveOp, CollectiveFit> fits;
   for (const auto& [op, samples] : by_op) {
     if (samples.size() < 3) continue;

@@ -59,8 +59,11 @@ struct CollectiveFit {
 // Ops with fewer than 3 samples, or whose samples cannot separate the terms, are left out.
 // Calls of at most small_bytes (0: none) are fitted apart: their own latency terms
 // (small_latency_terms), with the overhead and bandwidth factor of the larger calls.
+// reduce_scatter_via_root: the communicator's reduce-scatter goes via the group's root (its calls
+// of more than two ranks scale as via_root_volume_scale, not as a ring).
 std::map<CollectiveOp, CollectiveFit> fit_collectives(const std::vector<CollectiveTiming>& timings,
-                                                      double small_bytes = 0);
+                                                      double small_bytes = 0,
+                                                      bool reduce_scatter_via_root = false);
 
 // The collective op a bench or run record names (all_reduce, reduce_scatter, all_gather), or
 // false for anything else.

@@ -238,7 +238,8 @@ class Pipeline {
   }
 
   void print_collective_fits(const std::vector<CollectiveTiming>& timings) {
-    const auto fits = calib::fit_collectives(timings, o_.small_collective_bytes);
+    const auto fits = calib::fit_collectives(timings, o_.small_collective_bytes,
+                                             comm_.started_reduce_scatter_via_root);
     fmt::print(out_,
                "\ncollectives ({} measured calls; t = overhead + terms * latency + factor * bytes "
                "/ bandwidth):\n",

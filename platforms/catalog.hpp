@@ -88,6 +88,11 @@ struct CommunicatorProfile {
   // Whether a rank's started (non-blocking) collectives of one group progress together, each on
   // its own schedule (Open MPI's libnbc), or one after another in start order (one NCCL stream).
   bool concurrent_collectives = false;
+  // How its started reduce-scatter moves the bytes: as a ring (false), or as a binomial reduce of
+  // the whole buffer to the group's first rank followed by a linear scatter of the parts from it
+  // (true: Open MPI 4.1's libnbc, which has no other algorithm for it). YAML
+  // started_reduce_scatter: ring | reduce_then_scatter.
+  bool started_reduce_scatter_via_root = false;
   std::string source;
   // Its collectives' protocols; empty: none modelled (every call a plain ring or tree).
   std::vector<CollectiveProtocol> protocols;

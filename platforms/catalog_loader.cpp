@@ -109,7 +109,7 @@ CollectiveProtocol read_protocol(const YamlFields& f) {
 CommunicatorProfile read_communicator(const YamlFields& f, const std::string& name) {
   f.allow_only({"library", "streams_per_peer", "max_in_flight_mib", "eager_limit_kib",
                 "rendezvous_round_trips", "knobs", "protocols", "concurrent_collectives",
-                "source"});
+                "started_reduce_scatter", "source"});
   CommunicatorProfile c;
   c.name = name;
   c.library = f.text("library");
@@ -120,6 +120,11 @@ CommunicatorProfile read_communicator(const YamlFields& f, const std::string& na
   c.rendezvous_round_trips = non_negative(f, "rendezvous_round_trips");
   for (const auto& kv : f.mapping("knobs")) c.knobs[kv.first.Scalar()] = kv.second.Scalar();
   c.concurrent_collectives = f.flag_or("concurrent_collectives", false);
+  const std::string reduce_scatter = f.text_or("started_reduce_scatter", "ring");
+  if (reduce_scatter != "ring" && reduce_scatter != "reduce_then_scatter")
+    fail("{}: '{}' is not ring or reduce_then_scatter", f.field("started_reduce_scatter"),
+         reduce_scatter);
+  c.started_reduce_scatter_via_root = reduce_scatter == "reduce_then_scatter";
   const YAML::Node protocols = f.sequence_or_empty("protocols");
   for (std::size_t i = 0; i < protocols.size(); ++i) {
     const std::string where = f.where() + ".protocols[" + std::to_string(i) + "]";

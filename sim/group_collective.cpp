@@ -37,10 +37,9 @@ void meet(GroupCollective& call, int& count, sg4::SemaphorePtr& semaphore) {
   for (int i = 1; i < call.size; ++i) semaphore->release();
 }
 
-// The members' way (window-limited flows): start own sends and receives, wait, meet at the
-// latest release.
-void play_by_members(GroupCollective& call, int member, const std::function<void()>& bytes_moved) {
-  meet(call, call.arrived, call.started);
+// One phase of the members' way: start the member's receives and sends of that phase, wait for
+// them; returns the latest finish + tail of its sends (0: none).
+double play_own_phase(GroupCollective& call, int member, int phase) {
   static char token;
   const auto& mine = call.flows_of[member];
   std::vector<sg4::CommPtr> comms;
@@ -48,18 +47,17 @@ void play_by_members(GroupCollective& call, int member, const std::function<void
   std::vector<void*> slots(mine.size(), nullptr);
   for (size_t j = 0; j < mine.size(); ++j) {  // receives first, so sends find them posted
     const auto& f = call.flows[mine[j]];
-    if (f.receiver == member && f.mailbox) {
+    if (f.phase == phase && f.receiver == member && f.mailbox) {
       auto comm = f.mailbox->get_init()->set_dst_data(&slots[j], sizeof(void*));
       comm->set_rate(f.rate_cap);
       comm->start();
       comms.push_back(std::move(comm));
     }
   }
-  double release = 0;
   std::vector<std::pair<sg4::CommPtr, double>> own;
   for (int i : mine) {
     const auto& f = call.flows[i];
-    if (f.sender != member) continue;
+    if (f.phase != phase || f.sender != member) continue;
     sg4::CommPtr comm;
     if (f.mailbox) {
       comm = f.mailbox->put_init(&token, flow_bytes(f.bytes));
@@ -73,8 +71,24 @@ void play_by_members(GroupCollective& call, int member, const std::function<void
     comms.push_back(std::move(comm));
   }
   sg4::Comm::wait_all(comms);
-  if (bytes_moved) bytes_moved();
+  double release = 0;
   for (const auto& [comm, tail] : own) release = std::max(release, comm->get_finish_time() + tail);
+  return release;
+}
+
+// The members' way (window-limited flows): start own sends and receives, wait, meet at the
+// latest release; phase by phase, meeting before each.
+void play_by_members(GroupCollective& call, int member, const std::function<void()>& bytes_moved) {
+  meet(call, call.arrived, call.started);
+  double release = 0;
+  for (int phase = 0; phase < call.phases; ++phase) {
+    if (phase > 0) {
+      if (release > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(release);
+      meet(call, call.phase_arrived[phase - 1], call.phase_started[phase - 1]);
+    }
+    release = std::max(release, play_own_phase(call, member, phase));
+    if (phase == call.moved_phase && bytes_moved) bytes_moved();
+  }
   call.release_s = std::max(call.release_s, release);
   if (!call.done) call.done = sg4::Semaphore::create(0);
   if (++call.finished < call.size) {
@@ -83,6 +97,34 @@ void play_by_members(GroupCollective& call, int member, const std::function<void
   }
   if (call.release_s > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(call.release_s);
   for (int i = 1; i < call.size; ++i) call.done->release();
+}
+
+// libnbc's started reduce-scatter (the "via root" shape of group_collective.hpp).
+void plan_via_root(GroupCollective& call, const std::vector<int>& gpus, SlicePlatform& platform,
+                   const CollectiveCalibration* correction) {
+  const int n = call.size;
+  // A two-rank call moves the buffer one way, then half of it back: 1.5 buffers in two phases.
+  const double scale = correction ? correction->bandwidth_factor / 1.5 : 1;
+  const double terms =
+      correction ? (call.bytes <= correction->small_bytes ? correction->small_latency_terms
+                                                          : correction->latency_terms) /
+                       2
+                 : 1;
+  auto add = [&](int from, int to, double volume, int phase, double extra) {
+    const int a = gpus[from], b = gpus[to];
+    const double hop = platform.route_latency(a, b);
+    call.flows.push_back({from, to, platform.host(a), platform.host(b), nullptr, volume,
+                          platform.rate_cap(a, b, volume), std::max(0.0, (terms - 1) * hop) + extra,
+                          phase});
+  };
+  int round = 0;
+  for (int half = 1; half < n; half *= 2, ++round)
+    for (int member = half; member < n; member += 2 * half)
+      add(member, member - half, call.bytes * scale, round, 0);
+  for (int member = 1; member < n; ++member)
+    add(0, member, call.bytes / n * scale, round, correction ? correction->overhead_s : 0);
+  call.phases = round + 1;
+  call.moved_phase = round - 1;
 }
 
 int tree_depth(int n) {
@@ -96,7 +138,8 @@ int tree_depth(int n) {
 GroupCollective plan_group_collective(CollectiveOp op, double bytes, const std::vector<int>& gpus,
                                       SlicePlatform& platform, bool allow_tree,
                                       const CollectiveCalibration* correction,
-                                      const std::vector<CollectiveProtocol>& protocols) {
+                                      const std::vector<CollectiveProtocol>& protocols,
+                                      bool via_root) {
   GroupCollective call;
   call.op = op;
   call.bytes = bytes;
@@ -149,7 +192,11 @@ GroupCollective plan_group_collective(CollectiveOp op, double bytes, const std::
     const double tree = 2 * depth * alpha + 3 * bytes / bandwidth;
     call.tree = tree < ring;
   }
-  if (correction) {
+  if (via_root && op == CollectiveOp::reduce_scatter) {
+    call.tree = false;
+    call.protocol = -1;
+    plan_via_root(call, gpus, platform, correction);
+  } else if (correction) {
     // Each flow pays its own hop's latency; the tail tops it up to latency_terms * alpha and adds
     // the per-call overhead.
     // The correction is a two-rank call's; over n ranks it grows as the ring does.
@@ -197,6 +244,8 @@ GroupCollective plan_group_collective(CollectiveOp op, double bytes, const std::
       call.capped = true;
       f.mailbox = flow_mailbox(f.from, f.to);
     }
+  call.phase_arrived.assign(call.phases - 1, 0);
+  call.phase_started.resize(call.phases - 1);
   if (call.capped) {
     call.flows_of.resize(n);
     for (int i = 0; i < int(call.flows.size()); ++i) {
@@ -225,20 +274,27 @@ void play_group_collective(GroupCollective& call, int member,
     call.done->acquire();
     return;
   }
-  std::vector<sg4::CommPtr> comms;
-  comms.reserve(call.flows.size());
-  for (const auto& f : call.flows) {
-    auto comm = sg4::Comm::sendto_init(f.from, f.to);
-    comm->set_payload_size(flow_bytes(f.bytes));
-    comm->start();
-    comms.push_back(std::move(comm));
-  }
-  sg4::Comm::wait_all(comms);
-  for (int i = 1; i < call.size; ++i) call.moved->release();
-  if (bytes_moved) bytes_moved();
   double release = sg4::Engine::get_clock();
-  for (size_t i = 0; i < comms.size(); ++i)
-    release = std::max(release, comms[i]->get_finish_time() + call.flows[i].tail_s);
+  for (int phase = 0; phase < call.phases; ++phase) {
+    if (release > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(release);
+    std::vector<sg4::CommPtr> comms;
+    std::vector<double> tails;
+    for (const auto& f : call.flows) {
+      if (f.phase != phase) continue;
+      auto comm = sg4::Comm::sendto_init(f.from, f.to);
+      comm->set_payload_size(flow_bytes(f.bytes));
+      comm->start();
+      comms.push_back(std::move(comm));
+      tails.push_back(f.tail_s);
+    }
+    sg4::Comm::wait_all(comms);
+    if (phase == call.moved_phase) {
+      for (int i = 1; i < call.size; ++i) call.moved->release();
+      if (bytes_moved) bytes_moved();
+    }
+    for (size_t i = 0; i < comms.size(); ++i)
+      release = std::max(release, comms[i]->get_finish_time() + tails[i]);
+  }
   if (release > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(release);
   for (int i = 1; i < call.size; ++i) call.done->release();
 }

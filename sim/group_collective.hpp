@@ -29,6 +29,14 @@
 //         each member sending bytes * bandwidth_factor to its successor; every flow's tail makes
 //         the call end at latency_terms * alpha + that flow's transfer, alpha the slowest hop's
 //         latency: uncontended, latency_terms * alpha + bytes * bandwidth_factor / B.
+//   via root  (a started reduce-scatter where the communicator says so: Open MPI's libnbc) in
+//         phases, each starting when the previous one's flows (and tails) are done: binomial
+//         rounds, in round r the member at an odd multiple of 2^(r-1) sends its partial sum of the
+//         whole buffer to the member 2^(r-1) below it; then member 0 sends every member its part.
+//         The group's next call may start once the reduce rounds are done: its reduce and this
+//         scatter run on opposite directions. A correction (fitted on two-rank calls: the buffer
+//         one way, then half of it back) scales every flow by bandwidth_factor / 1.5 and gives
+//         each phase half its latency terms, so a two-rank call costs what the formula says.
 #pragma once
 #include <functional>
 #include <simgrid/s4u/Semaphore.hpp>
@@ -55,6 +63,7 @@ struct GroupFlow {
   double bytes = 0;
   double rate_cap = 0;  // 0: none
   double tail_s = 0;    // latency still owed after this flow finishes
+  int phase = 0;        // flows of phase p start when those of phase p-1 are done
 };
 
 struct GroupCollective {
@@ -66,26 +75,33 @@ struct GroupCollective {
   bool capped = false;  // some flow is window-limited: played by the members
   std::vector<GroupFlow> flows;
   std::vector<std::vector<int>> flows_of;  // per member: the flows it sends or receives
+  int phases = 1;
+  int moved_phase = 0;  // the group's next call may start when phases up to this one are done
   // While playing. Members wait on a semaphore, not suspended: suspending an actor in SimGrid
   // also pauses the sends it still has in flight.
   int arrived = 0;
   int finished = 0;
   double release_s = 0;
   simgrid::s4u::SemaphorePtr started, moved, done;  // moved: the flows have finished
+  std::vector<int> phase_arrived;                   // per phase after the first
+  std::vector<simgrid::s4u::SemaphorePtr> phase_started;
 };
 
 // Flows of one call of `op` over `gpus` (slice GPU indices in ring order). allow_tree: whether
 // the tree may be chosen (automatic mode), else always the ring shape. correction: the
 // calibration's cost for this op, or null for the ring/tree default. protocols: the
-// communicator's (ignored under a correction, which was fitted without them).
+// communicator's (ignored under a correction, which was fitted without them). via_root: a
+// reduce-scatter played as a reduce to member 0 and a scatter from it (the shape above).
 GroupCollective plan_group_collective(CollectiveOp op, double bytes, const std::vector<int>& gpus,
                                       SlicePlatform& platform, bool allow_tree,
                                       const CollectiveCalibration* correction = nullptr,
-                                      const std::vector<CollectiveProtocol>& protocols = {});
+                                      const std::vector<CollectiveProtocol>& protocols = {},
+                                      bool via_root = false);
 
 // Called by each member's actor (member: its position in the group) when it reaches the call;
-// returns when the call is done. bytes_moved (if any) is called when the member's flows have
-// finished, before the latency terms still owed: the next call of its group may start then.
+// returns when the call is done. bytes_moved (if any) is called when the member's flows of the
+// phases up to moved_phase have finished, before the latency terms still owed: the next call of
+// its group may start then.
 void play_group_collective(GroupCollective& call, int member,
                            const std::function<void()>& bytes_moved = {});
 

@@ -23,9 +23,13 @@ namespace fabtrain {
 // microbatch's gradient has crossed them back (each stage's fastest rank, each hop's latency).
 // A started collective (overlap=on) may hide behind compute, so it is not added to the rank's
 // time: the rank's calls of one group run one after another (sim/simulator.hpp), so their sum,
-// from the step's start, bounds the step on its own. The bound is the larger of the two (the
-// compute and blocking communication path, the started communication path), never their sum.
-// No contention, no bandwidth, no other waits: the simulated step is never shorter.
+// from the step's start, bounds the step on its own. Where the communicator progresses them
+// together (concurrent_collectives) a call may start before the previous one's latency is paid,
+// so only the longest one counts. A reduce-scatter via the group's root
+// (started_reduce_scatter_via_root) takes ceil(log2 n) reduce rounds and a scatter, not n - 1
+// steps. The bound is the larger of the two (the compute and blocking communication path, the
+// started communication path), never their sum. No contention, no bandwidth, no other waits: the
+// simulated step is never shorter.
 double step_lower_bound(const Schedule& schedule, const Slice& slice, SlicePlatform& platform,
                         const Calibration* calibration) {
   static const Calibration none;
@@ -88,13 +92,18 @@ double step_lower_bound(const Schedule& schedule, const Slice& slice, SlicePlatf
         backward_last += t;
       if (const auto* c = std::get_if<Collective>(&ins)) {
         const int n = int(schedule.groups[c->group].size());
-        const double hops =
-            c->op == CollectiveOp::all_reduce ? 2 * std::floor(std::log2(n)) : n - 1;
+        const bool via_root = c->request >= 0 && c->op == CollectiveOp::reduce_scatter &&
+                              slice.communicator.started_reduce_scatter_via_root;
+        const double hops = c->op == CollectiveOp::all_reduce ? 2 * std::floor(std::log2(n))
+                            : via_root                        ? std::ceil(std::log2(n)) + 1
+                                                              : n - 1;
         const double least = hops * hop_latency[c->group] + least_transfer(*c);
-        if (c->request >= 0)
-          started_per_group[c->group] += least;
-        else
+        if (c->request < 0)
           own[r] += least;
+        else if (slice.communicator.concurrent_collectives)
+          started_per_group[c->group] = std::max(started_per_group[c->group], least);
+        else
+          started_per_group[c->group] += least;
       }
       if (const auto* send = std::get_if<Send>(&ins); send && send->what == Tensor::activation)
         hop[stage] = std::min(hop[stage], latency(r, send->peer));

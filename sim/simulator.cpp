@@ -422,7 +422,10 @@ class PlayResolver {
     const CollectiveCalibration* correction =
         corrected == calibration_.collectives.end() ? nullptr : &corrected->second;
     const int member = int(at - members.begin());
-    if (!use_ring(options_) || correction)  // a corrected op is never played step by step
+    // A corrected op is never played step by step, nor a reduce-scatter via the group's root.
+    const bool via_root = c.op == CollectiveOp::reduce_scatter && c.request >= 0 &&
+                          slice_.communicator.started_reduce_scatter_via_root;
+    if (!use_ring(options_) || correction || via_root)
       resolve_group_call(r, k, c, correction, calls_seen[c.group]++, member, play);
     else
       resolve_ring_steps(r, k, c, member, play);
@@ -444,9 +447,12 @@ class PlayResolver {
       fail("group {} names a rank outside the {} ranks", c.group, world_);
     auto& group_calls = calls_[c.group];
     if (index == int(group_calls.size()))
-      group_calls.push_back(plan_group_collective(c.op, c.bytes, group_gpus_[c.group], platform_,
-                                                  options_.collectives == CollectiveMode::automatic,
-                                                  correction, slice_.communicator.protocols));
+      group_calls.push_back(
+          plan_group_collective(c.op, c.bytes, group_gpus_[c.group], platform_,
+                                options_.collectives == CollectiveMode::automatic, correction,
+                                slice_.communicator.protocols,
+                                c.op == CollectiveOp::reduce_scatter && c.request >= 0 &&
+                                    slice_.communicator.started_reduce_scatter_via_root));
     GroupCollective& call = group_calls[index];
     if (call.op != c.op || call.bytes != c.bytes)
       fail(

@@ -64,7 +64,7 @@ void run(const SimulateOptions& o) {
   fmt::print(info, "slice        {} ({} GPUs, sites: {})\n", slice.name, slice.gpu_count(),
              fmt::join(slice.site_names(), ", "));
   fmt::print(
-      info, "communicator {} ({}; {} streams per peer{}{})\n", slice.communicator.name,
+      info, "communicator {} ({}; {} streams per peer{}{}{})\n", slice.communicator.name,
       slice.communicator.library, slice.communicator.streams_per_peer,
       slice.communicator.max_in_flight_bytes > 0
           ? fmt::format(", at most {:.3g} MiB in flight each",
@@ -72,6 +72,9 @@ void run(const SimulateOptions& o) {
           : "",
       slice.communicator.eager_limit_bytes > 0
           ? fmt::format(", rendezvous over {:.0f} KiB", slice.communicator.eager_limit_bytes / 1024)
+          : "",
+      slice.communicator.started_reduce_scatter_via_root
+          ? ", started reduce-scatter via rank 0 (reduce, then scatter)"
           : "");
   fmt::print(info, "plan         {} ({})\n", to_string(plan), technique_name(plan));
   fmt::print(

@@ -65,6 +65,12 @@ struct LinkCalibration {
 // How a two-rank correction grows over a ring of n ranks (see the file comment); 1 at n = 2.
 inline double correction_latency_scale(int n) { return n > 2 ? n - 1.0 : 1.0; }
 inline double correction_volume_scale(int n) { return n > 2 ? 2.0 * (n - 1) / n : 1.0; }
+// The same for a reduce-scatter via the group's root (CommunicatorProfile::
+// started_reduce_scatter_via_root, played as sim/group_collective.hpp's "via root" shape), over
+// two sites of n/2 ranks each in rank order, as a plan's data-parallel group over two sites is:
+// one reduce round (the whole buffer) and the scatter (a part) cross the path, against a two-rank
+// call's buffer and a half; its latency terms stay a two-rank call's.
+inline double via_root_volume_scale(int n) { return n > 2 ? (1.0 + 1.0 / n) / 1.5 : 1.0; }
 
 struct CollectiveCalibration {
   double latency_terms = 1;     // multiples of the group's one-way latency, >= 1

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include "calibrate/fit_collectives.hpp"
 #include "common/error.hpp"
@@ -200,4 +201,28 @@ TEST_CASE("a call's path rate is line rate within the window and tends to window
   // 400 MB: the first window at line rate (4 ms), then 99 more windows of a round trip each.
   CHECK(path.rate(400e6) == doctest::Approx(400e6 / (0.004 + 9.9)));
   CHECK(path.rate(400e6) == doctest::Approx(4e6 / 0.1).epsilon(0.01));  // window / RTT
+}
+
+TEST_CASE("a reduce-scatter via the root is fitted with its own growth over four ranks") {
+  // Two-rank calls over the short path, four-rank calls over the long one (as the full-size
+  // validation benches them), timed by the via-root shape: over four ranks the buffer and a
+  // quarter of it cross, against a two-rank call's one and a half.
+  std::vector<CollectiveTiming> timings;
+  const double terms = 2.0, factor = 1.4, overhead = 1e-3;
+  int i = 0;
+  for (const auto& [latency, bandwidth, members] :
+       {std::tuple{1e-4, 1e9, 2}, std::tuple{0.05, 2e8, 4}})
+    for (double bytes : {65536.0, 1e6, 4.5e6, 3e7, 6e7}) {
+      const double scale = members == 2 ? 1.0 : (1.0 + 1.0 / members) / 1.5;
+      const double t = overhead + terms * latency + factor * bytes / bandwidth * scale;
+      timings.push_back({CollectiveOp::reduce_scatter, bytes, t * (i++ % 2 ? 1.01 : 0.99), latency,
+                         bandwidth, members});
+    }
+  const auto via_root = fit_collectives(timings, 0, true).at(CollectiveOp::reduce_scatter);
+  CHECK(via_root.correction.bandwidth_factor == doctest::Approx(factor).epsilon(0.03));
+  CHECK(via_root.correction.latency_terms == doctest::Approx(terms).epsilon(0.05));
+  // Read as a ring, the four-rank calls say another factor and fit worse.
+  const auto ring = fit_collectives(timings, 0, false).at(CollectiveOp::reduce_scatter);
+  CHECK(ring.correction.bandwidth_factor < 0.95 * factor);
+  CHECK(ring.rms_relative > 2 * via_root.rms_relative);
 }

@@ -122,6 +122,8 @@ TEST_CASE("the communicator profiles follow NCCL's and Open MPI's documented def
   CHECK(ompi.streams_per_peer == 1);  // btl_tcp_links
   CHECK(ompi.eager_limit_bytes == 64 * 1024);
   CHECK(ompi.rendezvous_round_trips == 1);
+  CHECK(ompi.started_reduce_scatter_via_root);  // libnbc: no ring for it
+  CHECK_FALSE(nccl.started_reduce_scatter_via_root);
   for (const auto& entry :
        cat.communicators) {  // no structured binding: clang 14 cannot capture it
     CAPTURE(entry.first);
@@ -265,6 +267,10 @@ TEST_CASE("bad catalog files are rejected with the file, the field and the rule"
       {"communicator with no streams",
        replaced(kMinimalCatalog, "streams_per_peer: 2", "streams_per_peer: 0"),
        {"communicators.nccl-socket.streams_per_peer", "at least 1"}},
+      {"communicator with an unknown started reduce-scatter",
+       replaced(kMinimalCatalog, "streams_per_peer: 2,",
+                "streams_per_peer: 2, started_reduce_scatter: tree,"),
+       {"communicators.nccl-socket.started_reduce_scatter", "'tree' is not ring or"}},
       {"missing link class",
        replaced(kMinimalCatalog,
                 "  switched: {latency_us: 5, tcp_window_mib: 4, efficiency: 0.9, source: test}\n",
