@@ -98,6 +98,13 @@ GroupCollective plan_group_collective(CollectiveOp op, double bytes, const std::
                                       const std::vector<CollectiveProtocol>& protocols = {},
                                       bool via_root = false);
 
+// Whether call c is played via the group's root under communicator comm (the shape above): a
+// started reduce-scatter where the communicator says so.
+inline bool played_via_root(const Collective& c, const CommunicatorProfile& comm) {
+  return c.op == CollectiveOp::reduce_scatter && c.request >= 0 &&
+         comm.started_reduce_scatter_via_root;
+}
+
 // Called by each member's actor (member: its position in the group) when it reaches the call;
 // returns when the call is done. bytes_moved (if any) is called when the member's flows of the
 // phases up to moved_phase have finished, before the latency terms still owed: the next call of

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "sim/group_collective.hpp"
 #include "sim/simulator.hpp"
 
 namespace fabtrain {
@@ -92,8 +93,7 @@ double step_lower_bound(const Schedule& schedule, const Slice& slice, SlicePlatf
         backward_last += t;
       if (const auto* c = std::get_if<Collective>(&ins)) {
         const int n = int(schedule.groups[c->group].size());
-        const bool via_root = c->request >= 0 && c->op == CollectiveOp::reduce_scatter &&
-                              slice.communicator.started_reduce_scatter_via_root;
+        const bool via_root = played_via_root(*c, slice.communicator);
         const double hops = c->op == CollectiveOp::all_reduce ? 2 * std::floor(std::log2(n))
                             : via_root                        ? std::ceil(std::log2(n)) + 1
                                                               : n - 1;

@@ -423,9 +423,7 @@ class PlayResolver {
         corrected == calibration_.collectives.end() ? nullptr : &corrected->second;
     const int member = int(at - members.begin());
     // A corrected op is never played step by step, nor a reduce-scatter via the group's root.
-    const bool via_root = c.op == CollectiveOp::reduce_scatter && c.request >= 0 &&
-                          slice_.communicator.started_reduce_scatter_via_root;
-    if (!use_ring(options_) || correction || via_root)
+    if (!use_ring(options_) || correction || played_via_root(c, slice_.communicator))
       resolve_group_call(r, k, c, correction, calls_seen[c.group]++, member, play);
     else
       resolve_ring_steps(r, k, c, member, play);
@@ -447,12 +445,10 @@ class PlayResolver {
       fail("group {} names a rank outside the {} ranks", c.group, world_);
     auto& group_calls = calls_[c.group];
     if (index == int(group_calls.size()))
-      group_calls.push_back(
-          plan_group_collective(c.op, c.bytes, group_gpus_[c.group], platform_,
-                                options_.collectives == CollectiveMode::automatic, correction,
-                                slice_.communicator.protocols,
-                                c.op == CollectiveOp::reduce_scatter && c.request >= 0 &&
-                                    slice_.communicator.started_reduce_scatter_via_root));
+      group_calls.push_back(plan_group_collective(c.op, c.bytes, group_gpus_[c.group], platform_,
+                                                  options_.collectives == CollectiveMode::automatic,
+                                                  correction, slice_.communicator.protocols,
+                                                  played_via_root(c, slice_.communicator)));
     GroupCollective& call = group_calls[index];
     if (call.op != c.op || call.bytes != c.bytes)
       fail(

@@ -213,8 +213,8 @@ TEST_CASE("a reduce-scatter via the root is fitted with its own growth over four
   for (const auto& [latency, bandwidth, members] :
        {std::tuple{1e-4, 1e9, 2}, std::tuple{0.05, 2e8, 4}})
     for (double bytes : {65536.0, 1e6, 4.5e6, 3e7, 6e7}) {
-      const double scale = members == 2 ? 1.0 : (1.0 + 1.0 / members) / 1.5;
-      const double t = overhead + terms * latency + factor * bytes / bandwidth * scale;
+      const double t =
+          overhead + terms * latency + factor * bytes / bandwidth * via_root_volume_scale(members);
       timings.push_back({CollectiveOp::reduce_scatter, bytes, t * (i++ % 2 ? 1.01 : 0.99), latency,
                          bandwidth, members});
     }
