@@ -32,6 +32,7 @@
 // its peer issues earlier in its own stream (plan/symbolic_run.hpp checks it, and that every wait's
 // start can complete).
 #include <map>
+#include <utility>
 
 #include "common/error.hpp"
 #include "common/limits.hpp"
@@ -147,23 +148,37 @@ class StepBuilder {
 
   double stage_parameter_bytes(int stage) const { return stage_parameters(m_, plan_, stage) * e_; }
 
+  // The work of blocks [begin, end) for microbatch mb: the same for every microbatch, so summed
+  // once per range and copied (compiling is most of a search's time).
+  Instruction work_of(int mb, int begin, int end, bool forward) {
+    const std::pair<int, int> key{begin, end};
+    if (forward) {
+      auto it = forward_work_.find(key);
+      if (it == forward_work_.end())
+        it = forward_work_.emplace(key, forward_of(m_, plan_, b_, s_, 0, begin, end)).first;
+      Forward f = it->second;
+      f.mb = mb;
+      return f;
+    }
+    auto it = backward_work_.find(key);
+    if (it == backward_work_.end())
+      it = backward_work_.emplace(key, backward_of(m_, plan_, b_, s_, 0, begin, end)).first;
+    Backward w = it->second;
+    w.mb = mb;
+    return w;
+  }
+
   // Forward or backward compute of blocks [begin, end): one instruction, or with tp > 1 one per
   // block, each attn/mlp block followed by its tensor-parallel all-reduce (blocking).
   void compute(int rank, int mb, BlockRange range, bool forward) {
     auto& out = schedule_.ranks[rank];
     if (plan_.tp == 1) {
-      if (forward)
-        out.push_back(forward_of(m_, plan_, b_, s_, mb, range.begin, range.end));
-      else
-        out.push_back(backward_of(m_, plan_, b_, s_, mb, range.begin, range.end));
+      out.push_back(work_of(mb, range.begin, range.end, forward));
       return;
     }
     for (int k = 0; k < range.end - range.begin; ++k) {
       const int i = forward ? range.begin + k : range.end - 1 - k;
-      if (forward)
-        out.push_back(forward_of(m_, plan_, b_, s_, mb, i, i + 1));
-      else
-        out.push_back(backward_of(m_, plan_, b_, s_, mb, i, i + 1));
+      out.push_back(work_of(mb, i, i + 1, forward));
       if (!replicated_over_tp(block_at(m_, i)))
         out.push_back(collective(forward ? Purpose::tp_forward : Purpose::tp_backward,
                                  tp_group_[rank], boundary_bytes(m_, b_, s_, plan_.precision), mb,
@@ -328,6 +343,8 @@ class StepBuilder {
   // per rank: bucket index -> request of its gradient collective in flight (overlap=on)
   std::vector<std::map<int, int>> gradients_;
   std::vector<int> tp_group_, dp_group_, tied_group_;  // group index of each rank, -1 if none
+  std::map<std::pair<int, int>, Forward> forward_work_;  // by block range
+  std::map<std::pair<int, int>, Backward> backward_work_;
   int world_group_ = -1;
 };
 

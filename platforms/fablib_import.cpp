@@ -12,6 +12,7 @@
 
 #include "common/error.hpp"
 #include "platforms/property_graph.hpp"
+#include "platforms/slice_yaml.hpp"
 
 namespace fabtrain {
 namespace {
@@ -324,52 +325,24 @@ ImportedSlice import_fablib_slice(const std::string& path, const Catalog& catalo
 }
 
 std::string to_slice_yaml(const ImportedSlice& s) {
-  YAML::Emitter y;
-  y << YAML::Comment(
-      fmt::format("Imported by `fabtrain slice import` from {} ({} saved by fablib).",
-                  std::filesystem::path(s.path).filename().string(), s.format));
-  y << YAML::BeginMap;
-  y << YAML::Key << "name" << YAML::Value << s.name;
-  y << YAML::Key << "description" << YAML::Value
-    << fmt::format("fablib slice {} ({} VMs with GPUs, sites {})",
-                   std::filesystem::path(s.path).filename().string(), s.vms.size(), [&] {
-                     std::vector<std::string> sites;
-                     for (const auto& iv : s.vms)
-                       if (std::find(sites.begin(), sites.end(), iv.vm.site) == sites.end())
-                         sites.push_back(iv.vm.site);
-                     std::string out;
-                     for (const auto& x : sites) out += (out.empty() ? "" : ", ") + x;
-                     return out;
-                   }());
-  y << YAML::Key << "assumptions" << YAML::Value << YAML::BeginSeq;
-  for (const auto& a : s.assumptions) y << a;
-  for (const auto& l : s.left_out) y << "left out: " + l;
-  y << YAML::EndSeq;
-  y << YAML::Key << "vms" << YAML::Value << YAML::BeginSeq;
+  SliceDraft d;
+  const std::string file = std::filesystem::path(s.path).filename().string();
+  d.comment = fmt::format("Imported by `fabtrain slice import` from {} ({} saved by fablib).", file,
+                          s.format);
+  d.name = s.name;
+  std::vector<std::string> sites;
+  for (const auto& iv : s.vms)
+    if (std::find(sites.begin(), sites.end(), iv.vm.site) == sites.end()) sites.push_back(iv.vm.site);
+  d.description = fmt::format("fablib slice {} ({} VMs with GPUs, sites {})", file, s.vms.size(),
+                              fmt::join(sites, ", "));
+  d.assumptions = s.assumptions;
+  for (const auto& l : s.left_out) d.assumptions.push_back("left out: " + l);
   for (const auto& iv : s.vms) {
-    y << YAML::Flow << YAML::BeginMap;
-    y << YAML::Key << "name" << YAML::Value << iv.vm.name;
-    y << YAML::Key << "site" << YAML::Value << iv.vm.site;
-    y << YAML::Key << "gpu" << YAML::Value << iv.vm.gpu;
-    y << YAML::Key << "gpus" << YAML::Value << iv.vm.gpus;
-    y << YAML::Key << "nic" << YAML::Value << iv.vm.nic;
-    if (!iv.vm.host.empty()) y << YAML::Key << "host" << YAML::Value << iv.vm.host;
-    y << YAML::EndMap;
-    if (!iv.capacities.empty()) y << YAML::Comment(iv.capacities);
+    d.vms.push_back(iv.vm);
+    d.vm_comments.push_back(iv.capacities);
   }
-  y << YAML::EndSeq;
-  y << YAML::Key << "networks" << YAML::Value << YAML::BeginSeq;
-  for (const auto& n : s.networks) {
-    y << YAML::Flow << YAML::BeginMap;
-    y << YAML::Key << "name" << YAML::Value << n.name;
-    y << YAML::Key << "kind" << YAML::Value << n.kind;
-    if (is_two_site_kind(n.kind)) y << YAML::Key << "sites" << YAML::Value << YAML::Flow << n.sites;
-    y << YAML::Key << "vms" << YAML::Value << YAML::Flow << n.vms;
-    y << YAML::EndMap;
-  }
-  y << YAML::EndSeq;
-  y << YAML::EndMap;
-  return std::string(y.c_str()) + "\n";
+  d.networks = s.networks;
+  return to_slice_yaml(d);
 }
 
 }  // namespace fabtrain

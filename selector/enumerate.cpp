@@ -8,45 +8,41 @@
 
 #include "common/error.hpp"
 #include "plan/default_batch.hpp"
+#include "selector/site_sets.hpp"
 
 namespace fabtrain {
 
-std::vector<GpuSubset> gpu_subsets(const Slice& slice, bool all_subsets) {
+std::vector<GpuSubset> gpu_subsets_of(const Slice& slice, const std::vector<std::string>& sites) {
   const auto gpus = slice.gpus();
-  const auto sites = slice.site_names();
+  // The chosen sites' GPUs per site; the first k of every site for k = 1, 2, ..., so that
+  // multi-site subsets stay balanced across sites.
+  std::vector<std::vector<int>> per_site(sites.size());
+  for (const auto& g : gpus)
+    for (size_t s = 0; s < sites.size(); ++s)
+      if (slice.vms[g.vm].site == sites[s]) per_site[s].push_back(g.index);
+  size_t largest = 0;
+  for (const auto& v : per_site) largest = std::max(largest, v.size());
   std::vector<GpuSubset> out;
+  for (size_t take = 1; take <= largest; ++take) {
+    GpuSubset subset{{}, sites};
+    for (const auto& v : per_site)
+      for (size_t i = 0; i < std::min(take, v.size()); ++i) subset.gpus.push_back(v[i]);
+    std::sort(subset.gpus.begin(), subset.gpus.end());
+    if (!out.empty() && out.back().gpus == subset.gpus) continue;
+    out.push_back(subset);
+  }
+  return out;
+}
+
+std::vector<GpuSubset> gpu_subsets(const Slice& slice, bool all_subsets) {
   if (!all_subsets) {
-    GpuSubset all{{}, sites};
-    for (const auto& g : gpus) all.gpus.push_back(g.index);
-    out.push_back(all);
-    return out;
+    GpuSubset all{{}, slice.site_names()};
+    for (const auto& g : slice.gpus()) all.gpus.push_back(g.index);
+    return {all};
   }
-  // Every non-empty set of sites (bitmask over site order); for each, the first k GPUs of every
-  // chosen site for k = 1, 2, ... so that multi-site subsets stay balanced across sites.
-  const int n_sites = int(sites.size());
-  for (int mask = 1; mask < (1 << n_sites); ++mask) {
-    std::vector<int> members;
-    std::vector<std::string> chosen;
-    for (int s = 0; s < n_sites; ++s)
-      if (mask & (1 << s)) chosen.push_back(sites[s]);
-    for (const auto& g : gpus)
-      if (std::find(chosen.begin(), chosen.end(), slice.vms[g.vm].site) != chosen.end())
-        members.push_back(g.index);
-    std::vector<std::vector<int>> per_site(chosen.size());
-    for (int idx : members)
-      for (size_t s = 0; s < chosen.size(); ++s)
-        if (slice.vms[gpus[idx].vm].site == chosen[s]) per_site[s].push_back(idx);
-    size_t largest = 0;
-    for (const auto& v : per_site) largest = std::max(largest, v.size());
-    for (size_t take = 1; take <= largest; ++take) {
-      GpuSubset subset{{}, chosen};
-      for (const auto& v : per_site)
-        for (size_t i = 0; i < std::min(take, v.size()); ++i) subset.gpus.push_back(v[i]);
-      std::sort(subset.gpus.begin(), subset.gpus.end());
-      if (!out.empty() && out.back().gpus == subset.gpus) continue;
-      out.push_back(subset);
-    }
-  }
+  std::vector<GpuSubset> out;
+  for (const auto& set : site_sets(slice, nullptr, false).sets)
+    for (auto& subset : gpu_subsets_of(slice, set)) out.push_back(std::move(subset));
   return out;
 }
 
@@ -106,6 +102,22 @@ static std::vector<Candidate> overlap_variants(const Candidate& c, const SearchS
   return out;
 }
 
+// The candidate with the even layer split and, where the stages differ in speed, the balanced
+// one; each with its overlap variants.
+static void add_splits_and_variants(const ModelSpec& model, const Slice& slice, const Candidate& c,
+                                    const SearchSpace& space, std::vector<Candidate>& out) {
+  std::vector<Candidate> split{c};
+  if (c.plan.pp > 1) {
+    auto balanced = balanced_layers(model, slice, c.subset.gpus, c.plan);
+    if (!balanced.empty()) {
+      split.push_back(c);
+      split.back().plan.layers = balanced;
+    }
+  }
+  for (const Candidate& one : split)
+    for (const Candidate& variant : overlap_variants(one, space)) out.push_back(variant);
+}
+
 static std::vector<int> divisors(int n) {
   std::vector<int> d;
   for (int i = 1; i <= n; ++i)
@@ -113,51 +125,38 @@ static std::vector<int> divisors(int n) {
   return d;
 }
 
-std::vector<Candidate> enumerate_plans(const ModelSpec& model, const Slice& slice,
-                                       const SearchSpace& space) {
+std::vector<Candidate> plans_on(const ModelSpec& model, const Slice& slice,
+                                const GpuSubset& subset, const SearchSpace& space) {
   std::vector<Candidate> out;
-  for (const auto& subset : gpu_subsets(slice, space.all_subsets)) {
-    const int n = int(subset.gpus.size());
-    const int B = space.global_batch > 0 ? space.global_batch : default_batch_for_gpus(n);
-    for (int tp : divisors(n)) {
-      if (model.n_head % tp != 0) continue;
-      for (int pp : divisors(n / tp)) {
-        if (pp > model.n_layer) continue;
-        const int dp = n / tp / pp;
-        if (B % dp != 0) continue;
-        for (int mb : divisors(B / dp)) {
-          if (mb > space.max_microbatches) break;
-          // Without a pipeline, microbatches are gradient accumulation: slower, but how a
-          // large batch fits, so they stay in the space.
-          for (int zero = 0; zero <= (dp > 1 ? 3 : 0); ++zero) {
-            for (auto schedule : {PipelineSchedule::one_f_one_b, PipelineSchedule::gpipe}) {
-              if (pp == 1 && schedule == PipelineSchedule::gpipe) continue;
-              for (bool recompute : {false, true}) {
-                Plan plan;
-                plan.dp = dp, plan.tp = tp, plan.pp = pp, plan.mb = mb, plan.zero = zero;
-                plan.schedule = schedule;
-                plan.recompute = recompute;
-                plan.precision = space.precision;
-                plan.devices = subset.gpus;
-                // B is dp*mb's multiple here (mb divides B/dp), so a plan's default batch is B:
-                // `fabtrain simulate --plan` of a candidate plays the step the search played.
-                const Candidate c{plan, space.global_batch > 0 ? B : default_global_batch(plan),
-                                  subset};
-                std::vector<Candidate> split{c};
-                if (pp > 1) {
-                  auto balanced = balanced_layers(model, slice, subset.gpus, plan);
-                  if (!balanced.empty()) {
-                    split.push_back(c);
-                    split.back().plan.layers = balanced;
-                  }
-                }
-                for (const Candidate& one : split)
-                  for (const Candidate& variant : overlap_variants(one, space))
-                    out.push_back(variant);
-              }
+  const int n = int(subset.gpus.size());
+  const int B = space.global_batch > 0 ? space.global_batch : default_batch_for_gpus(n);
+  for (int tp : divisors(n)) {
+    if (model.n_head % tp != 0) continue;
+    for (int pp : divisors(n / tp)) {
+      if (pp > model.n_layer) continue;
+      const int dp = n / tp / pp;
+      if (B % dp != 0) continue;
+      for (int mb : divisors(B / dp)) {
+        if (mb > space.max_microbatches) break;
+        // Without a pipeline, microbatches are gradient accumulation: slower, but how a large
+        // batch fits, so they stay in the space.
+        for (int zero = 0; zero <= (dp > 1 ? 3 : 0); ++zero)
+          for (auto schedule : {PipelineSchedule::one_f_one_b, PipelineSchedule::gpipe}) {
+            if (pp == 1 && schedule == PipelineSchedule::gpipe) continue;
+            for (bool recompute : {false, true}) {
+              Plan plan;
+              plan.dp = dp, plan.tp = tp, plan.pp = pp, plan.mb = mb, plan.zero = zero;
+              plan.schedule = schedule;
+              plan.recompute = recompute;
+              plan.precision = space.precision;
+              plan.devices = subset.gpus;
+              // B is dp*mb's multiple here (mb divides B/dp), so a plan's default batch is B:
+              // `fabtrain simulate --plan` of a candidate plays the step the search played.
+              const Candidate c{plan, space.global_batch > 0 ? B : default_global_batch(plan),
+                                subset};
+              add_splits_and_variants(model, slice, c, space, out);
             }
           }
-        }
       }
     }
   }
@@ -172,6 +171,14 @@ std::vector<Candidate> enumerate_plans(const ModelSpec& model, const Slice& slic
     }
   }
   return valid;
+}
+
+std::vector<Candidate> enumerate_plans(const ModelSpec& model, const Slice& slice,
+                                       const SearchSpace& space) {
+  std::vector<Candidate> out;
+  for (const auto& subset : gpu_subsets(slice, space.all_subsets))
+    for (auto& c : plans_on(model, slice, subset, space)) out.push_back(std::move(c));
+  return out;
 }
 
 }  // namespace fabtrain

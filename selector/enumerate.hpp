@@ -1,6 +1,6 @@
 // The search space of the selector: every plan worth simulating for a model on a slice.
-// GPU subsets (per non-empty set of sites, the first k GPUs of every chosen site in slice order
-// for k = 1, 2, ..., so a subset stays balanced across its sites), every factorisation dp*tp*pp
+// GPU subsets (per set of sites of selector/site_sets.hpp, the first k GPUs of every chosen site in
+// slice order for k = 1, 2, ..., so a subset stays balanced across its sites), every factorisation dp*tp*pp
 // of its n GPUs, microbatch counts, ZeRO stages, pipeline schedules, recomputation and layer
 // splits (even, and balanced to the stages' GPU speeds when the stages differ), and overlap:
 // plans with communication to hide (dp > 1 or pp > 1) also with overlap=off, and with dp > 1
@@ -39,6 +39,9 @@ struct GpuSubset {
   std::vector<int> gpus;
   std::vector<std::string> sites;
 };
+// The subsets of one set of sites (the first k GPUs of each, k = 1, 2, ...).
+std::vector<GpuSubset> gpu_subsets_of(const Slice& slice, const std::vector<std::string>& sites);
+// Every subset of every set of sites the search tries (site_sets()), or the whole slice.
 std::vector<GpuSubset> gpu_subsets(const Slice& slice, bool all_subsets);
 
 struct Candidate {
@@ -52,6 +55,9 @@ struct Candidate {
 std::vector<int> balanced_layers(const ModelSpec& model, const Slice& slice,
                                  const std::vector<int>& devices, const Plan& plan);
 
+// Every valid candidate (validate() passes) on one GPU subset, in a deterministic order.
+std::vector<Candidate> plans_on(const ModelSpec& model, const Slice& slice,
+                                const GpuSubset& subset, const SearchSpace& space);
 // Every valid candidate (validate() passes) of the space, in a deterministic order.
 std::vector<Candidate> enumerate_plans(const ModelSpec& model, const Slice& slice,
                                        const SearchSpace& space);

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "common/error.hpp"
+#include "selector/site_sets.hpp"
 #include "sim/lower_bound.hpp"
 #include "sim/memory.hpp"
 #include "sim/sim_pool.hpp"
@@ -40,6 +41,10 @@ std::vector<std::pair<std::string, int>> count_gpus_by(
   return groups;
 }
 
+std::string memo_key(const Plan& plan, int global_batch) {
+  return to_string(plan) + "/" + std::to_string(global_batch);
+}
+
 std::string describe_gpus(const Slice& slice, const std::vector<int>& gpus) {
   const auto groups = count_gpus_by(
       slice, gpus, [&](const SliceGpu& g) { return g.type->name + "@" + slice.vms[g.vm].site; });
@@ -50,63 +55,101 @@ std::string describe_gpus(const Slice& slice, const std::vector<int>& gpus) {
 
 namespace {
 
-// One evaluation's state: the candidates in floor order, what is known of each, the queue of
-// compiled candidates by full bound, and what must stay exact. Phases: order by floor; expand
-// candidates (memory, recompute twin, bound) best first; simulate in waves; rank.
+// One evaluation's state: the candidates known so far, what is known of each, the queue of
+// compiled candidates by full bound, and what must stay exact. GPU subsets are opened (their
+// plans enumerated) only when their floor is the least left, so a subset whose floor cannot beat
+// what must stay exact is never enumerated. Phases: expand candidates (memory, recompute twin,
+// bound) best first by floor; simulate in waves; rank.
 class Evaluation {
  public:
-  Evaluation(const ModelSpec& model, const Slice& slice, const std::vector<Candidate>& candidates,
-             const SearchOptions& options, SearchResult& out)
+  Evaluation(const ModelSpec& model, const Slice& slice, const SearchOptions& options,
+             SearchResult& out)
       : model_(model),
         slice_(slice),
-        candidates_(candidates),
         options_(options),
         out_(out),
         seq_(options.space.seq > 0 ? options.space.seq : model.n_ctx),
-        n_(int(candidates.size())),
         pool_(slice, options.calibration, options.workers),
         floor_(pool_.plan_floor(model, seq_, options.space.precision)),
-        global_(options.keep_top > 0) {
-    for (int i = 0; i < n_; ++i)
-      index_of_.emplace(key_of(candidates[i].plan, candidates[i].global_batch), i);
+        global_(options.keep_top > 0) {}
+
+  const PlanFloor& floor() const { return floor_; }
+
+  // Candidates known up front (evaluate()).
+  void add_candidates(const std::vector<Candidate>& candidates) {
+    for (const auto& c : candidates) add(c);
   }
 
-  void run() {
-    order_by_floor();
-    simulate_waves();
+  // GPU subsets whose plans are enumerated when their floor is the least left (search()).
+  void add_subsets(const std::vector<GpuSubset>& subsets) {
+    for (const auto& s : subsets)
+      subsets_.push_back({floor_.seconds_per_token_on(s.gpus) *
+                              objective_weight(options_.objective, int(s.gpus.size())),
+                          s});
+    std::stable_sort(subsets_.begin(), subsets_.end(),
+                     [](auto& a, auto& b) { return a.first < b.first; });
+  }
+
+  void run() { simulate_waves(); }
+
+  // The least cost per token that a plan of the space not simulated could reach (1e300: none).
+  double least_unsimulated() const {
+    double least = least_skipped_;
+    if (next_subset_ < subsets_.size()) least = std::min(least, subsets_[next_subset_].first);
+    if (!floors_.empty()) least = std::min(least, floors_.top().first);
+    if (!queue_.empty()) least = std::min(least, queue_.top().first);
+    return least;
   }
 
  private:
+  using Entry = std::pair<double, int>;  // cost per token (floor or bound), candidate
+  using MinHeap = std::priority_queue<Entry, std::vector<Entry>, std::greater<>>;
+
   // Costs per token in the objective's terms: seconds, or GPU-seconds for gpu-hours.
   double weight(const Candidate& c) const {
     return objective_weight(options_.objective, c.plan.ranks());
   }
 
-  static std::string key_of(const Plan& plan, int global_batch) {
-    return to_string(plan) + "/" + std::to_string(global_batch);
+  double known_floor(const Candidate& c) const {
+    return options_.known_floor ? options_.known_floor(c.plan, c.global_batch) : 0.0;
   }
 
-  // Seconds per token each candidate cannot beat, without compiling it (PlanFloor): best first
-  // in this order, a candidate is compiled only when it might still win.
-  void order_by_floor() {
-    floor_per_token_.resize(n_);
-    for (int i = 0; i < n_; ++i)
-      floor_per_token_[i] =
-          floor_.seconds_per_token(candidates_[i].plan, candidates_[i].global_batch) *
-          weight(candidates_[i]);
-    order_.resize(n_);
-    for (int i = 0; i < n_; ++i) order_[i] = i;
-    std::stable_sort(order_.begin(), order_.end(),
-                     [&](int a, int b) { return floor_per_token_[a] < floor_per_token_[b]; });
+  static std::string key_of(const Plan& plan, int global_batch) {
+    return memo_key(plan, global_batch);
+  }
+
+  void add(const Candidate& c) {
+    if (options_.only && !options_.only(c.plan)) return;
+    const int i = int(candidates_.size());
+    candidates_.push_back(c);
+    index_of_.emplace(key_of(c.plan, c.global_batch), i);
+    floors_.push({std::max(floor_.seconds_per_token(c.plan, c.global_batch) * weight(c),
+                           known_floor(c)),
+                  i});
+    ++out_.enumerated;
+  }
+
+  void open_next_subset() {
+    const GpuSubset& subset = subsets_[next_subset_++].second;
+    ++out_.subsets_opened;
+    for (const auto& c : plans_on(model_, slice_, subset, options_.space)) add(c);
+  }
+
+  // Skipped for its bound or floor: it cannot beat what must stay exact, and the gap says so.
+  void skip(double cost, int count = 1) {
+    out_.bounded += count;
+    least_skipped_ = std::min(least_skipped_, cost);
   }
 
   // What must stay exact: the best plan of every GPU set (keep_top = 0, for recommend), or the
   // keep_top fastest plans overall. A plan whose bound reaches the threshold cannot be either.
-  double threshold(int i) const {
+  double threshold(const std::vector<int>& gpus) const {
     if (options_.exhaustive) return 1e300;
-    if (global_) return int(fastest_.size()) < options_.keep_top ? 1e300 : *fastest_.rbegin();
-    const auto it = best_per_set_.find(candidates_[i].subset.gpus);
-    return it == best_per_set_.end() ? 1e300 : it->second;
+    const double beat = options_.must_beat;
+    if (global_)
+      return int(fastest_.size()) < options_.keep_top ? beat : std::min(beat, *fastest_.rbegin());
+    const auto it = best_per_set_.find(gpus);
+    return it == best_per_set_.end() ? beat : std::min(beat, it->second);
   }
 
   // Out of memory by the plan floor alone: no need to compile.
@@ -124,19 +167,9 @@ class Evaluation {
     return e;
   }
 
-  // Memory, from the compiled schedule; cached, since a recompute=on candidate asks about its
-  // twin. With `keep`, the compiled schedule is kept there.
-  const Evaluated& check_memory(int i, Schedule* keep) {
-    auto it = checked_.find(i);
-    if (it != checked_.end() && !keep) return it->second;
-    const Candidate& c = candidates_[i];
-    double floor_bytes = 0;
-    if (const int r = floor_.short_of_memory(c.plan, c.global_batch, &floor_bytes); r >= 0)
-      return checked_.insert_or_assign(i, floor_out_of_memory(c, r, floor_bytes)).first->second;
+  Evaluated memory_of(const Candidate& c, const Schedule& schedule) const {
     Evaluated e;
     e.candidate = c;
-    Schedule schedule = compile(model_, c.plan, c.global_batch, seq_);
-    ++out_.compiled;
     const MemoryEstimate mem = estimate_memory(schedule, slice_);
     const RankMemory& worst = mem.ranks[mem.worst_rank];
     e.peak_memory_bytes = worst.peak_bytes();
@@ -146,8 +179,49 @@ class Evaluation {
     if (mem.oom)
       e.reason = fmt::format("{} needs {:.1f} GiB of {:.1f} GiB", e.memory_rank,
                              worst.peak_bytes() / GiB, worst.capacity_bytes / GiB);
+    return e;
+  }
+
+  // Memory, from the compiled schedule; cached (a recompute=on candidate asks about its twin, and
+  // the searches of one command share the plan memo). With `keep`, the schedule is put there.
+  const Evaluated& check_memory(int i, std::shared_ptr<const Schedule>* keep) {
+    auto it = checked_.find(i);
+    if (it != checked_.end() && !keep) return it->second;
+    const Candidate& c = candidates_[i];
+    double floor_bytes = 0;
+    if (const int r = floor_.short_of_memory(c.plan, c.global_batch, &floor_bytes); r >= 0)
+      return checked_.insert_or_assign(i, floor_out_of_memory(c, r, floor_bytes)).first->second;
+    const std::string key = key_of(c.plan, c.global_batch);
+    if (options_.compiled) {
+      const auto known = options_.compiled->find(key);
+      if (known != options_.compiled->end() && (!keep || known->second.schedule)) {
+        if (keep) *keep = known->second.schedule;
+        return checked_.insert_or_assign(i, known->second.memory).first->second;
+      }
+    }
+    auto schedule = std::make_shared<const Schedule>(compile(model_, c.plan, c.global_batch, seq_));
+    ++out_.compiled;
+    compile_work_ += work_of(c);
+    const Evaluated e = memory_of(c, *schedule);
+    if (options_.compiled)
+      (*options_.compiled)[key] = {e, options_.keep_schedules ? schedule : nullptr};
     if (keep) *keep = std::move(schedule);
     return checked_.insert_or_assign(i, e).first->second;
+  }
+
+  // The step's lower bound (sim/lower_bound.hpp), from the memo where this slice's is known.
+  double bound_of(const Candidate& c, const Schedule& schedule) {
+    if (!options_.memo) return pool_.step_lower_bound(schedule);
+    const auto [it, fresh] =
+        options_.memo->bounds.try_emplace(key_of(c.plan, c.global_batch), 0.0);
+    if (fresh) it->second = pool_.step_lower_bound(schedule);
+    return it->second;
+  }
+
+  // Whether the candidate's twin (the same plan with one field changed) is in the space and fits.
+  bool twin_fits(const Candidate& c, Plan twin) {
+    const auto it = index_of_.find(key_of(twin, c.global_batch));
+    return it != index_of_.end() && !check_memory(it->second, nullptr).oom;
   }
 
   // A recompute=on candidate whose recompute=off twin fits is not worth simulating.
@@ -155,8 +229,7 @@ class Evaluation {
     if (!c.plan.recompute || !options_.space.recompute_only_if_needed) return false;
     Plan twin = c.plan;
     twin.recompute = false;
-    const auto it = index_of_.find(key_of(twin, c.global_batch));
-    return it != index_of_.end() && !check_memory(it->second, nullptr).oom;
+    return twin_fits(c, twin);
   }
 
   // An overlap=off candidate whose overlap=on twin fits: the simulator plays the same work with
@@ -167,14 +240,13 @@ class Evaluation {
     if (c.plan.overlap || !options_.space.overlap_off_only_if_needed) return false;
     Plan twin = c.plan;
     twin.overlap = true;
-    const auto it = index_of_.find(key_of(twin, c.global_batch));
-    return it != index_of_.end() && !check_memory(it->second, nullptr).oom;
+    return twin_fits(c, twin);
   }
 
   // Compiles a candidate and decides: out of memory, a needless recompute or overlap=off twin,
   // bounded, or to be simulated (pushed on the queue by its full bound).
   void expand(int i) {
-    Schedule schedule;
+    std::shared_ptr<const Schedule> schedule;
     const Evaluated& e = check_memory(i, &schedule);
     if (e.oom) {
       out_.out_of_memory.push_back(e);
@@ -189,31 +261,57 @@ class Evaluation {
       ++out_.skipped_overlap_off;
       return;
     }
-    const double bound =
-        pool_.step_lower_bound(schedule) * weight(c) / (double(c.global_batch) * seq_);
-    if (bound >= threshold(i)) {
-      ++out_.bounded;
-      return;
-    }
-    queue_.push({bound, i});
+    const double bound = std::max(
+        bound_of(c, *schedule) * weight(c) / (double(c.global_batch) * seq_), known_floor(c));
+    if (bound >= threshold(c.subset.gpus))
+      skip(bound);
+    else
+      queue_.push({bound, i});
   }
 
-  // Expands every candidate whose floor (never above its full bound) is below the queue's least.
+  // Under keep_top, once the least floor left reaches the threshold nothing left can win: every
+  // candidate and subset left is skipped at once.
+  void skip_the_rest() {
+    while (!floors_.empty()) skip(floors_.top().first), floors_.pop();
+    while (!queue_.empty()) skip(queue_.top().first), queue_.pop();
+    if (next_subset_ < subsets_.size()) {
+      least_skipped_ = std::min(least_skipped_, subsets_[next_subset_].first);
+      out_.subsets_bounded += int(subsets_.size() - next_subset_);
+      next_subset_ = subsets_.size();
+    }
+  }
+
+  static double work_of(const Candidate& c) { return double(c.plan.ranks()) * c.plan.mb; }
+
+  bool over_budget() {
+    if (options_.exhaustive) return false;
+    const bool over = (options_.compile_budget > 0 && compile_work_ >= options_.compile_budget) ||
+                      (options_.simulate_budget > 0 && simulate_work_ >= options_.simulate_budget);
+    out_.budget_spent = out_.budget_spent || over;
+    return over;
+  }
+
+  // Opens subsets and expands candidates, least floor first, while a floor is below the queue's
+  // least bound (a floor never exceeds its candidate's bound, nor a subset's its plans' floors).
   void expand_below_queue() {
-    while (next_ < order_.size() &&
-           (queue_.empty() || floor_per_token_[order_[next_]] < queue_.top().first)) {
-      const int i = order_[next_];
-      if (floor_per_token_[i] >= threshold(i)) {
-        if (global_) {  // sorted by floor: no later candidate can win either
-          out_.bounded += int(order_.size() - next_);
-          next_ = order_.size();
-          return;
-        }
-        ++out_.bounded, ++next_;
+    for (;;) {
+      if (over_budget()) return;
+      const double subset_floor =
+          next_subset_ < subsets_.size() ? subsets_[next_subset_].first : 1e300;
+      const double plan_floor = floors_.empty() ? 1e300 : floors_.top().first;
+      const double least = std::min(subset_floor, plan_floor);
+      if (least >= 1e300 || (!queue_.empty() && least >= queue_.top().first)) return;
+      if (global_ && least >= threshold({})) return skip_the_rest();
+      if (subset_floor <= plan_floor) {
+        open_next_subset();
         continue;
       }
-      ++next_;
-      expand(i);
+      const int i = floors_.top().second;
+      floors_.pop();
+      if (plan_floor >= threshold(candidates_[i].subset.gpus))
+        skip(plan_floor);
+      else
+        expand(i);
     }
   }
 
@@ -221,17 +319,15 @@ class Evaluation {
   int next_to_simulate() {
     for (;;) {
       expand_below_queue();
-      if (queue_.empty()) return -1;
+      if (queue_.empty() || over_budget()) return -1;
       const auto [b, i] = queue_.top();
-      queue_.pop();
-      if (b < threshold(i)) return i;
-      ++out_.bounded;
-      if (global_) {  // the least bound left cannot win: neither can the rest
-        out_.bounded += int(queue_.size() + order_.size() - next_);
-        while (!queue_.empty()) queue_.pop();
-        next_ = order_.size();
+      if (global_ && b >= threshold({})) {
+        skip_the_rest();
         return -1;
       }
+      queue_.pop();
+      if (b < threshold(candidates_[i].subset.gpus)) return i;
+      skip(b);
     }
   }
 
@@ -256,17 +352,44 @@ class Evaluation {
       fastest_.erase(std::prev(fastest_.end()));
   }
 
-  // Plans are decided in waves of a fixed size: a wave is chosen against the results of the
-  // waves before it only, so what is simulated never depends on timing or the worker count. (A
-  // bound only tightens as results settle, so choosing early never skips a winner.)
-  void simulate_waves() {
-    constexpr std::size_t kWave = 8;
+  // Simulates the wave's candidates that the memo does not know, in the pool.
+  std::vector<SimOutcome> simulate(const std::vector<int>& wave) {
+    std::vector<SimOutcome> results(wave.size());
+    std::vector<int> jobs;
+    std::vector<std::size_t> slots;
+    for (std::size_t k = 0; k < wave.size(); ++k) {
+      const Candidate& c = candidates_[wave[k]];
+      const auto* memo = options_.memo ? &options_.memo->outcomes : nullptr;
+      const auto known = memo ? memo->find(key_of(c.plan, c.global_batch)) : decltype(memo->end()){};
+      if (memo && known != memo->end())
+        results[k] = known->second;
+      else
+        jobs.push_back(wave[k]), slots.push_back(k);
+    }
     SimOptions sim_options;
     sim_options.calibration = options_.calibration;
     const SimPool::Job job = [&](Simulator& simulator, int i) {
       const Candidate& c = candidates_[i];
       return simulator.run(model_, compile(model_, c.plan, c.global_batch, seq_), sim_options);
     };
+    const std::vector<SimOutcome> fresh = jobs.empty() ? std::vector<SimOutcome>{}
+                                                       : pool_.run(jobs, job);
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+      simulate_work_ += work_of(candidates_[jobs[j]]);
+      results[slots[j]] = fresh[j];
+      const Candidate& c = candidates_[jobs[j]];
+      if (options_.memo) options_.memo->outcomes.emplace(key_of(c.plan, c.global_batch), fresh[j]);
+    }
+    out_.simulated += int(jobs.size());
+    return results;
+  }
+
+  // Plans are decided in waves of a size fixed by the options: a wave is chosen against the
+  // results of the waves before it only, so what is simulated never depends on timing or the
+  // worker count. (A bound only tightens as results settle, so choosing early never skips a
+  // winner; a wave no larger than what must stay exact wastes few simulations.)
+  void simulate_waves() {
+    const std::size_t kWave = global_ ? std::clamp<std::size_t>(options_.keep_top, 2, 8) : 8;
     for (;;) {
       std::vector<int> wave;
       while (wave.size() < kWave) {
@@ -275,7 +398,7 @@ class Evaluation {
         wave.push_back(i);
       }
       if (wave.empty()) return;
-      const std::vector<SimOutcome> results = pool_.run(wave, job);
+      const std::vector<SimOutcome> results = simulate(wave);
       for (std::size_t k = 0; k < wave.size(); ++k)
         settle(wave[k], results[k]);  // in the wave's order
     }
@@ -283,22 +406,23 @@ class Evaluation {
 
   const ModelSpec& model_;
   const Slice& slice_;
-  const std::vector<Candidate>& candidates_;
   const SearchOptions& options_;
   SearchResult& out_;
-  const int seq_, n_;
+  const int seq_;
   SimPool pool_;
   const PlanFloor floor_;
   const bool global_;
-  std::vector<double> floor_per_token_;
-  std::vector<int> order_;
-  std::size_t next_ = 0;                 // into order_: the next candidate to expand
-  std::map<std::string, int> index_of_;  // plan text + batch -> candidate index
+  std::vector<Candidate> candidates_;
+  std::vector<std::pair<double, GpuSubset>> subsets_;  // by floor, least first
+  std::size_t next_subset_ = 0;                        // the next subset to open
+  MinHeap floors_;                                     // candidates not yet expanded, by floor
+  MinHeap queue_;                                      // compiled candidates, by full bound
+  std::map<std::string, int> index_of_;                // plan text + batch -> candidate index
   std::map<int, Evaluated> checked_;
-  using Entry = std::pair<double, int>;  // full bound per token, candidate
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue_;
   std::map<std::vector<int>, double> best_per_set_;  // seconds per token
   std::multiset<double> fastest_;                    // the keep_top best seconds per token so far
+  double least_skipped_ = 1e300;
+  double compile_work_ = 0, simulate_work_ = 0;  // rank-microbatches so far
 };
 
 // Best first by the objective's cost per token, then fewer GPUs, then by plan text.
@@ -321,19 +445,62 @@ SearchResult evaluate(const ModelSpec& model, const Slice& slice,
                       const std::vector<Candidate>& candidates, const SearchOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   SearchResult out;
-  out.enumerated = int(candidates.size());
-  Evaluation(model, slice, candidates, options, out).run();
+  Evaluation evaluation(model, slice, options, out);
+  evaluation.add_candidates(candidates);
+  evaluation.run();
   rank_by_objective(out.ranked, options.objective);
+  out.least_unsimulated_cost = evaluation.least_unsimulated();
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
 }
 
 SearchResult search(const ModelSpec& model, const Slice& slice, const SearchOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  auto candidates = enumerate_plans(model, slice, options.space);
-  SearchResult result = evaluate(model, slice, candidates, options);
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return result;
+  SearchResult out;
+  Evaluation evaluation(model, slice, options, out);
+  std::vector<GpuSubset> subsets;
+  if (!options.space.all_subsets) {
+    subsets = gpu_subsets(slice, false);
+  } else {
+    const bool by_gpus = options.objective == Objective::gpu_hours;
+    const auto gpus_of = [&](const std::vector<std::string>& sites) {
+      std::vector<int> gpus;
+      for (const auto& g : slice.gpus())
+        if (std::find(sites.begin(), sites.end(), slice.vms[g.vm].site) != sites.end())
+          gpus.push_back(g.index);
+      return gpus;
+    };
+    const SiteSets sets = site_sets(
+        slice,
+        [&](const std::vector<std::string>& sites) {
+          const auto gpus = gpus_of(sites);
+          return by_gpus ? evaluation.floor().fastest_gpu_seconds_per_token(gpus)
+                         : evaluation.floor().seconds_per_token_on(gpus);
+        },
+        by_gpus);
+    out.space_exact = sets.exact;
+    out.site_sets = int(sets.sets.size());
+    out.sites_left_out_at_most = sets.drop;
+    out.left_out_floor = sets.left_out_floor;
+    for (const auto& set : sets.sets)
+      for (auto& subset : gpu_subsets_of(slice, set)) subsets.push_back(std::move(subset));
+  }
+  out.subsets = int(subsets.size());
+  evaluation.add_subsets(subsets);
+  evaluation.run();
+  rank_by_objective(out.ranked, options.objective);
+  out.least_unsimulated_cost = evaluation.least_unsimulated();
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+double SearchResult::gap(Objective objective) const {
+  if (ranked.empty()) return 0;
+  const Evaluated& best = ranked.front();
+  const double cost = objective_weight(objective, best.candidate.plan.ranks()) / best.tokens_per_s;
+  double least = least_unsimulated_cost;
+  if (!space_exact) least = std::min(least, left_out_floor);
+  return least >= cost ? 0.0 : 1 - least / cost;
 }
 
 }  // namespace fabtrain

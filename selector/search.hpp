@@ -9,6 +9,8 @@
 // (recommend.hpp).
 #pragma once
 #include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,8 +18,21 @@
 #include "selector/enumerate.hpp"
 #include "selector/objective.hpp"
 #include "sim/cost/calibration.hpp"
+#include "sim/sim_pool.hpp"
 
 namespace fabtrain {
+
+struct Evaluated;
+
+// What the searches of one command share, by plan text and global batch. Simulations and bounds
+// hold for one slice (its round trips) and calibration; what compiling a plan tells (its memory,
+// and its schedule where kept) holds for any round trips of the slice's hardware.
+struct SimMemo {
+  std::map<std::string, SimOutcome> outcomes;
+  std::map<std::string, double> bounds;  // step_lower_bound, seconds
+};
+struct CompiledPlan;
+using PlanMemo = std::map<std::string, CompiledPlan>;
 
 struct SearchOptions {
   SearchSpace space;
@@ -30,6 +45,27 @@ struct SearchOptions {
   int keep_top = 0;
   // What "best" means (ranked's order, and what keep_top keeps exact).
   Objective objective = Objective::time_to_train;
+  // Only the plans this accepts are in the space (none: every plan).
+  std::function<bool(const Plan&)> only;
+  // Simulations already made on this slice with this calibration, by plan and batch: reused, and
+  // the search's own added (the "why" and what-if searches share the main search's).
+  SimMemo* memo = nullptr;
+  // Memory estimates (and, with keep_schedules, the compiled schedules) shared by searches of the
+  // same hardware under other round trips (break-even's what-ifs).
+  PlanMemo* compiled = nullptr;
+  bool keep_schedules = false;
+  // A cost per token (the objective's) known to be reachable elsewhere: plans whose bound cannot
+  // beat it are skipped (none simulated may then be returned).
+  double must_beat = 1e300;
+  // How much work the search may do, in rank-microbatches (a plan's ranks x microbatches: what
+  // compiling it, and simulating it, grows with): beyond, it stops and reports the gap between
+  // its best plan and the least bound of what it did not simulate. Sized so that a search stays
+  // within seconds on 2 cores (bench/bench_search.cpp); 0: no limit.
+  double compile_budget = 4e5;
+  double simulate_budget = 1.5e4;
+  // A lower bound of a plan's cost per token known from elsewhere (the same plan simulated at a
+  // shorter round trip, for break-even), raising its floor and bound; none: 0.
+  std::function<double(const Plan& plan, int global_batch)> known_floor;
 };
 
 struct Evaluated {
@@ -49,22 +85,45 @@ struct Evaluated {
   std::string reason;  // why it does not fit, or why it failed to simulate
 };
 
+struct CompiledPlan {
+  Evaluated memory;  // its memory fields, and whether it fits
+  std::shared_ptr<const Schedule> schedule;
+};
+
 struct SearchResult {
   std::vector<Evaluated> ranked;         // best first by the objective, then fewer GPUs
   std::vector<Evaluated> out_of_memory;  // pruned before simulation, with the reason
   std::vector<Evaluated> failed;         // did not simulate (should stay empty)
-  int enumerated = 0;
+  int enumerated = 0;            // plans of the subsets opened
+  int subsets = 0;               // GPU subsets of the space
+  int subsets_opened = 0;        // whose plans were enumerated (the rest: their floor lost)
+  int subsets_bounded = 0;       // never opened: their floor cannot beat what must stay exact
+  int simulated = 0;             // simulations run (the rest came from the memo)
+  int site_sets = 0;             // sets of sites tried (selector/site_sets.hpp)
+  bool space_exact = true;       // every set of sites (up to symmetry) was in the space
+  int sites_left_out_at_most = 0;  // beyond exact: every set leaving out this many was tried
+  double left_out_floor = 0;       // beyond exact: the least cost per token of any other set
+  // The least cost per token (the objective's) any plan of the space not simulated could reach.
+  double least_unsimulated_cost = 1e300;
   int skipped_recompute = 0;    // recompute=on twins of plans that fit without it
   int skipped_overlap_off = 0;  // overlap=off twins of plans that fit with overlap
   int bounded = 0;              // skipped: their bound cannot beat what must stay exact
   int compiled = 0;             // schedules compiled for memory and bounds (the rest never were)
+  bool budget_spent = false;    // the search stopped at its work budget (see gap())
   double seconds = 0;
+
+  // How much better than the best found a plan not simulated could be, as a fraction of the
+  // best's cost (0: the best is exact).
+  double gap(Objective objective) const;
 };
 
 // Evaluates the given candidates (memory, then simulation); used by search() and by the rule.
 SearchResult evaluate(const ModelSpec& model, const Slice& slice,
                       const std::vector<Candidate>& candidates, const SearchOptions& options);
 SearchResult search(const ModelSpec& model, const Slice& slice, const SearchOptions& options);
+
+// The key of a plan and its global batch in the memos.
+std::string memo_key(const Plan& plan, int global_batch);
 
 // "4 GPUs: 2x GPU_RTX6000@UTAH + 2x GPU_RTX6000@AMST"
 std::string describe_gpus(const Slice& slice, const std::vector<int>& gpus);

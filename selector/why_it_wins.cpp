@@ -69,16 +69,13 @@ WinnerExplanation explain_winner(const ModelSpec& model, const Slice& slice,
   const Family mine = family_of(winner.candidate.plan);
   out.winner = fmt::format("{} wins: its {:.3f} s step is mostly {}; in all {}", to_string(mine),
                            winner.step_time_s, dominant_term(winner), split(winner));
-  const auto all = enumerate_plans(model, slice, options.space);
   SearchOptions one = options;
   one.keep_top = 1;
   for (Family f : {Family::data_parallel, Family::zero, Family::shard, Family::pipeshard}) {
     if (f == mine) continue;
-    std::vector<Candidate> family;
-    for (const auto& c : all)
-      if (family_of(c.plan) == f) family.push_back(c);
+    one.only = [f](const Plan& plan) { return family_of(plan) == f; };
     Rival rival{f, std::nullopt, 0};
-    const SearchResult r = evaluate(model, slice, family, one);
+    const SearchResult r = search(model, slice, one);
     if (!r.ranked.empty()) {
       rival.best = r.ranked.front();
       rival.cost_ratio = cost(*rival.best, options.objective) / cost(winner, options.objective);
@@ -88,7 +85,7 @@ WinnerExplanation explain_winner(const ModelSpec& model, const Slice& slice,
           rival.cost_ratio, measure(options.objective), rival.best->step_time_s,
           dominant_term(*rival.best)));
     } else {
-      out.lines.push_back(fmt::format("{}: no plan fits ({} tried)", to_string(f), family.size()));
+      out.lines.push_back(fmt::format("{}: no plan fits ({} tried)", to_string(f), r.enumerated));
     }
     out.rivals.push_back(std::move(rival));
   }

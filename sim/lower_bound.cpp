@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <tuple>
+#include <string>
 #include <vector>
 
 #include "common/error.hpp"
+#include "plan/buckets.hpp"
 #include "sim/group_collective.hpp"
 #include "sim/simulator.hpp"
 
@@ -16,8 +19,10 @@ namespace fabtrain {
 // algorithm can take (tree all-reduce 2 floor(log2 n), ring n - 1) over the group's fastest hop
 // (a collective cannot end before its data crossed them) and the time of the least volume one of
 // its flows carries (all-reduce: the buffer, as a tree edge does and a ring's 2(n-1)/n share
-// exceeds; the others: a ring's (n-1)/n) over the fastest route that leaves a VM, since a group
-// over several VMs has a flow that does (sim/group_collective.hpp's ring and tree shapes; with a
+// exceeds; the others: a ring's (n-1)/n, which a binomial reduce's edges exceed too) over the
+// fastest route that leaves a VM, since a group over several VMs has a flow that does; over
+// several sites, every site's members must exchange that volume with the others, so the slowest
+// site's fastest route out of it (sim/group_collective.hpp's ring and tree shapes; with a
 // calibration's collective correction that term is left out), plus the
 // pipeline's fill and drain: a rank of stage k cannot start before the first microbatch's
 // forward has crossed the stages before it, and the step cannot end before the last
@@ -44,25 +49,34 @@ double step_lower_bound(const Schedule& schedule, const Slice& slice, SlicePlatf
   // And the pairs (both directions) a flow of the call may use: those across VMs when the group
   // spans several, else all.
   std::vector<double> hop_latency(schedule.groups.size(), 0);
-  std::vector<std::vector<std::pair<int, int>>> flow_pairs(schedule.groups.size());
+  // Per group, the pairs a flow must use: per site of the group, its members' routes to the
+  // other sites' members (a group over several sites); else the routes across VMs (one site,
+  // several VMs); else all.
+  std::vector<std::vector<std::vector<std::pair<int, int>>>> cuts(schedule.groups.size());
+  auto site_of = [&](int rank) { return slice.vms[gpus[device_of(plan, rank)].vm].site; };
+  auto vm_of = [&](int rank) { return gpus[device_of(plan, rank)].vm; };
   for (size_t g = 0; g < schedule.groups.size(); ++g) {
     const auto& members = schedule.groups[g];
     if (members.size() < 2 || members.size() > 64) continue;  // 0 stays a valid bound
     double fastest = 1e300;
-    bool spans_vms = false;
+    bool spans_vms = false, spans_sites = false;
     for (size_t i = 0; i < members.size(); ++i)
       for (size_t j = i + 1; j < members.size(); ++j) {
         fastest = std::min(fastest, latency(members[i], members[j]));
-        spans_vms = spans_vms ||
-                    gpus[device_of(plan, members[i])].vm != gpus[device_of(plan, members[j])].vm;
+        spans_vms = spans_vms || vm_of(members[i]) != vm_of(members[j]);
+        spans_sites = spans_sites || site_of(members[i]) != site_of(members[j]);
       }
     hop_latency[g] = fastest;
+    std::map<std::string, std::vector<std::pair<int, int>>> by_site;
     for (int a : members)
       for (int b : members) {
-        const bool across = gpus[device_of(plan, a)].vm != gpus[device_of(plan, b)].vm;
-        if (a != b && (across || !spans_vms))
-          flow_pairs[g].emplace_back(device_of(plan, a), device_of(plan, b));
+        const bool keep = spans_sites ? site_of(a) != site_of(b)
+                          : spans_vms ? vm_of(a) != vm_of(b)
+                                      : a != b;
+        if (keep) by_site[spans_sites ? site_of(a) : ""].emplace_back(device_of(plan, a),
+                                                                     device_of(plan, b));
       }
+    for (auto& [site, pairs] : by_site) cuts[g].push_back(std::move(pairs));
   }
   std::map<std::pair<int, double>, double> transfer;  // (group, bytes) -> least flow time
   auto least_transfer = [&](const Collective& c) {
@@ -72,10 +86,13 @@ double step_lower_bound(const Schedule& schedule, const Slice& slice, SlicePlatf
     const auto key = std::make_pair(c.group, bytes);
     const auto it = transfer.find(key);
     if (it != transfer.end()) return it->second;
-    double least = flow_pairs[c.group].empty() ? 0 : 1e300;
-    for (const auto& [a, b] : flow_pairs[c.group])
-      least = std::min(least, platform.transfer_seconds(a, b, bytes));
-    return transfer.emplace(key, least).first->second;
+    double slowest_cut = 0;  // every cut must carry the volume: the slowest one's fastest route
+    for (const auto& pairs : cuts[c.group]) {
+      double least = 1e300;
+      for (const auto& [a, b] : pairs) least = std::min(least, platform.transfer_seconds(a, b, bytes));
+      slowest_cut = std::max(slowest_cut, least);
+    }
+    return transfer.emplace(key, slowest_cut).first->second;
   };
   const double inf = 1e300;
   std::vector<double> own(schedule.world, 0), started(schedule.world, 0);
@@ -126,10 +143,11 @@ double step_lower_bound(const Schedule& schedule, const Slice& slice, SlicePlatf
 
 PlanFloor::PlanFloor(const ModelSpec& model, const Slice& slice, SlicePlatform& platform, int seq,
                      Precision precision, const Calibration* calibration)
-    : model_(model), slice_(slice), platform_(platform), seq_(seq) {
+    : model_(model), slice_(slice), platform_(platform), seq_(seq), precision_(precision) {
   static const Calibration none;
   const Calibration& cal = calibration ? *calibration : none;
   framework_bytes_ = slice.catalog->compute.framework_memory_bytes;
+  calibrated_collectives_ = !cal.collectives.empty();
   for (const auto& g : slice.gpus()) {
     double peak = 0;
     try {
@@ -172,6 +190,59 @@ const std::vector<PlanFloor::Stage>& PlanFloor::stages(const Plan& plan, int glo
   return stages_.emplace(std::move(key), std::move(out)).first->second;
 }
 
+// What `calls` calls moving `bytes` in all take at least over the slowest site cut of the devices:
+// every site's members must exchange that volume with the other sites (step_lower_bound's
+// collective term, per call). A call's flow of b bytes takes at least b at the route's line rate,
+// and at least (b - window) at its long-flow rate (sim/tcp_window.hpp), whichever route of the cut
+// it takes; summed over the calls, the fastest route's rates and the largest window bound them.
+// 0 for devices at one site.
+double PlanFloor::cut_seconds(const std::vector<int>& devices, double bytes, int calls) const {
+  const auto key = std::make_tuple(devices, bytes, calls);
+  if (const auto it = cut_seconds_.find(key); it != cut_seconds_.end()) return it->second;
+  const auto gpus = slice_.gpus();
+  auto site = [&](int dev) -> const std::string& { return slice_.vms[gpus[dev].vm].site; };
+  struct Out {
+    double line = 0, long_flow = 0, window = 0;  // the fastest rates, the largest window
+  };
+  std::map<std::string, Out> out_of;
+  for (int a : devices)
+    for (int b : devices)
+      if (site(a) != site(b)) {
+        Out& o = out_of[site(a)];
+        o.line = std::max(o.line, platform_.route_line_rate(a, b));
+        o.long_flow = std::max(o.long_flow, platform_.route_bandwidth(a, b));
+        o.window = std::max(o.window, platform_.route_window(a, b));
+      }
+  double slowest = 0;
+  for (const auto& [s, o] : out_of) {
+    if (!(o.line > 0) || !(o.long_flow > 0)) continue;  // unlimited: no term
+    const double windowed = o.window > 0 ? (bytes - calls * o.window) / o.long_flow : 0.0;
+    slowest = std::max({slowest, bytes / o.line, windowed});
+  }
+  return cut_seconds_.emplace(key, slowest).first->second;
+}
+
+// The gradients' collectives of the data-parallel groups that span sites, one after another on
+// each rank: the stage's parameter bytes (all-reduce) or their (dp - 1)/dp share (ZeRO's
+// reduce-scatter), as step_lower_bound counts each bucket's call, summed.
+double PlanFloor::gradient_seconds(const Plan& plan) const {
+  if (plan.dp == 1 || calibrated_collectives_) return 0;
+  double worst = 0;
+  for (int r = 0; r < plan.ranks(); ++r) {
+    const RankCoord c = rank_coord(plan, r);
+    if (c.dp != 0) continue;  // one rank per group
+    std::vector<int> group;
+    for (int d = 0; d < plan.dp; ++d) group.push_back(device_of(plan, rank_of(plan, {d, c.tp, c.pp})));
+    std::sort(group.begin(), group.end());
+    double bytes = stage_parameters(model_, plan, c.pp) * element_bytes(plan.precision);
+    if (plan.zero > 0) bytes *= double(plan.dp - 1) / plan.dp;
+    // At most one call per bucket, or per bucket and microbatch where ZeRO-2/3 reduce each one.
+    const int buckets = int(gradient_buckets(model_, plan, c.pp).size());
+    worst = std::max(worst, cut_seconds(group, bytes, buckets * (plan.zero >= 2 ? plan.mb : 1)));
+  }
+  return worst;
+}
+
 double PlanFloor::seconds_per_token(const Plan& plan, int global_batch) const {
   const auto& st = stages(plan, global_batch);
   const double inf = 1e300;
@@ -195,7 +266,26 @@ double PlanFloor::seconds_per_token(const Plan& plan, int global_batch) const {
     worst = std::max(worst, slowest + fill);
     fill += first_forward[s] + last_backward[s] + 2 * hop[s];
   }
-  return worst / (double(global_batch) * seq_);
+  return std::max(worst, gradient_seconds(plan)) / (double(global_batch) * seq_);
+}
+
+double PlanFloor::seconds_per_token_on(const std::vector<int>& devices) const {
+  double rate = 0;
+  for (int dev : devices) {
+    if (!(rate_[dev] > 0)) return 0;
+    rate += rate_[dev];
+  }
+  Plan whole;  // one rank holding the model: its FLOPs are the least any split adds up to
+  whole.precision = precision_;
+  const Stage& st = stages(whole, 1).front();
+  return (st.forward + st.backward) / seq_ / rate;
+}
+
+double PlanFloor::fastest_gpu_seconds_per_token(const std::vector<int>& devices) const {
+  int fastest = devices.front();
+  for (int dev : devices)
+    if (rate_[dev] > rate_[fastest]) fastest = dev;
+  return seconds_per_token_on({fastest});
 }
 
 int PlanFloor::short_of_memory(const Plan& plan, int global_batch, double* bytes) const {
@@ -204,7 +294,11 @@ int PlanFloor::short_of_memory(const Plan& plan, int global_batch, double* bytes
   double worst_excess = 0;  // the rank with the least headroom, as estimate_memory() names it
   for (int r = 0; r < plan.ranks(); ++r) {
     const int stage = rank_coord(plan, r).pp, dev = device_of(plan, r);
-    const double need = st[stage].state + st[stage].activations + framework_bytes_;
+    // Microbatches whose activations are held at once: every one under GPipe; under 1F1B a stage
+    // runs pp - stage forwards before its first backward frees any.
+    const int held = plan.schedule == PipelineSchedule::gpipe ? plan.mb
+                                                              : std::min(plan.mb, plan.pp - stage);
+    const double need = st[stage].state + held * st[stage].activations + framework_bytes_;
     if (need - capacity_[dev] > worst_excess) {
       worst = r, worst_excess = need - capacity_[dev];
       if (bytes) *bytes = need;

@@ -26,15 +26,23 @@ double step_lower_bound(const Schedule& schedule, const Slice& slice, SlicePlatf
 // - step: per rank, its microbatches' forward and backward FLOPs (models/costs.hpp, as compile()
 //   counts them, recomputation included) at its GPU's peak times the best calibrated matmul
 //   efficiency, plus the pipeline's fill and drain (the first forward and last backward of each
-//   earlier stage's fastest rank, and the fastest hop between consecutive stages). Every term is
-//   one of step_lower_bound()'s, or smaller, so the floor never exceeds it.
-// - memory: per rank, its model state plus one microbatch's activations plus the framework; the
-//   schedule's peak is never less (a microbatch's forward ends before its backward frees any).
+//   earlier stage's fastest rank, and the fastest hop between consecutive stages); or, if more,
+//   the gradients of a data-parallel group over several sites across its slowest site cut. Every
+//   term is one of step_lower_bound()'s, or smaller, so the floor never exceeds it.
+// - memory: per rank, its model state plus the activations of the microbatches it must hold at
+//   once (GPipe: all; 1F1B: pp - stage, at most mb) plus the framework; the schedule's peak is
+//   never less (those forwards end before the first backward frees any).
 class PlanFloor {
  public:
   PlanFloor(const ModelSpec& model, const Slice& slice, SlicePlatform& platform, int seq,
             Precision precision, const Calibration* calibration);
   double seconds_per_token(const Plan& plan, int global_batch) const;
+  // Of every plan on these devices (slice GPU indices): the model's FLOPs per token at their
+  // summed rate (any split does at least the whole model's work; 0 where a GPU has no peak).
+  double seconds_per_token_on(const std::vector<int>& devices) const;
+  // Of every plan on any of these devices, in GPU-seconds per token: the model's FLOPs per token
+  // at the fastest one's rate (the GPU-hours objective's floor).
+  double fastest_gpu_seconds_per_token(const std::vector<int>& devices) const;
   // The rank whose memory floor is above its GPU's capacity, or -1; its floor in `bytes`.
   int short_of_memory(const Plan& plan, int global_batch, double* bytes) const;
 
@@ -44,13 +52,18 @@ class PlanFloor {
   };
   // Per stage, cached by what the costs depend on (many candidates differ only in their GPUs).
   const std::vector<Stage>& stages(const Plan& plan, int global_batch) const;
+  double cut_seconds(const std::vector<int>& devices, double bytes, int calls) const;
+  double gradient_seconds(const Plan& plan) const;
   const ModelSpec& model_;
   const Slice& slice_;
   SlicePlatform& platform_;
   int seq_;
+  Precision precision_;
   std::vector<double> rate_;  // per slice GPU: FLOP/s it cannot exceed (0: no peak, no floor)
   std::vector<double> capacity_;
   double framework_bytes_ = 0;
+  bool calibrated_collectives_ = false;  // a fitted correction: no bandwidth term (as the bound)
+  mutable std::map<std::tuple<std::vector<int>, double, int>, double> cut_seconds_;
   using StageKey = std::tuple<int, int, int, int, int, bool,
                               std::vector<int>>;  // b tp pp dp zero recompute layers
   mutable std::map<StageKey, std::vector<Stage>> stages_;

@@ -52,6 +52,10 @@ class SlicePlatform {
   double rate_cap(int gpu_a, int gpu_b, double bytes);
   // Rate of one flow alone on the route: its slowest link, or the window cap when lower.
   double route_bandwidth(int gpu_a, int gpu_b);
+  // Bytes in flight the route's window allows (all streams to the peer), 0 when none limits it;
+  // and its slowest link's rate, bytes/s.
+  double route_window(int gpu_a, int gpu_b) { return pair(gpu_a, gpu_b).window; }
+  double route_line_rate(int gpu_a, int gpu_b) { return pair(gpu_a, gpu_b).line_rate; }
   // Seconds one flow of `bytes` alone on the route takes once its first byte leaves: at line
   // rate, each window beyond the first waiting a round trip (sim/tcp_window.hpp).
   double transfer_seconds(int gpu_a, int gpu_b, double bytes);

@@ -121,6 +121,32 @@ void print_table(const SearchResult& r, const Slice& slice, const Options& o, Ob
                                              table_width(o.wide), fmt::join(t.dropped, ", ")));
 }
 
+// What was searched, what was skipped and why, and whether the answer is exact.
+void print_search_summary(const SearchResult& r, int top, Objective objective) {
+  fmt::print(
+      "{} plans on {} of {} GPU subsets ({} sets of sites) in {:.2f} s: {} compiled, {} out of "
+      "memory, {} simulated;\n"
+      "  skipped: {} with recomputation that memory does not need (the same plan without it "
+      "fits and is faster), {} with overlap=off whose overlapped twin fits (never slower), {} "
+      "plans and {} subsets whose lower bound cannot reach the top {}\n",
+      r.enumerated, r.subsets_opened, r.subsets, r.site_sets, r.seconds, r.compiled,
+      r.out_of_memory.size(), r.ranked.size(), r.skipped_recompute, r.skipped_overlap_off,
+      r.bounded, r.subsets_bounded, top);
+  const double gap = r.gap(objective);
+  std::string what = r.space_exact ? "every set of sites (interchangeable sites as one)"
+                                   : fmt::format("the sets leaving out up to {} sites, single "
+                                                 "sites, pairs and nearest-site clusters",
+                                                 r.sites_left_out_at_most);
+  if (r.budget_spent) what += ", until the search's work budget was spent";
+  if (gap == 0)
+    fmt::print("  exact: searched {}; no plan left out can beat the best\n\n", what);
+  else
+    fmt::print(
+        "  not exact: searched {}; a plan not simulated could be at most {:.1f}% better than the "
+        "best (its lower bound)\n\n",
+        what, 100 * gap);
+}
+
 void run_study_rule(Options& o) {
   auto [model, slice, options] = o.search.resolve();
   std::FILE* text = o.json == "-" ? stderr : stdout;  // standard output carries the JSON alone
@@ -174,6 +200,10 @@ void run(Options& o) {
   std::FILE* info = quiet ? stderr : stdout;
   if (!quiet) fmt::print("fabtrain plan: {}\n", o.search.describe());
   options.keep_top = o.top;  // the table's rows stay exact; the rest may be pruned
+  SimMemo memo;  // the "why" and break-even searches reuse what this search learns
+  PlanMemo compiled;
+  options.memo = &memo;
+  options.compiled = &compiled;
   const int seq = options.space.seq > 0 ? options.space.seq : model.n_ctx;
   const SearchResult r = search(model, slice, options);
   if (r.ranked.empty()) {
@@ -196,14 +226,7 @@ void run(Options& o) {
            cost(r.ranked[ties], objective) <= cost(best, objective) * (1 + error))
       ++ties;
   if (!quiet) {
-    fmt::print(
-        "{} plans in {:.2f} s ({:.0f} plans/s): {} compiled, {} out of memory, {} simulated;\n"
-        "  skipped: {} with recomputation that memory does not need (the same plan without it "
-        "fits and is faster), {} with overlap=off whose overlapped twin fits (never slower), {} "
-        "whose lower bound on the step time cannot reach the top {}\n\n",
-        r.enumerated, r.seconds, r.enumerated / std::max(r.seconds, 1e-9), r.compiled,
-        r.out_of_memory.size(), r.ranked.size(), r.skipped_recompute, r.skipped_overlap_off,
-        r.bounded, o.top);
+    print_search_summary(r, o.top, objective);
     print_table(r, slice, o, objective, ties);
     if (!r.out_of_memory.empty()) {
       fmt::print("\nout of memory ({} plans; the study's crosses), e.g.:\n",
@@ -255,6 +278,8 @@ void run(Options& o) {
   nlohmann::json j = {{"model", model.name},
                       {"slice", slice.name},
                       {"enumerated", r.enumerated},
+                      {"exact", r.gap(objective) == 0},
+                      {"gap", r.gap(objective)},
                       {"objective", to_string(objective)},
                       {"train_tokens", *options.train_tokens},
                       {"train_tokens_from", o.search.train_tokens().description}};

@@ -18,6 +18,9 @@
 #include "json_output.hpp"
 #include "platforms/fablib_import.hpp"
 #include "platforms/slice.hpp"
+#include "platforms/slice_generator.hpp"
+#include "platforms/slice_yaml.hpp"
+#include "platforms/testbed.hpp"
 
 namespace fabtrain {
 namespace {
@@ -208,6 +211,23 @@ void import_slice(const std::string& saved, const std::string& output,
   for (const auto& l : imported.left_out) fmt::print(info, "  left out: {}\n", l);
 }
 
+struct GenerateOptions {
+  int sites = 4;
+  std::uint64_t seed = 1;
+  std::string output;
+};
+
+// Writes a generated FABRIC-like slice (platforms/slice_generator.hpp), loaded back to check it.
+void generate_slice(const GenerateOptions& o) {
+  const SliceDraft draft = generate_fabric_slice(o.sites, o.seed, fabric_testbed());
+  if (o.output.empty() || o.output == "-") {
+    fmt::print("{}", to_slice_yaml(draft));
+    return;
+  }
+  write_slice(draft, o.output, builtin_catalog());
+  fmt::print("generated {} ({} VMs) -> {}\n", draft.name, draft.vms.size(), o.output);
+}
+
 struct ShowOptions {
   std::string slice;
   std::string catalog;
@@ -239,6 +259,19 @@ Registration show_reg(21, [](CLI::App& app) {
   imp->add_option("--catalog", io->catalog,
                   "Catalog YAML adding or replacing GPU types, NICs, sites");
   imp->callback([io] { import_slice(io->saved, io->output, io->catalog); });
+
+  auto* gen = cmd->add_subcommand(
+      "generate",
+      "Write a FABRIC-like slice drawn from a seed: N sites of the testbed, one GPU type each, 1-2 "
+      "VMs of 1 to that type's most GPUs, FABNetv4 between all, sometimes an L2STS pair");
+  auto go = std::make_shared<GenerateOptions>();
+  gen->add_option("--sites", go->sites, "Sites to draw")
+      ->capture_default_str()
+      ->check(CLI::Range(1, int(fabric_testbed().sites.size())));
+  gen->add_option("--seed", go->seed, "Seed: the same seed gives the same slice")
+      ->capture_default_str();
+  gen->add_option("-o,--output", go->output, "Slice YAML to write (default: stdout)");
+  gen->callback([go] { generate_slice(*go); });
 });
 
 }  // namespace
