@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "command.hpp"
-#include "exec/replay_run.hpp"
+#include "exec/run/replay_run.hpp"
 
 namespace fabtrain {
 namespace {

@@ -5,9 +5,9 @@
 
 #include "command.hpp"
 #include "common/error.hpp"
-#include "exec/mpi_communicator.hpp"
-#include "exec/precision_option.hpp"
-#include "exec/trainer.hpp"
+#include "exec/comm/mpi_communicator.hpp"
+#include "exec/run/precision_option.hpp"
+#include "exec/run/trainer.hpp"
 #include "plan/executor_support.hpp"
 #include "plan/plan.hpp"
 

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "common/error.hpp"
-#include "exec/bench_network.hpp"
-#include "exec/bench_table.hpp"
+#include "exec/measure/bench_network.hpp"
+#include "exec/measure/bench_table.hpp"
 #include "tests/test_support.hpp"
 
 using namespace fabtrain;

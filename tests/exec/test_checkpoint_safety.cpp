@@ -10,9 +10,9 @@
 #include <fstream>
 
 #include "common/atomic_file.hpp"
-#include "exec/checkpoint.hpp"
-#include "exec/checkpoint_dir.hpp"
-#include "exec/kernels_layout.hpp"
+#include "exec/model/checkpoint.hpp"
+#include "exec/model/kernels_layout.hpp"
+#include "exec/run/checkpoint_dir.hpp"
 #include "tests/test_support.hpp"
 
 using namespace fabtrain;

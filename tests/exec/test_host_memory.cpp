@@ -2,8 +2,8 @@
 // what the host cannot hold, with both numbers.
 #include <doctest/doctest.h>
 
-#include "exec/host_memory.hpp"
-#include "exec/kernels_layout.hpp"
+#include "exec/model/kernels_layout.hpp"
+#include "exec/run/host_memory.hpp"
 #include "tests/test_support.hpp"
 
 using namespace fabtrain;

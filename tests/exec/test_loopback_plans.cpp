@@ -22,11 +22,11 @@
 #include <vector>
 
 #include "common/error.hpp"
-#include "exec/gpt2_stage.hpp"
-#include "exec/interpreter.hpp"
-#include "exec/kernels_layout.hpp"
-#include "exec/loopback_communicator.hpp"
-#include "exec/lr_schedule.hpp"
+#include "exec/comm/loopback_communicator.hpp"
+#include "exec/model/gpt2_stage.hpp"
+#include "exec/model/kernels_layout.hpp"
+#include "exec/model/lr_schedule.hpp"
+#include "exec/play/interpreter.hpp"
 #include "models/model_spec.hpp"
 #include "plan/schedule.hpp"
 

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "common/data_dir.hpp"
-#include "exec/trainable_model.hpp"
+#include "exec/model/trainable_model.hpp"
 #include "tests/test_support.hpp"
 
 using namespace fabtrain;
