@@ -6,12 +6,11 @@
 //
 // Non-blocking calls are MPI_Iallreduce, MPI_Ireduce_scatter, MPI_Iallgather, MPI_Isend and
 // MPI_Irecv. Open MPI advances them only inside MPI calls, so something must call into MPI while
-// the rank computes; MpiProgress says what (README "Overlap": both were measured, the default is
-// the one kept): a progress thread that pokes MPI (MPI_Iprobe on a private communicator) while
-// requests are in flight, or the interpreter's progress() calls between blocks. none: nothing
-// (the requests advance only in wait(); can_overlap() is false then).
-// Not here: which collective runs when (exec/play/interpreter.cpp), the
-// Watchdog (exec/comm/watchdog.hpp).
+// the rank computes; MpiProgress says what (docs/validation.md, "Overlap": both were measured,
+// the default is the faster): a progress thread that pokes MPI (MPI_Iprobe on a private
+// communicator) while requests are in flight, or the interpreter's progress() calls between blocks.
+// none: nothing (the requests advance only in wait(); can_overlap() is false then). Not here: which
+// collective runs when (exec/play/interpreter.cpp), the Watchdog (exec/comm/watchdog.hpp).
 #pragma once
 #include <mpi.h>
 
@@ -115,7 +114,8 @@ class MpiCommunicator final : public Communicator {
   std::condition_variable progress_changed_;
   std::atomic<int> in_flight_{0};
   bool stop_thread_ = false;
-  int poll_us_ = 500;  // README "Overlap": 50 us stole the compute's core, 2 ms let TCP idle
+  int poll_us_ =
+      500;  // docs/results/2026-12-01-overlap.md: 50 us stole the compute's core, 2 ms let TCP idle
   std::thread progress_thread_;
 };
 

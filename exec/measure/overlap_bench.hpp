@@ -1,11 +1,11 @@
 // How much of a large all-reduce each MPI progress mode (exec/comm/mpi_communicator.hpp) hides
-// behind compute, the measurement behind the README's choice of the default: per repeat, every rank
-// starts an all-reduce of `mib` MiB, computes `blocks` blocks of a fixed amount of work (a
-// memory-bound vector kernel sized so one block takes about block_ms alone), calling progress()
-// between blocks as the interpreter does, then waits. Per mode it reports medians over repeats
-// of: the wait (exposed communication), the compute (to see a progress thread slowing it), and
-// the whole; plus the blocking all-reduce alone and the compute alone, as references.
-// Not here: the command line (apps/fabtrain-exec/cmd_overlap_bench.cpp).
+// behind compute, the measurement behind the default mode (docs/results/2026-12-01-overlap.md): per
+// repeat, every rank starts an all-reduce of `mib` MiB, computes `blocks` blocks of a fixed amount
+// of work (a memory-bound vector kernel sized so one block takes about block_ms alone), calling
+// progress() between blocks as the interpreter does, then waits. Per mode it reports medians over
+// repeats of: the wait (exposed communication), the compute (to see a progress thread slowing it),
+// and the whole; plus the blocking all-reduce alone and the compute alone, as references. Not here:
+// the command line (apps/fabtrain-exec/cmd_overlap_bench.cpp).
 #pragma once
 #include <string>
 #include <vector>

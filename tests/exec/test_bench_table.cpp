@@ -1,4 +1,4 @@
-// Issue 15, item 8: `fabtrain-exec bench` prints nccl-tests' columns from the bench file.
+// `fabtrain-exec bench` prints nccl-tests' columns from the bench file.
 #include <doctest/doctest.h>
 
 #include <sstream>

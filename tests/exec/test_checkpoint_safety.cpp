@@ -1,4 +1,4 @@
-// Issue 17, defects 5, 6, 10 and 12: checkpoints are checked on load (checksum, finiteness, the
+// Checkpoints are checked on load (checksum, finiteness, the
 // step they stand for), "latest" is read strictly, a failed write leaves nothing behind, the
 // directory is locked and pruned.
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-// Issue 17, defect 3: the executor estimates a stage's memory before allocating it and refuses
+// The executor estimates a stage's memory before allocating it and refuses
 // what the host cannot hold, with both numbers.
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-// Issue 15, item 5: the executor runs stock GPT-2 and refuses other configs by their settings.
+// The executor runs stock GPT-2 and refuses other configs by their settings.
 #include <doctest/doctest.h>
 
 #include <string>
