@@ -14,8 +14,7 @@
 #include "exec/comm/watchdog.hpp"
 #include "exec/play/replay.hpp"
 #include "exec/run/overlap_check.hpp"
-#include "exec/run/progress.hpp"
-#include "exec/run/run_record.hpp"
+#include "exec/run/run_frame.hpp"
 #include "exec/run/step_timings.hpp"
 #include "models/model_spec.hpp"
 #include "platforms/catalog.hpp"
@@ -87,11 +86,9 @@ std::vector<double> replay(const ReplayConfig& config, MpiCommunicator& comm) {
   const Schedule schedule = compile(model, plan, config.batch, config.seq);
   peak_flops(gpu, plan.precision);  // a GPU without the plan's precision is refused here, by name
 
-  std::vector<std::vector<int>> groups = schedule.groups;
-  const int world_group = int(groups.size());
-  groups.emplace_back();
-  for (int r = 0; r < comm.size(); ++r) groups.back().push_back(r);
-  comm.set_groups(groups);
+  const RunGroups groups = run_groups(schedule, comm.size());
+  const int world_group = groups.world;
+  comm.set_groups(groups.groups);
   check_memory(schedule, comm, world_group);
 
   const bool root = comm.rank() == 0;
@@ -100,12 +97,8 @@ std::vector<double> replay(const ReplayConfig& config, MpiCommunicator& comm) {
     fmt::print(stderr, "{}\n", warning);
   const ReplayMemory memory = replay_memory(schedule, comm.rank());
   if (root) {
-    fmt::print("fabtrain-exec replay (communication real, compute modelled)\n");
-    fmt::print("  model    {} (L={} C={} NH={} maxT={} V={}, {} parameters)\n", model.name,
-               model.n_layer, model.n_embd, model.n_head, model.n_ctx, model.vocab_size,
-               model.parameters());
-    fmt::print("  plan     {} ({}), {} ranks, microbatch {} x {} tokens\n", to_string(plan),
-               technique_name(plan), comm.size(), schedule.microbatch, config.seq);
+    print_banner_head("fabtrain-exec replay (communication real, compute modelled)", model, plan,
+                      comm.size(), schedule.microbatch, config.seq);
     fmt::print("  batch    {} sequences x {} tokens, {} steps\n", config.batch, config.seq,
                config.steps);
     fmt::print(
@@ -123,25 +116,10 @@ std::vector<double> replay(const ReplayConfig& config, MpiCommunicator& comm) {
   Replayer replayer(schedule, comm.rank(), comm, gpu, builtin_catalog().compute, calibration,
                     &watchdog);
 
-  std::unique_ptr<RunRecord> record;
-  std::unique_ptr<ChromeTrace> trace;
-  if (root && !config.record.empty()) {
-    record = std::make_unique<RunRecord>(config.record);
-    RunHeader h{model,
-                plan,
-                comm.size(),
-                comm.host(),
-                cpu_model(),
-                comm.library_version(),
-                comm.local_size(),
-                "replay:" + gpu.name,
-                1,
-                config.batch,
-                config.seq,
-                schedule.microbatch,
-                config.steps,
-                0};
-    nlohmann::json header = to_json(h);
+  const auto header = [&] {
+    nlohmann::json header =
+        to_json(run_header(model, plan, schedule.microbatch, comm, "replay:" + gpu.name, 1,
+                           config.batch, config.seq, config.steps, 0));
     header["mode"] = "replay";
     header["device_type"] = gpu.name;
     header["precision"] = to_string(plan.precision);
@@ -156,15 +134,14 @@ std::vector<double> replay(const ReplayConfig& config, MpiCommunicator& comm) {
       modelled.push_back(
           modelled_seconds(schedule, r, gpu, builtin_catalog().compute, calibration));
     header["modelled_s"] = modelled;
-    record->header(header);
-  }
-  if (root && !config.trace.empty()) trace = std::make_unique<ChromeTrace>(comm.size());
+    return header;
+  };
+  RunOutputs out = open_run_outputs(root, config.record, header, config.trace, comm.size(),
+                                    config.steps, config.print_every);
   watchdog.begin(fmt::format("rank {}: aligning the clocks with rank 0", comm.rank()));
   const AlignedClock clock = align_clocks(comm);  // one time line for every rank
   watchdog.end();
 
-  std::unique_ptr<Progress> progress;
-  if (root) progress = std::make_unique<Progress>(config.steps, config.print_every);
   std::vector<double> walls;
   const double tokens_per_step = double(config.batch) * config.seq;
   for (int step = 0; step < config.steps; ++step) {
@@ -185,14 +162,12 @@ std::vector<double> replay(const ReplayConfig& config, MpiCommunicator& comm) {
         gather_step_timings(comm, world_group, schedule, mine, clock.seconds(start), &step_start_s);
     watchdog.end();
     if (root) {
-      progress->timing_step(step, tokens_per_step / wall_s, wall_s);
-      if (record)
-        record->step({step, wall_s, 0.0f, 0.0f, 0.0f, tokens_per_step / wall_s}, schedule, timings);
-      if (trace) trace->add_step(step, step_start_s, schedule, timings);
+      out.progress->timing_step(step, tokens_per_step / wall_s, wall_s);
+      out.step({step, wall_s, 0.0f, 0.0f, 0.0f, tokens_per_step / wall_s}, schedule, timings,
+               step_start_s);
     }
   }
-  if (trace) trace->write(config.trace);
-  progress.reset();
+  out.finish(config.trace);
   comm.barrier();
   return walls;
 }

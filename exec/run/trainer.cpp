@@ -19,7 +19,6 @@
 
 #include "common/data_paths.hpp"
 #include "common/error.hpp"
-#include "common/host_info.hpp"
 #include "common/limits.hpp"
 #include "exec/backends/backend.hpp"
 #include "exec/comm/clock_alignment.hpp"
@@ -34,8 +33,7 @@
 #include "exec/run/data_loader.hpp"
 #include "exec/run/host_memory.hpp"
 #include "exec/run/overlap_check.hpp"
-#include "exec/run/progress.hpp"
-#include "exec/run/run_record.hpp"
+#include "exec/run/run_frame.hpp"
 #include "exec/run/step_timings.hpp"
 #include "models/model_spec.hpp"
 #include "plan/executor_support.hpp"
@@ -226,9 +224,7 @@ int choose_threads(const TrainConfig& config, const MpiCommunicator& comm) {
 
 // The run's own outputs besides checkpoints: on rank 0, the run record, the trace and progress.
 struct Outputs {
-  std::unique_ptr<RunRecord> record;
-  std::unique_ptr<ChromeTrace> trace;
-  std::unique_ptr<Progress> progress;
+  RunOutputs files;
   bool timing = false;  // instruction timings are gathered (for the record or the trace)
   AlignedClock clock;   // every rank's clock on rank 0's time line (when timing)
 };
@@ -272,12 +268,8 @@ int resolve_plan(Run& run) {
 // Phase 3 (rank 0): what is about to run.
 void print_banner(const Run& run, const Backend& backend) {
   const TrainConfig& config = run.config;
-  fmt::print("fabtrain-exec train\n");
-  fmt::print("  model    {} (L={} C={} NH={} maxT={} V={}, {} parameters)\n", run.model.name,
-             run.model.n_layer, run.model.n_embd, run.model.n_head, run.model.n_ctx,
-             run.model.vocab_size, run.model.parameters());
-  fmt::print("  plan     {} ({}), {} ranks, microbatch {} x {} tokens\n", to_string(run.plan),
-             technique_name(run.plan), run.comm.size(), run.schedule.microbatch, config.seq);
+  print_banner_head("fabtrain-exec train", run.model, run.plan, run.comm.size(),
+                    run.schedule.microbatch, config.seq);
   fmt::print("  batch    {} sequences x {} tokens = {} tokens per step, {} steps\n", config.batch,
              config.seq, config.batch * config.seq, config.steps);
   fmt::print("  optim    AdamW lr {} (warm-up {}, cosine to {}x) weight decay {} clip {} seed {}\n",
@@ -300,15 +292,12 @@ void print_banner(const Run& run, const Backend& backend) {
 // A backend may play the schedule on its own communicator (NCCL), returned here (null: the
 // schedule runs on MPI); bookkeeping stays on MPI.
 std::unique_ptr<Communicator> set_up_groups(Run& run, const Backend& backend) {
-  std::vector<std::vector<int>> groups = run.schedule.groups;
-  std::vector<int> everyone(run.comm.size());
-  for (int r = 0; r < run.comm.size(); ++r) everyone[r] = r;
-  run.world_group = int(groups.size());
-  groups.push_back(everyone);
-  run.comm.set_groups(groups);
+  const RunGroups groups = run_groups(run.schedule, run.comm.size());
+  run.world_group = groups.world;
+  run.comm.set_groups(groups.groups);
   std::unique_ptr<Communicator> device_comm =
       backend.make_communicator ? backend.make_communicator(run.comm) : nullptr;
-  if (device_comm) device_comm->set_groups(groups);
+  if (device_comm) device_comm->set_groups(groups.groups);
   return device_comm;
 }
 
@@ -353,30 +342,16 @@ Outputs open_outputs(const Run& run, int threads, const Backend& backend, int st
   const TrainConfig& config = run.config;
   Outputs out;
   out.timing = !config.record.empty() || !config.trace.empty();
-  if (!run.is_root()) return out;
-  if (!config.record.empty()) {
-    out.record = std::make_unique<RunRecord>(config.record);
-    RunHeader h{run.model,
-                run.plan,
-                run.comm.size(),
-                run.comm.host(),
-                cpu_model(),
-                run.comm.library_version(),
-                run.comm.local_size(),
-                backend.description,
-                threads,
-                config.batch,
-                config.seq,
-                run.schedule.microbatch,
-                config.steps,
-                start_step};
-    nlohmann::json header = to_json(h);
+  const auto header = [&] {
+    nlohmann::json header = to_json(run_header(run.model, run.plan, run.schedule.microbatch,
+                                               run.comm, backend.description, threads, config.batch,
+                                               config.seq, config.steps, start_step));
     header["lr"] = config.lr;
     header["seed"] = config.seed;
-    out.record->header(header);
-  }
-  if (!config.trace.empty()) out.trace = std::make_unique<ChromeTrace>(run.comm.size());
-  out.progress = std::make_unique<Progress>(config.steps, config.print_every);
+    return header;
+  };
+  out.files = open_run_outputs(run.is_root(), config.record, header, config.trace, run.comm.size(),
+                               config.steps, config.print_every);
   return out;
 }
 
@@ -410,10 +385,10 @@ void train_step(Run& run, Outputs& out, const LrSchedule& lr, int step, bool las
     timings = gather_step_timings(run.comm, run.world_group, run.schedule, outcome.timings,
                                   out.clock.seconds(start), &step_start_s);
   if (run.is_root()) {
-    out.progress->step(step, loss, summary.tokens_per_s, wall_s, summary.lr, summary.grad_norm);
-    if (summary.val_loss >= 0) out.progress->validation(step, summary.val_loss);
-    if (out.record) out.record->step(summary, run.schedule, timings);
-    if (out.trace) out.trace->add_step(step, step_start_s, run.schedule, timings);
+    out.files.progress->step(step, loss, summary.tokens_per_s, wall_s, summary.lr,
+                             summary.grad_norm);
+    if (summary.val_loss >= 0) out.files.progress->validation(step, summary.val_loss);
+    out.files.step(summary, run.schedule, timings, step_start_s);
   }
   if (!config.checkpoint_dir.empty() &&
       (last || (config.checkpoint_every > 0 && (step + 1) % config.checkpoint_every == 0)))
@@ -458,8 +433,7 @@ TrainResult train(const TrainConfig& config, MpiCommunicator& comm) {
       config.stop_after > 0 ? std::min(config.steps, start_step + config.stop_after) : config.steps;
   for (int step = start_step; step < end_step; ++step)
     train_step(run, out, lr, step, step + 1 == end_step, result);
-  if (out.trace) out.trace->write(config.trace);
-  out.progress.reset();
+  out.files.finish(config.trace);
   comm.barrier();
   return result;
 }
