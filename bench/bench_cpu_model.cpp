@@ -4,7 +4,7 @@
 // measured sgemm FLOP/s) and the ratio to llm.c's CPU trainer (4.4-4.75 s/step at B=4, T=64
 // measured on the development machine), then one "ratio" line per target (measured / target).
 // Like fabtrain-exec, it re-executes itself first with OpenBLAS's fast kernels and passive
-// OpenMP waiting (exec/kernels_blas.hpp), so it times what training runs.
+// OpenMP waiting (exec/model/kernels_blas.hpp), so it times what training runs.
 // Usage: bench_cpu_model [steps per size, default 5] [T, default both 64 and 256].
 // Not here: communication, data loading (random tokens).
 #include <cblas.h>
@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "exec/gpt2_stage.hpp"
-#include "exec/kernels_blas.hpp"
+#include "exec/model/gpt2_stage.hpp"
+#include "exec/model/kernels_blas.hpp"
 #include "models/costs.hpp"
 #include "models/model_spec.hpp"
 

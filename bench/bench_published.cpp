@@ -1,7 +1,7 @@
 // The simulator against published measurements: the median absolute error of the predicted step
-// time, uncalibrated, over the runs of bench/published/runs.yaml (target <= 15%, goal 10%), and
-// the rows off by more than 50%. Not a timing benchmark: the figure is an accuracy. The per-row
-// table is `fabtrain check-published`.
+// time, uncalibrated, over the runs of calibrate/data/published_runs.yaml (target <= 15%, goal
+// 10%), and the rows off by more than 50%. Not a timing benchmark: the figure is an accuracy. The
+// per-row table is `fabtrain check-published`.
 #include <fmt/format.h>
 
 #include <cmath>

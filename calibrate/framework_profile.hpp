@@ -1,8 +1,8 @@
-// Framework profiles of published runs (bench/published/runs.yaml, framework_profiles:): what an
-// eager framework launches beyond the cost model's fused kernel list (models/framework_costs.hpp),
-// read strictly from the file, and added to a compiled schedule's compute instructions.
-// Not here: the cost formulas (models/framework_costs.hpp); plans or slices that name a profile
-// (only check-published's rows do).
+// Framework profiles of published runs (calibrate/data/published_runs.yaml, framework_profiles:):
+// what an eager framework launches beyond the cost model's fused kernel list
+// (models/framework_costs.hpp), read strictly from the file, and added to a compiled schedule's
+// compute instructions. Not here: the cost formulas (models/framework_costs.hpp); plans or slices
+// that name a profile (only check-published's rows do).
 #pragma once
 #include <map>
 #include <string>

@@ -1,8 +1,8 @@
-// Whether the simulator ranks plans as the measurements do: rows of bench/published/runs.yaml
-// that share a `compare` group ran several plans of one job on the same hardware; the plan
-// predicted fastest should be the one measured fastest. Speed is sequences per second
-// (global batch / step time), so a group may mix GPU counts; a plan predicted not to fit its
-// GPUs is never the predicted best.
+// Whether the simulator ranks plans as the measurements do: rows of
+// calibrate/data/published_runs.yaml that share a `compare` group ran several plans of one job on
+// the same hardware; the plan predicted fastest should be the one measured fastest. Speed is
+// sequences per second (global batch / step time), so a group may mix GPU counts; a plan predicted
+// not to fit its GPUs is never the predicted best.
 #pragma once
 #include <string>
 #include <vector>

@@ -1,5 +1,5 @@
-// Reads bench/published/runs.yaml strictly (unknown keys are errors, every field named in the
-// message) and converts what each source measured into seconds per optimizer step.
+// Reads calibrate/data/published_runs.yaml strictly (unknown keys are errors, every field named in
+// the message) and converts what each source measured into seconds per optimizer step.
 #include "calibrate/published_runs.hpp"
 
 #include "calibrate/framework_profile.hpp"
@@ -200,6 +200,8 @@ PublishedFile load_published_runs(const std::string& path, const Catalog& catalo
   return file;
 }
 
-std::string builtin_published_runs_path() { return source_dir() + "/bench/published/runs.yaml"; }
+std::string builtin_published_runs_path() {
+  return source_dir() + "/calibrate/data/published_runs.yaml";
+}
 
 }  // namespace fabtrain

@@ -1,5 +1,5 @@
-// Training runs that others measured and published (bench/published/runs.yaml): for each, where
-// it was published, the model, the plan, the hardware it ran on and what was measured, so the
+// Training runs that others measured and published (calibrate/data/published_runs.yaml): for each,
+// where it was published, the model, the plan, the hardware it ran on and what was measured, so the
 // simulator can be checked against it (check_published.hpp). Loading goes on past a bad row:
 // each bad row is reported by its index, id and field, and the good rows are kept.
 // Not here: simulating a row (check_published.hpp), or fitting anything from them.
@@ -73,7 +73,7 @@ struct PublishedFile {
 // framework profile (named by its field).
 PublishedFile load_published_runs(const std::string& path,
                                   const Catalog& catalog = builtin_catalog());
-// bench/published/runs.yaml of the source tree.
+// calibrate/data/published_runs.yaml of the source tree.
 std::string builtin_published_runs_path();
 
 }  // namespace fabtrain

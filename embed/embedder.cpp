@@ -2,7 +2,7 @@
 #include "embed/embedder.hpp"
 
 #include "common/error.hpp"
-#include "exec/checkpoint.hpp"
+#include "exec/model/checkpoint.hpp"
 
 namespace fabtrain::embed {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "exec/gpt2_infer.hpp"
+#include "exec/model/gpt2_infer.hpp"
 #include "text/gpt2_bpe.hpp"
 
 namespace fabtrain::embed {

@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
-#include "exec/checkpoint.hpp"
-#include "exec/trainable_model.hpp"
+#include "exec/model/checkpoint.hpp"
+#include "exec/model/trainable_model.hpp"
 #include "text/vocab_files.hpp"
 
 namespace fabtrain::embed {

@@ -8,7 +8,7 @@
 #include <regex>
 
 #include "common/error.hpp"
-#include "exec/checkpoint.hpp"
+#include "exec/model/checkpoint.hpp"
 
 namespace fabtrain::embed {
 

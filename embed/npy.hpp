@@ -13,7 +13,7 @@ struct Matrix {
   const float* row(std::int64_t r) const { return data.data() + r * cols; }
 };
 
-// Written to a temporary and renamed (exec/checkpoint.hpp's write_file_atomically).
+// Written to a temporary and renamed (exec/model/checkpoint.hpp's write_file_atomically).
 void write_npy(const std::string& path, const Matrix& m);
 // Reads what write_npy writes; anything else is an Error naming the file and the field.
 Matrix read_npy(const std::string& path);

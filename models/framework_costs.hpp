@@ -3,7 +3,7 @@
 // as several element-wise kernels (Hugging Face's gelu_new), an additive attention mask, a loss
 // that copies the shifted logits, and the launches an optimizer, gradient clipping, zero_grad and
 // DDP's bucket copies make per parameter tensor when they loop over tensors instead of running
-// foreach or fused kernels. The numbers of a profile are data (bench/published/runs.yaml,
+// foreach or fused kernels. The numbers of a profile are data (calibrate/data/published_runs.yaml,
 // framework_profiles:, each with its source); these functions only turn them into work.
 // Not here: reading a profile (calibrate/framework_profile.hpp), or which runs use one.
 #pragma once

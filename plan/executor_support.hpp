@@ -4,7 +4,8 @@
 // weights) are modelled by the simulator only, and so is attention=flash (the executor's attention
 // keeps the scores, which a flash plan's memory leaves out). Every other plan key is executed as
 // written.
-// Not here: whether a particular GPU has TF32 tensor cores (exec/cuda/, at start-up).
+// Not here: whether a particular GPU has TF32 tensor cores (exec/backends/cuda_backend.cpp, at
+// start-up).
 #pragma once
 #include <optional>
 #include <string>

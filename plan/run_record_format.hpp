@@ -10,7 +10,7 @@
 // duration is its call, its wait's is the communication the rank could not hide (kind "wait"),
 // so a reader fitting a collective's own time skips starts;
 // start_s is from the earliest rank's start of the step, on clocks aligned at the start of the run
-// (so ranks compare; exec/clock_alignment.hpp).
+// (so ranks compare; exec/comm/clock_alignment.hpp).
 // Not here: taking the timings (exec/) or fitting them (calibrate/).
 #pragma once
 #include <nlohmann/json.hpp>

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Overlap measured (issue 13): on the emulated two-site link, the 4-layer model the validation
+# Overlap measured: on the emulated two-site link, the 4-layer model the validation
 # uses (tests/calibrate/gpt2-l4-c128; GPT-2 small's CPU steps take minutes here) trained with
 # dp=2 and dp=2,zero=2, overlap=off against overlap=on, at one-way delays 0, 25 and 50 ms. It runs
 # scripts/validate-emulated.sh with these plans (its benches, runs, calibration and predictions:

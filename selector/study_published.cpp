@@ -11,7 +11,7 @@
 namespace fabtrain {
 
 std::string builtin_study_measurement_path() {
-  return source_dir() + "/bench/published/fabric-study.json";
+  return source_dir() + "/selector/data/fabric-study.json";
 }
 
 StudyMeasurement load_study_measurement(const std::string& path) {

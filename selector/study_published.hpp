@@ -1,4 +1,4 @@
-// The FABRIC study's published wall-clock measurement (bench/published/fabric-study.json): data
+// The FABRIC study's published wall-clock measurement (selector/data/fabric-study.json): data
 // parallel against pipeshard across Utah and Amsterdam, 20 epochs, in minutes, with its source
 // and what it leaves unstated. The study report prints it beside fabtrain's prediction.
 #pragma once

@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/data_paths.hpp"
 #include "common/error.hpp"
-#include "exec/data_loader.hpp"
 
 namespace fabtrain::text {
 namespace {

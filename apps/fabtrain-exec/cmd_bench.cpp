@@ -10,8 +10,8 @@
 #include "command.hpp"
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
-#include "exec/bench_run.hpp"
-#include "exec/bench_table.hpp"
+#include "exec/measure/bench_run.hpp"
+#include "exec/measure/bench_table.hpp"
 #include "json_output.hpp"
 
 namespace fabtrain {

@@ -1,12 +1,13 @@
 // fabtrain-exec overlap-bench: how much of a large all-reduce each MPI progress mode hides
-// behind compute (exec/overlap_bench.hpp), two or more ranks under mpirun; rank 0 prints the
-// table. The README's "Overlap" section gives the command and the numbers it chose the default by.
+// behind compute (exec/measure/overlap_bench.hpp), two or more ranks under mpirun; rank 0 prints
+// the table. docs/results/2026-12-01-overlap.md gives the command and the numbers behind the
+// default mode.
 #include <fmt/format.h>
 
 #include <memory>
 
 #include "command.hpp"
-#include "exec/overlap_bench.hpp"
+#include "exec/measure/overlap_bench.hpp"
 
 namespace fabtrain {
 namespace {

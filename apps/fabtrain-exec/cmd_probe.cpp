@@ -16,9 +16,9 @@
 
 #include "command.hpp"
 #include "common/error.hpp"
-#include "exec/bench_network.hpp"
-#include "exec/bench_timing.hpp"
-#include "exec/mpi_communicator.hpp"
+#include "exec/comm/mpi_communicator.hpp"
+#include "exec/measure/bench_network.hpp"
+#include "exec/measure/bench_timing.hpp"
 #include "platforms/slice_links_file.hpp"
 
 namespace fabtrain {

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "command.hpp"
-#include "exec/replay_run.hpp"
+#include "exec/run/replay_run.hpp"
 
 namespace fabtrain {
 namespace {
@@ -34,7 +34,7 @@ Registration reg(15, [](CLI::App& app) {
                   "Calibration YAML (fabtrain calibrate) for compute");
   cmd->add_option("--mpi-progress", c->mpi_progress,
                   "How MPI's started transfers advance during compute: thread, test or none "
-                  "(default: the kept one, README)")
+                  "(default: the measured best, docs/validation.md)")
       ->check(CLI::IsMember({"thread", "test", "none"}));
   cmd->add_option("--print-every", c->print_every,
                   "Plain progress line every N steps (no terminal)")

@@ -8,9 +8,9 @@
 
 #include "command.hpp"
 #include "common/error.hpp"
-#include "exec/checkpoint.hpp"
-#include "exec/sampling.hpp"
-#include "exec/trainable_model.hpp"
+#include "exec/model/checkpoint.hpp"
+#include "exec/model/sampling.hpp"
+#include "exec/model/trainable_model.hpp"
 #include "text/vocab_files.hpp"
 
 namespace fabtrain {

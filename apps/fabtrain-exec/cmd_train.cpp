@@ -5,9 +5,9 @@
 
 #include "command.hpp"
 #include "common/error.hpp"
-#include "exec/mpi_communicator.hpp"
-#include "exec/precision_option.hpp"
-#include "exec/trainer.hpp"
+#include "exec/comm/mpi_communicator.hpp"
+#include "exec/run/precision_option.hpp"
+#include "exec/run/trainer.hpp"
 #include "plan/executor_support.hpp"
 #include "plan/plan.hpp"
 
@@ -76,7 +76,8 @@ Registration reg(10, [](CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--mpi-progress", c->mpi_progress,
                   "How MPI's started transfers advance during compute: thread (a progress "
-                  "thread), test (tests between blocks) or none (default: the kept one, README)")
+                  "thread), test (tests between blocks) or none (default: the measured best, "
+                  "docs/validation.md)")
       ->check(CLI::IsMember({"thread", "test", "none"}));
   cmd->add_option("--precision", c->precision,
                   "Sets the plan's precision: fp32 (cpu, cuda) or tf32 (cuda, Ampere and newer); "

@@ -1,6 +1,6 @@
 // fabtrain check-published: the simulator, uncalibrated, against training runs others measured
-// and published (bench/published/runs.yaml): predicted and measured step time (and peak memory
-// where published) per run, and the median absolute error as the last line.
+// and published (calibrate/data/published_runs.yaml): predicted and measured step time (and peak
+// memory where published) per run, and the median absolute error as the last line.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -93,7 +93,8 @@ Registration reg(75, [](CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "check-published",
       "Check the simulator, uncalibrated, against published measured training runs");
-  cmd->add_option("--file", o->file, "Published runs YAML (default: bench/published/runs.yaml)");
+  cmd->add_option("--file", o->file,
+                  "Published runs YAML (default: calibrate/data/published_runs.yaml)");
   o->json.add_to(cmd, "every run's predicted and measured step and the median error");
   cmd->callback([o] { run(*o); });
 });

@@ -1,10 +1,11 @@
-// The CPU backend's registration (exec/backend.hpp): the kernels of exec/kernels.hpp on host
-// memory, the schedule on MPI. It runs everywhere; --precision and --comm do not apply to it.
+// The CPU backend's registration (exec/backends/backend.hpp): the kernels of exec/model/kernels.hpp
+// on host memory, the schedule on MPI. It runs everywhere; --precision and --comm do not apply to
+// it.
 #include <fmt/format.h>
 
-#include "exec/backend.hpp"
-#include "exec/cpu_ops.hpp"
-#include "exec/host_info.hpp"
+#include "common/host_info.hpp"
+#include "exec/backends/backend.hpp"
+#include "exec/model/cpu_ops.hpp"
 
 namespace fabtrain {
 namespace {

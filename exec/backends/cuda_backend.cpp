@@ -1,14 +1,14 @@
-// The CUDA backend's registration (exec/backend.hpp): picks this rank's GPU from its node-local
-// rank, gives the CUDA operations (exec/cuda/cuda_ops.hpp) and chooses the communicator: NCCL
-// when every rank on a host has its own GPU, MPI (through the stage's host copies) when ranks
-// share one. Built only with FABTRAIN_HAVE_CUDA.
+// The CUDA backend's registration (exec/backends/backend.hpp): picks this rank's GPU from its
+// node-local rank, gives the CUDA operations (exec/model/cuda/cuda_ops.hpp) and chooses the
+// communicator: NCCL when every rank on a host has its own GPU, MPI (through the stage's host
+// copies) when ranks share one. Built only with FABTRAIN_HAVE_CUDA.
 #include <fmt/format.h>
 
 #include "common/error.hpp"
-#include "exec/backend.hpp"
+#include "exec/backends/backend.hpp"
+#include "exec/comm/nccl/nccl_communicator.hpp"
 #include "exec/cuda/cuda_device.hpp"
-#include "exec/cuda/cuda_ops.hpp"
-#include "exec/cuda/nccl_communicator.hpp"
+#include "exec/model/cuda/cuda_ops.hpp"
 
 namespace fabtrain::cuda {
 namespace {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The bad inputs of issue 17 given to the programs as a new user would: each must end with a
+# Bad inputs given to the programs as a new user would: each must end with a
 # non-zero exit status (1, or CLI11's own for an option it refuses) and a message naming the rule;
 # never a crash (a signal), a hang (20 s) or exit 0.
 # Usage: cli_cases.sh BUILD_BIN_DIR
@@ -85,7 +85,7 @@ fi
 expect "is a directory (give the file inside it" "$bin/fabtrain-exec" train --model gpt2-nano --plan dp=1 \
   --data "$(dirname "$0")/../../data/tiny_prose_train.txt" --init-from "$tmp" --steps 1
 
-# 13. a precision the executor cannot train in is refused by name, never trained in fp32 (issue 12)
+# 13. a precision the executor cannot train in is refused by name, never trained in fp32
 data="$(dirname "$0")/../../data/tiny_prose_train.txt"
 expect "precision=bf16: fabtrain-exec trains in fp32 on cpu" "$bin/fabtrain-exec" train \
   --model gpt2-nano --plan dp=1,precision=bf16 --data "$data" --steps 1
@@ -96,7 +96,7 @@ expect "--precision tf32 disagrees with --plan dp=1,precision=bf16" "$bin/fabtra
 expect "--precision fp8: unknown precision 'fp8' (expected fp32, fp16, bf16 or tf32)" \
   "$bin/fabtrain-exec" train --model gpt2-nano --plan dp=1 --precision fp8 --data "$data" --steps 1
 
-# 14. overlap's plan keys (issue 13): a bucket of no, negative, fractional or more MiB than the
+# 14. overlap's plan keys: a bucket of no, negative, fractional or more MiB than the
 # model holds, and an overlap that is neither on nor off, each refused by name
 expect "plan key 'bucket_mib': 0 must be at least 1" "$bin/fabtrain" schedule --model gpt2-nano --plan dp=2,bucket_mib=0
 expect "plan key 'bucket_mib': -3 must be at least 1" "$bin/fabtrain" schedule --model gpt2-nano --plan dp=2,bucket_mib=-3

@@ -107,7 +107,7 @@ TEST_CASE("run record: bad lines name the file, the line and the field") {
         }).find("line 2: not valid JSON") != std::string::npos);
 }
 
-// Issue 17, defect 2: a rank chosen by the file indexed per-rank arrays after a cast to int.
+// A rank chosen by the file indexed per-rank arrays after a cast to int.
 TEST_CASE("run record: a rank that is not a whole number within the world is refused") {
   const std::string h = std::string(kHeader) + "\n";
   for (const char* rank : {"1e300", "3e9", "3000000000", "-1", "0.5"}) {
@@ -125,7 +125,7 @@ TEST_CASE("run record: a rank that is not a whole number within the world is ref
         }).find("rank=2 but the header says world=2") != std::string::npos);
 }
 
-// Issue 17, defect 9: the header, the bench and the names are cross-checked.
+// The header, the bench and the names are cross-checked.
 TEST_CASE("run record: the header's world, plan and block names are checked against each other") {
   auto header = [](const std::string& plan, const std::string& world) {
     return R"({"type":"header","model":{"name":"gpt2-nano"},"plan":")" + plan + R"(","world":)" +

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15, items 2 and 5, as a user meets them on the command line: --json FILE|- in every
+# The command-line conventions, as a user meets them: --json FILE|- in every
 # subcommand that writes JSON (standard output holds the JSON alone under "-"), unknown
 # subcommands named with the list, comma- and space-separated lists, the program's name in usage
 # lines, the search's words explained, strict Hugging Face configs, and refusals that print no

@@ -1,4 +1,4 @@
-// Strict numbers, strict JSON and the limits' message (issue 17, defects 4 and 8).
+// Strict numbers, strict JSON and the limits' message.
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -1,8 +1,8 @@
-// The GPT-2 operations of every built backend (exec/backend.hpp) against the CPU's: one table of
-// (operation, shapes, tolerance), each row run on deterministic inputs and every output compared
-// with the CPU backend's (the CPU against a second CPU instance, bit for bit: reruns must give
-// the same bits). A backend that cannot run here (no GPU) is skipped and says so. Also: the CPU
-// backward operations are the gradients of their forwards (central differences).
+// The GPT-2 operations of every built backend (exec/backends/backend.hpp) against the CPU's: one
+// table of (operation, shapes, tolerance), each row run on deterministic inputs and every output
+// compared with the CPU backend's (the CPU against a second CPU instance, bit for bit: reruns must
+// give the same bits). A backend that cannot run here (no GPU) is skipped and says so. Also: the
+// CPU backward operations are the gradients of their forwards (central differences).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "exec/backend.hpp"
-#include "exec/cpu_ops.hpp"
+#include "exec/backends/backend.hpp"
+#include "exec/model/cpu_ops.hpp"
 #include "relative_difference.hpp"
 
 using namespace fabtrain;

@@ -1,4 +1,4 @@
-// Issue 15, item 8: `fabtrain-exec bench` prints nccl-tests' columns from the bench file.
+// `fabtrain-exec bench` prints nccl-tests' columns from the bench file.
 #include <doctest/doctest.h>
 
 #include <sstream>
@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "common/error.hpp"
-#include "exec/bench_network.hpp"
-#include "exec/bench_table.hpp"
+#include "exec/measure/bench_network.hpp"
+#include "exec/measure/bench_table.hpp"
 #include "tests/test_support.hpp"
 
 using namespace fabtrain;

@@ -1,4 +1,4 @@
-// Issue 17, defects 5, 6, 10 and 12: checkpoints are checked on load (checksum, finiteness, the
+// Checkpoints are checked on load (checksum, finiteness, the
 // step they stand for), "latest" is read strictly, a failed write leaves nothing behind, the
 // directory is locked and pruned.
 #include <doctest/doctest.h>
@@ -10,9 +10,9 @@
 #include <fstream>
 
 #include "common/atomic_file.hpp"
-#include "exec/checkpoint.hpp"
-#include "exec/checkpoint_dir.hpp"
-#include "exec/kernels_layout.hpp"
+#include "exec/model/checkpoint.hpp"
+#include "exec/model/kernels_layout.hpp"
+#include "exec/run/checkpoint_dir.hpp"
 #include "tests/test_support.hpp"
 
 using namespace fabtrain;

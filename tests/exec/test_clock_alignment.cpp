@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "exec/clock_alignment.hpp"
+#include "exec/comm/clock_alignment.hpp"
 
 using namespace fabtrain;
 

@@ -5,8 +5,8 @@
 
 #include <cmath>
 
-#include "exec/gpt2_infer.hpp"
-#include "exec/gpt2_stage.hpp"
+#include "exec/model/gpt2_infer.hpp"
+#include "exec/model/gpt2_stage.hpp"
 #include "models/costs.hpp"
 #include "tests/test_support.hpp"
 

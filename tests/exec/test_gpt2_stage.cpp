@@ -11,7 +11,7 @@
 #include <numeric>
 
 #include "common/error.hpp"
-#include "exec/gpt2_stage.hpp"
+#include "exec/model/gpt2_stage.hpp"
 #include "reference/reference_data.hpp"
 
 using namespace fabtrain;

@@ -1,9 +1,9 @@
-// Issue 17, defect 3: the executor estimates a stage's memory before allocating it and refuses
+// The executor estimates a stage's memory before allocating it and refuses
 // what the host cannot hold, with both numbers.
 #include <doctest/doctest.h>
 
-#include "exec/host_memory.hpp"
-#include "exec/kernels_layout.hpp"
+#include "exec/model/kernels_layout.hpp"
+#include "exec/run/host_memory.hpp"
 #include "tests/test_support.hpp"
 
 using namespace fabtrain;

@@ -9,9 +9,9 @@
 #include <span>
 #include <vector>
 
-#include "exec/gpt2_stage.hpp"
-#include "exec/kernels.hpp"
-#include "exec/kernels_vector.hpp"
+#include "exec/model/gpt2_stage.hpp"
+#include "exec/model/kernels.hpp"
+#include "exec/model/kernels_vector.hpp"
 
 using namespace fabtrain;
 

@@ -5,7 +5,7 @@
 // element by element): every step's loss within 1e-5 relative, every tensor of the final full
 // parameters within 1e-5 relative L2, the key bias (zero gradient in exact arithmetic) within
 // 1e-4 absolute. Also: the loopback communicator's own collectives and its refusals.
-// Overlap (issue 13): every plan with overlap=on gives the same losses and final parameters as
+// Overlap: every plan with overlap=on gives the same losses and final parameters as
 // with overlap=off TO THE LAST BIT (no tolerance), and so does a schedule overlapped by hand here
 // (whole-stage gradient collectives and pipeline sends started, waited late), which exercises the
 // interpreter's starts and waits whatever compile() places.
@@ -22,11 +22,11 @@
 #include <vector>
 
 #include "common/error.hpp"
-#include "exec/gpt2_stage.hpp"
-#include "exec/interpreter.hpp"
-#include "exec/kernels_layout.hpp"
-#include "exec/loopback_communicator.hpp"
-#include "exec/lr_schedule.hpp"
+#include "exec/comm/loopback_communicator.hpp"
+#include "exec/model/gpt2_stage.hpp"
+#include "exec/model/kernels_layout.hpp"
+#include "exec/model/lr_schedule.hpp"
+#include "exec/play/interpreter.hpp"
 #include "models/model_spec.hpp"
 #include "plan/schedule.hpp"
 

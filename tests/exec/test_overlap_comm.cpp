@@ -1,8 +1,8 @@
-// Non-blocking communication on its own (exec/communicator.hpp): the loopback communicator's
+// Non-blocking communication on its own (exec/comm/communicator.hpp): the loopback communicator's
 // started collectives give the same sums as the blocking ones and complete without anyone's wait
 // (the last member to start finishes them), deferred receives, waits on unknown or finished
 // requests refused by name; the default (blocking) start_* of a communicator that cannot overlap,
-// and the warning train and replay print for overlap=on on it (exec/overlap_check.hpp).
+// and the warning train and replay print for overlap=on on it (exec/run/overlap_check.hpp).
 #include <doctest/doctest.h>
 
 #include <string>
@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "common/error.hpp"
-#include "exec/loopback_communicator.hpp"
-#include "exec/overlap_check.hpp"
+#include "exec/comm/loopback_communicator.hpp"
+#include "exec/run/overlap_check.hpp"
 #include "plan/plan.hpp"
 
 using namespace fabtrain;

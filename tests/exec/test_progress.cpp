@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <string>
 
-#include "exec/progress.hpp"
+#include "exec/run/progress.hpp"
 
 using namespace fabtrain;
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "exec/gpt2_stage.hpp"
+#include "exec/model/gpt2_stage.hpp"
 #include "reference/reference_data.hpp"
 
 using namespace fabtrain;

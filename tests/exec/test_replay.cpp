@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
-#include "exec/replay.hpp"
+#include "exec/play/replay.hpp"
 #include "models/model_spec.hpp"
 #include "platforms/catalog.hpp"
 

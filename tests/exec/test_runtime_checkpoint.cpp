@@ -7,8 +7,8 @@
 #include <fstream>
 
 #include "common/error.hpp"
-#include "exec/checkpoint.hpp"
-#include "exec/kernels_layout.hpp"
+#include "exec/model/checkpoint.hpp"
+#include "exec/model/kernels_layout.hpp"
 #include "tests/test_support.hpp"
 
 using namespace fabtrain;

@@ -11,8 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "common/data_paths.hpp"
 #include "common/error.hpp"
-#include "exec/data_loader.hpp"
+#include "exec/run/data_loader.hpp"
 #include "tests/test_support.hpp"
 
 using namespace fabtrain;

@@ -1,7 +1,7 @@
 // The learning-rate schedule: linear warm-up, then cosine decay to min_fraction of the peak.
 #include <doctest/doctest.h>
 
-#include "exec/lr_schedule.hpp"
+#include "exec/model/lr_schedule.hpp"
 
 using namespace fabtrain;
 

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "exec/run_record.hpp"
+#include "exec/run/run_record.hpp"
 #include "models/model_spec.hpp"
 #include "plan/schedule.hpp"
 

@@ -5,8 +5,8 @@
 
 #include <cmath>
 
-#include "exec/gpt2_stage.hpp"
-#include "exec/sampling.hpp"
+#include "exec/model/gpt2_stage.hpp"
+#include "exec/model/sampling.hpp"
 #include "tests/test_support.hpp"
 
 namespace fabtrain {

@@ -1,10 +1,10 @@
-// Issue 15, item 5: the executor runs stock GPT-2 and refuses other configs by their settings.
+// The executor runs stock GPT-2 and refuses other configs by their settings.
 #include <doctest/doctest.h>
 
 #include <string>
 
 #include "common/data_dir.hpp"
-#include "exec/trainable_model.hpp"
+#include "exec/model/trainable_model.hpp"
 #include "tests/test_support.hpp"
 
 using namespace fabtrain;

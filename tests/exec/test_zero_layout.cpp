@@ -1,4 +1,4 @@
-// The ZeRO shard layout (exec/zero_layout.hpp) on its own: a hand-worked example, then every
+// The ZeRO shard layout (exec/play/zero_layout.hpp) on its own: a hand-worked example, then every
 // shard split of real stages (pipeline and tensor-parallel pieces of gpt2-nano): each local
 // element in exactly one chunk, pack and unpack inverse, the wte slice first in every chunk.
 #include <doctest/doctest.h>
@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "common/error.hpp"
-#include "exec/bucket_segments.hpp"
-#include "exec/gpt2_stage.hpp"
-#include "exec/kernels_layout.hpp"
-#include "exec/zero_layout.hpp"
+#include "exec/model/gpt2_stage.hpp"
+#include "exec/model/kernels_layout.hpp"
+#include "exec/play/bucket_segments.hpp"
+#include "exec/play/zero_layout.hpp"
 #include "models/model_spec.hpp"
 
 using namespace fabtrain;

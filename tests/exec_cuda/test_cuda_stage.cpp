@@ -18,9 +18,9 @@
 #include "common/error.hpp"
 #include "exec/cuda/cuda_check.hpp"
 #include "exec/cuda/cuda_device.hpp"
-#include "exec/cuda/cuda_kernels.hpp"
-#include "exec/cuda/cuda_ops.hpp"
-#include "exec/gpt2_stage.hpp"
+#include "exec/model/cuda/cuda_kernels.hpp"
+#include "exec/model/cuda/cuda_ops.hpp"
+#include "exec/model/gpt2_stage.hpp"
 
 using namespace fabtrain;
 

@@ -1,8 +1,8 @@
 // libFuzzer target: the binary files the executor reads. The first byte chooses the reader:
 // 0 an llm.c model checkpoint (of a tiny model, so that whole files stay small), 1 a rank state
 // file, 2 a token file (llm.c shard or text), 3 a checkpoint directory's "latest".
-#include "exec/checkpoint.hpp"
-#include "exec/data_loader.hpp"
+#include "exec/model/checkpoint.hpp"
+#include "exec/run/data_loader.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
 
 namespace {

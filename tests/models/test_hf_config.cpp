@@ -1,4 +1,4 @@
-// Issue 15, item 5: a Hugging Face config.json is read in full or refused by name.
+// A Hugging Face config.json is read in full or refused by name.
 #include <doctest/doctest.h>
 
 #include <string>

@@ -141,7 +141,7 @@ TEST_CASE("Megatron's FLOPs formula (Narayanan et al. 2021, section 5.1)") {
   CHECK(megatron_step_flops(m, 512, 2048, false) == doctest::Approx(with * 72 / 96));
 }
 
-// Issue 17, defects 3 and 4: sizes are whole, within int and within fabtrain's limits.
+// Sizes are whole, within int and within fabtrain's limits.
 TEST_CASE("a config.json's sizes are refused past the limits, never narrowed") {
   const auto dir = std::filesystem::temp_directory_path() / "fabtrain-test-model-limits";
   std::filesystem::create_directories(dir);

@@ -1,4 +1,4 @@
-// Overlap in compiled schedules (issue 13): where starts and waits go, that overlap=off issues the
+// Overlap in compiled schedules: where starts and waits go, that overlap=off issues the
 // same bucket collectives blocking, that requests pair, and that the symbolic runner refuses a
 // wait without a start, a reused request, a double wait and a start never waited.
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-// Overlap's plan keys and instructions (issue 13): overlap=on|off and bucket_mib=N parse, print
+// Overlap's plan keys and instructions: overlap=on|off and bucket_mib=N parse, print
 // only when not the default and are refused by name; starts print " req=N", waits their own line,
 // and both go to JSON; gradient buckets walk a stage backward and cover it.
 #include <doctest/doctest.h>

@@ -275,7 +275,7 @@ TEST_CASE("attention=flash parses, prints only when set, and reaches the compile
   CHECK(c.matmul_bytes == doctest::Approx(a.matmul_bytes).epsilon(1e-12));
 }
 
-// Issue 17, defects 3 and 4: degrees and counts within the limits, sums that cannot wrap.
+// Degrees and counts within the limits, sums that cannot wrap.
 TEST_CASE("plan degrees, microbatches and layer splits are bounded and strict") {
   CHECK(contains(error_of([] { parse_plan("dp=1000000"); }),
                  "plan key 'dp' is 1000000; fabtrain handles at most 1024"));

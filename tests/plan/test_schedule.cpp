@@ -306,7 +306,7 @@ TEST_CASE("schedule JSON carries every rank's instructions") {
   CHECK(j["groups"].back()["kind"] == "world");
 }
 
-// Issue 17, defect 3: a schedule too large to hold is refused before it is built.
+// A schedule too large to hold is refused before it is built.
 TEST_CASE("a schedule past the instruction limit is refused before it is compiled") {
   const ModelSpec deep{"deep", 1024, 64, 4, 128, 256};
   const std::string message =

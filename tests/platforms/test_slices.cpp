@@ -261,7 +261,7 @@ TEST_CASE("bad slice files are rejected with the file, the field and the rule") 
   CHECK(load_slice(tmp.write("ok3.yaml", three + kBridge)).networks.size() == 2);
 }
 
-// Issue 17, defects 3, 4 and 8: sizes within the limits, integers read strictly, numbers finite,
+// Sizes within the limits, integers read strictly, numbers finite,
 // one document per file.
 TEST_CASE("slice numbers: strict integers, finite reals, limits and one YAML document") {
   test::TempYaml tmp;

@@ -1,4 +1,4 @@
-// One answer a user can act on (issue 15): one objective ranks the search, the winner says why
+// One answer a user can act on: one objective ranks the search, the winner says why
 // it wins against each other technique, break-even round trips are where the winner really
 // changes, the launch line places ranks and marks what fabtrain-exec cannot run, and time to
 // train defaults to the study's amount.

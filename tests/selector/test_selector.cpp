@@ -179,7 +179,7 @@ TEST_CASE("the search's lower bound never exceeds the simulated step, so pruning
   }
 }
 
-// Issue 17, defect 7: the same search gives the same numbers and the same pruning, bit for bit,
+// The same search gives the same numbers and the same pruning, bit for bit,
 // whatever the worker count and however the workers' simulations interleave.
 TEST_CASE("a search is identical across worker counts and runs") {
   const ModelSpec model = load_model("gpt2-medium");
@@ -201,7 +201,7 @@ TEST_CASE("a search is identical across worker counts and runs") {
   CHECK(run(3) == one);
 }
 
-// Issue 17, defect 1: a tolerance under which no count qualifies once indexed past the choices.
+// A tolerance under which no count qualifies once indexed past the choices.
 TEST_CASE("recommend refuses a tolerance below 0 or of 1 and more, by name") {
   const Slice slice = load_slice("utah-amst");
   for (double t : {-1.0, -0.01, 1.0, std::nan(""), -double(INFINITY)})

@@ -1,4 +1,4 @@
-// Issue 15, item 8: the study report's charts share one round scale with titled axes, and the
+// The study report's charts share one round scale with titled axes, and the
 // page carries the study's measured figure, the assumptions, the version, date and command.
 #include <doctest/doctest.h>
 

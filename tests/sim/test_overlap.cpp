@@ -1,4 +1,4 @@
-// Overlap in the simulator (issue 13): started transfers and collectives run while the rank
+// Overlap in the simulator: started transfers and collectives run while the rank
 // computes, so dp=2 over a slow link is faster with overlap=on than off but never faster than its
 // compute, its exposed communication is less than the communication in flight, and pipelines
 // and ZeRO-3 with prefetch play through; the memory estimate counts buffers in flight.

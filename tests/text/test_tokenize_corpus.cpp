@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "exec/data_loader.hpp"
+#include "exec/run/data_loader.hpp"
 #include "tests/test_support.hpp"
 #include "tests/text/text_test_support.hpp"
 #include "text/shard_writer.hpp"

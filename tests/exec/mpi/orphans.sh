@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 17, defect 11: after kill -9 of mpirun its ranks stop (the parent's death reaches them)
+# After kill -9 of mpirun its ranks stop (the parent's death reaches them)
 # instead of writing checkpoints on, and the checkpoint directory's lock goes with them.
 # Usage: orphans.sh FABTRAIN_EXEC SOURCE_DIR
 set -uo pipefail

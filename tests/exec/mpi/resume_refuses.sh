@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 17, defects 5 and 10 end to end (one rank): --resume refuses changed settings by name and
+# Resume end to end (one rank): --resume refuses changed settings by name and
 # a copied-over model file, --steps at or below the steps done, and training from NaN weights;
 # old checkpoints are pruned to --keep-checkpoints. Usage: resume_refuses.sh FABTRAIN_EXEC SOURCE_DIR
 set -uo pipefail

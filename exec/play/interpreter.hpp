@@ -1,0 +1,160 @@
+// The interpreter: plays one rank's instruction stream of the Schedule on a Gpt2Stage and a
+// Communicator, exactly in order, one std::visit per instruction, timing each one. It owns what
+// the schedule's collectives act on besides the stage: the ZeRO shard of gradients, parameters
+// and AdamW state, and the gradient scaling and clipping.
+//
+// Gradient scaling: each microbatch's backward gives the gradient of that microbatch's MEAN loss;
+// the step's loss is the mean over the global batch, so the summed gradients are multiplied by
+// 1/(mb*dp) once per step, just before the gradient norm (after the data-parallel reduction).
+//
+// ZeRO layout: exec/play/zero_layout.hpp says which local elements make up each dp rank's chunk;
+// each rank owns 1/dp of every gradient bucket (plan/buckets.hpp, the same with overlap on and
+// off), and bucket [begin, end) is the local elements of its blocks
+// (exec/play/bucket_segments.hpp).
+//
+// Overlap: a Send, Recv or Collective with request >= 0 starts on the communicator and the Wait
+// with that request completes it (what a collective leaves to do after it lands, such as adding
+// a reduce-scatter's chunk into the shard, runs at the wait). Bucket collectives played blocking
+// (request -1, overlap=off) are the same start followed at once by its wait, so overlap=on and
+// off make the same calls in the same order and sum the same bits. Nothing touches a buffer in
+// flight: a compute, tied-embedding, norm or optimizer instruction that would read or write one
+// fails naming the request; so do a wait without its start, a start reused, and a start never
+// waited by the end of the step. Between blocks of compute the interpreter calls the
+// communicator's progress() (what Open MPI needs to advance started collectives).
+// Not here: where the tokens come from (a MicrobatchFeed), checkpoints, progress.
+#pragma once
+#include <chrono>
+#include <functional>
+#include <map>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "exec/comm/communicator.hpp"
+#include "exec/model/gpt2_stage.hpp"
+#include "exec/play/zero_layout.hpp"
+#include "plan/run_record_format.hpp"
+#include "plan/schedule.hpp"
+
+namespace fabtrain {
+
+class Watchdog;
+
+// Fills microbatch mb's tokens and targets (b*s each) for this rank's data-parallel replica.
+using MicrobatchFeed = std::function<void(int mb, std::span<int> tokens, std::span<int> targets)>;
+
+struct StepOutcome {
+  double loss_sum = 0;  // sum of microbatch losses, on the last stage's tp rank 0, else 0
+  float grad_norm = 0;  // global, before clipping
+  float mean_loss = 0;  // over the global batch, reduced with the gradient norm (every rank)
+  std::vector<InstructionTiming> timings;
+};
+
+class Interpreter {
+ public:
+  Interpreter(const ModelSpec& model, const Schedule& schedule, int rank, Stage& stage,
+              Communicator& comm, AdamW adamw, float grad_clip, Watchdog* watchdog = nullptr);
+
+  // One training step; step counts from 0 (AdamW's t = step + 1).
+  StepOutcome play_step(int step, float lr, const MicrobatchFeed& feed);
+  // Forward only over the same stream (loads, forwards, activation transfers, tensor-parallel
+  // and ZeRO-3 parameter collectives); returns the loss sum like play_step.
+  double evaluate(const MicrobatchFeed& feed);
+
+  // AdamW state over the parameters this rank updates (all local ones, or its ZeRO shard).
+  std::vector<float>& adam_m() { return m_; }
+  std::vector<float>& adam_v() { return v_; }
+  // After the stage's parameters were replaced (initialisation, checkpoint): refresh the shard.
+  void parameters_changed();
+  // Counts of the rank's parameter elements that are uniquely its own for a global sum
+  // (tp replicas, the tied wte copy and dp replicas counted once).
+  const std::vector<unsigned char>& counted_mask() const { return counted_local_; }
+  bool is_last_stage() const { return holds_head_; }
+  // Under ZeRO: all-gathers the shards into the stage's parameters (every rank of the dp group
+  // calls it), so a checkpoint sees the updated weights; no-op otherwise.
+  void gather_parameters();
+
+ private:
+  void allocate_shards();
+  void build_masks(const ModelSpec& model);
+  void run(const Instruction& instruction, int step, float lr, const MicrobatchFeed& feed,
+           bool forward_only);
+  // Requests in flight (by the schedule's request number) and their bookkeeping.
+  struct InFlight {
+    Awaits what = Awaits::collective;
+    std::string name;              // the start's line, for messages
+    std::vector<int> comm;         // communicator requests
+    std::function<void()> finish;  // after they complete (may be empty)
+    BlockRange blocks{-1, -1};     // the bucket's blocks (gradients or parameters)
+    bool gradients = false;        // a gradient bucket (dp or ZeRO reduce-scatter)
+    bool parameters = false;       // a parameter all-gather
+    int shard_bucket = -2;         // a reduce-scatter adding into the shard: its bucket (-1: all)
+    long order = 0;                // start order within the step
+    std::vector<float> in, out;    // the request's own buffers
+  };
+  // Registers (request >= 0) or completes at once (request -1) what was just started.
+  void started(int request, InFlight&& flight);
+  void complete(int request);
+  void complete(InFlight& flight);
+  // Fails when something in flight conflicts with what the instruction `what` touches.
+  void check_quiet(const char* what) const;  // no gradient bucket in flight
+  void check_blocks(const char* what, BlockRange blocks, bool writes_grads) const;
+  int bucket_index(const Collective& c) const;  // -1: the whole stage
+  BlockRange bucket_blocks(int k) const;
+  void start_dp_gradients(const Collective& c);
+  void start_zero_gradients(const Collective& c);
+  void start_zero_parameters(const Collective& c);
+  void ensure_scaled();
+  void reduce_scatter_gradients(int group);
+  void all_gather_parameters(int group);
+  void tied_embedding(int group);
+  void gradient_norm(int group);
+  void optimizer_step(int step, float lr);
+  static int tag(int mb, Tensor what) { return message_tag(mb, what == Tensor::gradient); }
+
+  const Schedule& schedule_;
+  const std::vector<Instruction>& stream_;
+  std::vector<std::string> names_;
+  int rank_;
+  Stage& stage_;
+  Communicator& comm_;
+  AdamW adamw_;
+  float grad_clip_;
+  Watchdog* watchdog_;
+  RankCoord coord_;
+  bool holds_embed_ = false, holds_head_ = false;
+  int tokens_per_mb_ = 0;
+  int blocks_end_ = 0;  // block_count(model): a Forward ending here ran the head
+  std::vector<int> tokens_, targets_;
+
+  // Gradient buckets of this stage (backward order) and their local elements; empty when dp = 1.
+  BlockRange stage_range_{0, 0};
+  std::vector<BlockRange> buckets_;
+  std::vector<Segments> bucket_segments_;
+  std::map<int, InFlight> in_flight_;
+  long starts_ = 0;  // starts so far this step (InFlight::order)
+  // Reduce-scatters completed at a later-started one's wait, their own wait still to come.
+  std::set<int> completed_early_;
+
+  // ZeRO
+  bool sharded_ = false;
+  int dp_ = 1, dp_position_ = 0, dp_group_index_ = -1;
+  ZeroLayout zero_;
+  std::vector<float> shard_params_, shard_grads_, flat_, chunk_tmp_;
+  bool scattered_ = false;            // a reduce-scatter ran this step
+  bool dirty_since_scatter_ = false;  // a backward ran after the last reduce-scatter
+
+  // per step
+  bool scaled_ = false;
+  float clip_scale_ = 1.0f;
+  float grad_norm_ = 0;
+  double loss_sum_ = 0;
+  float mean_loss_ = 0;  // from the gradient-norm call of this step
+
+  std::vector<unsigned char> decay_local_, counted_local_, decay_shard_, counted_shard_;
+  std::vector<float> m_, v_;
+  std::vector<float> wte_buffer_;
+};
+
+}  // namespace fabtrain

@@ -1,0 +1,73 @@
+#include "exec/run/checkpoint_dir.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+
+#include "common/error.hpp"
+
+namespace fabtrain {
+
+CheckpointLock::CheckpointLock(const std::string& dir) {
+  const std::string path = dir + "/lock";
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) fail("--checkpoint-dir {}: cannot open {}: {}", dir, path, std::strerror(errno));
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    std::string holder;
+    std::getline(std::ifstream(path), holder);
+    ::close(fd_);
+    fd_ = -1;
+    fail("--checkpoint-dir {}: in use by another job ({}); wait for it to end, or stop its ranks",
+         dir, holder.empty() ? "its lock is held" : "process " + holder);
+  }
+  // Holding the lock, this job is the directory's only writer: a temporary file is a write of an
+  // earlier job that was killed midway.
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+    if (entry.path().filename().string().find(".tmp-") != std::string::npos)
+      std::filesystem::remove(entry.path(), ec);
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd_, 0) != 0 || ::write(fd_, pid.data(), pid.size()) != ssize_t(pid.size()))
+    fail("--checkpoint-dir {}: cannot write {}: {}", dir, path, std::strerror(errno));
+}
+
+CheckpointLock::~CheckpointLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+}
+
+void prune_checkpoints(const std::string& dir, int keep, int rank, bool root) {
+  namespace fs = std::filesystem;
+  const std::regex model_re("model_(\\d{8,18})\\.bin");
+  const std::regex state_re("state_(\\d{8,18})_rank(\\d{5,9})\\.bin");
+  const std::string my_temp = ".tmp-" + std::to_string(::getpid());
+  std::set<std::int64_t> steps;
+  std::vector<std::pair<std::int64_t, fs::path>> mine;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    std::smatch m;
+    if (name.size() > my_temp.size() &&
+        name.compare(name.size() - my_temp.size(), my_temp.size(), my_temp) == 0) {
+      fs::remove(entry.path(), ec);  // a write of ours that failed
+    } else if (std::regex_match(name, m, model_re)) {
+      steps.insert(std::stoll(m.str(1)));
+      if (root) mine.emplace_back(std::stoll(m.str(1)), entry.path());
+    } else if (std::regex_match(name, m, state_re) && std::stoll(m.str(2)) == rank) {
+      mine.emplace_back(std::stoll(m.str(1)), entry.path());
+    }
+  }
+  if (keep <= 0 || int(steps.size()) <= keep) return;
+  const std::int64_t oldest_kept = *std::next(steps.rbegin(), keep - 1);
+  for (const auto& [step, path] : mine)
+    if (step < oldest_kept) fs::remove(path, ec);
+}
+
+}  // namespace fabtrain

@@ -1,0 +1,48 @@
+#include "exec/run/host_memory.hpp"
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "common/error.hpp"
+#include "models/costs.hpp"
+
+namespace fabtrain {
+
+double stage_memory_bytes(const ModelSpec& model, const BlockRange& blocks, int tp, int microbatch,
+                          int seq, int mb, bool recompute) {
+  double parameters = 0, activations = 0;
+  for (int i = blocks.begin; i < blocks.end; ++i) {
+    const Block block = block_at(model, i);
+    parameters += double(block_parameters(model, block, tp));
+    activations += activation_bytes(model, block, microbatch, seq, tp, Precision::fp32, recompute);
+  }
+  const double state = 4.0 * 4 * parameters;  // weights, gradients, m, v
+  const double full = 4.0 * double(model.parameters());
+  return state + double(mb) * activations + full;
+}
+
+std::optional<double> host_available_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string key;
+    double kib = 0;
+    if (fields >> key >> kib && key == "MemAvailable:") return kib * 1024;
+  }
+  return std::nullopt;
+}
+
+void check_fits_host(double bytes, int ranks_on_host) {
+  const auto available = host_available_bytes();
+  if (!available) return;
+  const double need = bytes * ranks_on_host;
+  if (need > *available)
+    fail(
+        "the model needs about {:.2f} GiB per rank ({} ranks on this host: {:.2f} GiB) but the "
+        "host has {:.2f} GiB available; use a smaller model, batch or sequence, or more hosts",
+        bytes / (1 << 30), ranks_on_host, need / (1 << 30), *available / (1 << 30));
+}
+
+}  // namespace fabtrain

@@ -1,0 +1,441 @@
+// One rank's training run (see trainer.hpp).
+#include "exec/run/trainer.hpp"
+
+#include <cblas.h>
+#include <omp.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "common/data_paths.hpp"
+#include "common/error.hpp"
+#include "common/limits.hpp"
+#include "exec/backends/backend.hpp"
+#include "exec/comm/clock_alignment.hpp"
+#include "exec/comm/watchdog.hpp"
+#include "exec/model/checkpoint.hpp"
+#include "exec/model/gpt2_stage.hpp"
+#include "exec/model/kernels_layout.hpp"
+#include "exec/model/lr_schedule.hpp"
+#include "exec/model/trainable_model.hpp"
+#include "exec/play/interpreter.hpp"
+#include "exec/run/checkpoint_dir.hpp"
+#include "exec/run/data_loader.hpp"
+#include "exec/run/host_memory.hpp"
+#include "exec/run/overlap_check.hpp"
+#include "exec/run/run_frame.hpp"
+#include "exec/run/step_timings.hpp"
+#include "models/model_spec.hpp"
+#include "plan/executor_support.hpp"
+#include "plan/schedule.hpp"
+
+namespace fabtrain {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Under mpirun a rank is its launcher's child on the launcher's host (and the daemon's child
+// elsewhere): when that dies, the rank must not go on writing checkpoints.
+bool launched_by_mpirun() {
+  return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMIX_RANK");
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : ",") + s;
+  return out;
+}
+
+// The settings a resumed run must share with the one that wrote the checkpoint: they change what
+// is trained on, or how (the plan, with its schedule, is checked on its own).
+std::string resume_settings(const TrainConfig& c) {
+  return fmt::format(
+      "seq={} batch={} data={} lr={} warmup={} lr-min-fraction={} weight-decay={} "
+      "grad-clip={}",
+      c.seq, c.batch, join(c.data), c.lr, c.warmup, c.lr_min_fraction, c.weight_decay, c.grad_clip);
+}
+
+// The first setting that differs, by name: "seq=64 in the checkpoint, seq=32 now".
+std::string first_difference(const std::string& saved, const std::string& now) {
+  std::istringstream a(saved), b(now);
+  std::string x, y;
+  while (a >> x) {
+    if (!(b >> y)) return x + " in the checkpoint, missing now";
+    if (x != y) return fmt::format("{} in the checkpoint, {} now", x, y);
+  }
+  return b >> y ? y + " now, missing in the checkpoint" : "";
+}
+
+// Everything one rank needs during the run.
+struct Run {
+  Run(const TrainConfig& c, MpiCommunicator& m) : config(c), comm(m) {}
+  const TrainConfig& config;
+  MpiCommunicator& comm;
+  ModelSpec model;
+  Plan plan;
+  Schedule schedule;
+  RankCoord coord;
+  int world_group = -1;  // ours, appended after the schedule's groups
+  std::unique_ptr<Stage> stage;
+  std::unique_ptr<Interpreter> interpreter;
+  std::unique_ptr<DataLoader> train_data, val_data;
+
+  bool is_root() const { return comm.rank() == 0; }
+
+  // The global sequence index of microbatch mb of this rank's replica in global batch `batch`.
+  std::int64_t first_sequence(std::int64_t batch, int mb) const {
+    const int per_replica = schedule.global_batch / plan.dp;
+    return batch * schedule.global_batch + std::int64_t(coord.dp) * per_replica +
+           std::int64_t(mb) * schedule.microbatch;
+  }
+
+  MicrobatchFeed feed(const DataLoader* loader, std::int64_t batch) const {
+    return [this, loader, batch](int mb, std::span<int> tokens, std::span<int> targets) {
+      if (!loader)
+        fail("rank {} was asked for data but holds neither embedding nor head", comm.rank());
+      loader->sequences(first_sequence(batch, mb), schedule.microbatch, tokens, targets);
+    };
+  }
+
+  float world_sum(float value) {
+    comm.all_reduce(world_group, std::span<float>(&value, 1));
+    return value;
+  }
+
+  float validate() {
+    double sum = 0;
+    for (int vb = 0; vb < config.val_batches; ++vb)
+      sum += interpreter->evaluate(feed(val_data.get(), vb));
+    return world_sum(float(sum / double(plan.mb * plan.dp))) / float(config.val_batches);
+  }
+
+  // The full llm.c parameter vector on every rank: each element contributed by exactly one rank.
+  std::vector<float> gather_full_parameters() {
+    interpreter->gather_parameters();
+    std::vector<float> full(std::size_t(full_layout(model).total), 0.0f);
+    if (coord.dp == 0) {
+      const auto params = stage->params();
+      const auto& counted = interpreter->counted_mask();
+      for (const ParamRun& run : stage->param_runs())
+        for (std::int64_t k = 0; k < run.count; ++k)
+          if (counted[run.local_offset + k])
+            full[run.full_offset + k] = params[run.local_offset + k];
+    }
+    comm.all_reduce(world_group, full);
+    return full;
+  }
+
+  void save_checkpoint(std::int64_t steps_done) {
+    const std::vector<float> full = gather_full_parameters();
+    const std::string& dir = config.checkpoint_dir;
+    if (launcher_died())
+      fail("the launcher of this rank died (killed mpirun?): stopping before writing step {}",
+           steps_done);
+    if (is_root())
+      write_model_checkpoint(model_checkpoint_path(dir, steps_done), model, full, steps_done);
+    RankState state;
+    state.step = steps_done;
+    state.data_position = steps_done * schedule.global_batch;
+    state.seed = config.seed;
+    state.world = comm.size();
+    state.rank = comm.rank();
+    state.plan = to_string(plan);
+    state.settings = resume_settings(config);
+    state.adam_m = interpreter->adam_m();
+    state.adam_v = interpreter->adam_v();
+    write_rank_state(rank_state_path(dir, steps_done, comm.rank()), state);
+    comm.barrier();  // every rank's files are complete before "latest" names them
+    if (is_root()) write_latest_step(dir, steps_done);
+    comm.barrier();  // "latest" names the new step before anyone removes an older one
+    prune_checkpoints(dir, config.keep_checkpoints, comm.rank(), is_root());
+  }
+
+  // An orphan keeps its launcher's pid as parent no more (it is re-parented).
+  pid_t launcher = ::getppid();
+  bool launcher_died() const { return launched_by_mpirun() && ::getppid() != launcher; }
+
+  // Returns the number of steps already done.
+  int resume() {
+    const auto latest = read_latest_step(config.checkpoint_dir);
+    if (!latest) {
+      if (is_root())
+        fmt::print("resume: no checkpoint in {} yet, starting from step 0\n",
+                   config.checkpoint_dir);
+      return 0;
+    }
+    const std::int64_t step = *latest;
+    if (step >= config.steps)
+      fail(
+          "--resume: {} holds {} steps done and --steps is {}: nothing to do (give --steps above "
+          "{})",
+          config.checkpoint_dir, step, config.steps, step);
+    stage->load_full(
+        read_model_checkpoint(model_checkpoint_path(config.checkpoint_dir, step), model, step));
+    const std::string state_path = rank_state_path(config.checkpoint_dir, step, comm.rank());
+    RankState state = read_rank_state(state_path);
+    if (state.world != comm.size() || state.rank != comm.rank())
+      fail("state file {}: written by rank {} of {}, this is rank {} of {}", state_path, state.rank,
+           state.world, comm.rank(), comm.size());
+    if (state.plan != to_string(plan))
+      fail("state file {}: written under plan {}, this run uses {}", state_path, state.plan,
+           to_string(plan));
+    if (state.version < 3 && plan.zero > 0)
+      fail(
+          "state file {}: version {} holds ZeRO shards of the whole stage, while this "
+          "fabtrain-exec "
+          "shards each gradient bucket: resume it with the fabtrain-exec that wrote it",
+          state_path, state.version);
+    if (const std::string d = first_difference(state.settings, resume_settings(config)); !d.empty())
+      fail("--resume: {} was written with other settings ({}); resume with the same ones",
+           state_path, d);
+    if (state.seed != config.seed)
+      fail("state file {}: seed {}, this run uses --seed {}", state_path, state.seed, config.seed);
+    if (state.step != step || state.data_position != step * schedule.global_batch)
+      fail("state file {}: step {} and data position {} do not match step {} at batch {}",
+           state_path, state.step, state.data_position, step, schedule.global_batch);
+    if (state.adam_m.size() != interpreter->adam_m().size() ||
+        state.adam_v.size() != interpreter->adam_v().size())
+      fail("state file {}: optimizer state of {} values, this rank updates {}", state_path,
+           state.adam_m.size(), interpreter->adam_m().size());
+    interpreter->adam_m() = std::move(state.adam_m);
+    interpreter->adam_v() = std::move(state.adam_v);
+    interpreter->parameters_changed();
+    if (is_root()) fmt::print("resumed from {} at step {}\n", config.checkpoint_dir, step);
+    return int(step);
+  }
+};
+
+int choose_threads(const TrainConfig& config, const MpiCommunicator& comm) {
+  if (config.threads > 0) return config.threads;
+  if (std::getenv("OMP_NUM_THREADS")) return omp_get_max_threads();
+  const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  return std::max(1, cores / std::max(1, comm.local_size()));
+}
+
+// The run's own outputs besides checkpoints: on rank 0, the run record, the trace and progress.
+struct Outputs {
+  RunOutputs files;
+  bool timing = false;  // instruction timings are gathered (for the record or the trace)
+  AlignedClock clock;   // every rank's clock on rank 0's time line (when timing)
+};
+
+// Phase 1: the settings that can be refused before anything is built.
+void check_settings(const TrainConfig& config) {
+  (void)find_backend(config.device);  // refuses a backend this build lacks, by name
+  if (config.keep_checkpoints < 0)
+    fail("--keep-checkpoints {} must not be negative", config.keep_checkpoints);
+  if (config.steps < 1) fail("--steps {} must be at least 1", config.steps);
+  if (config.checkpoint_every < 0)
+    fail("--checkpoint-every {} must not be negative", config.checkpoint_every);
+  if (config.resume && config.checkpoint_dir.empty()) fail("--resume needs --checkpoint-dir");
+  if (config.val_batches < 1) fail("--val-batches {} must be at least 1", config.val_batches);
+  check_limit(fmt::format("--batch"), config.batch, limits::batch);
+  check_limit(fmt::format("--seq"), config.seq, limits::sequence);
+}
+
+// Phase 2: the model, the plan and its schedule, this rank's place in it, and the thread count.
+int resolve_plan(Run& run) {
+  const TrainConfig& config = run.config;
+  run.model = load_trainable_model(config.model, "train");
+  run.plan = parse_plan(config.plan);
+  require_runnable(run.plan, config.device == "cuda" ? ExecutorDevice::cuda : ExecutorDevice::cpu);
+  if (run.plan.ranks() != run.comm.size())
+    fail(
+        "plan {} needs dp*tp*pp = {}*{}*{} = {} ranks, but the job has {} (start it with "
+        "mpirun -np {})",
+        to_string(run.plan), run.plan.dp, run.plan.tp, run.plan.pp, run.plan.ranks(),
+        run.comm.size(), run.plan.ranks());
+  run.schedule = compile(run.model, run.plan, config.batch, config.seq);
+  run.coord = rank_coord(run.plan, run.comm.rank());
+  const int threads = choose_threads(config, run.comm);
+  omp_set_num_threads(threads);
+  // OpenBLAS runs sgemm on threads of its own: the same count, or a 1-thread run of a small
+  // model spends more time in their wake-ups and yields than in its products.
+  openblas_set_num_threads(threads);
+  return threads;
+}
+
+// Phase 3 (rank 0): what is about to run.
+void print_banner(const Run& run, const Backend& backend) {
+  const TrainConfig& config = run.config;
+  print_banner_head("fabtrain-exec train", run.model, run.plan, run.comm.size(),
+                    run.schedule.microbatch, config.seq);
+  fmt::print("  batch    {} sequences x {} tokens = {} tokens per step, {} steps\n", config.batch,
+             config.seq, config.batch * config.seq, config.steps);
+  fmt::print("  optim    AdamW lr {} (warm-up {}, cosine to {}x) weight decay {} clip {} seed {}\n",
+             config.lr, config.warmup, config.lr_min_fraction, config.weight_decay,
+             config.grad_clip, config.seed);
+  fmt::print("  data     {}\n", join(config.data));
+  if (!config.val_data.empty())
+    fmt::print("  val      {} ({} batches every {} steps)\n", join(config.val_data),
+               config.val_batches, config.val_every > 0 ? config.val_every : config.steps);
+  fmt::print("  device   {}\n", backend.banner);
+  if (!config.init_from.empty()) fmt::print("  init     {}\n", config.init_from);
+  if (!config.checkpoint_dir.empty())
+    fmt::print("  ckpt     {} every {} steps{}\n", config.checkpoint_dir,
+               config.checkpoint_every > 0 ? config.checkpoint_every : config.steps,
+               config.resume ? ", resuming" : "");
+  std::fflush(stdout);
+}
+
+// Phase 4: the schedule's groups, then one of all ranks for our own bookkeeping (loss, records).
+// A backend may play the schedule on its own communicator (NCCL), returned here (null: the
+// schedule runs on MPI); bookkeeping stays on MPI.
+std::unique_ptr<Communicator> set_up_groups(Run& run, const Backend& backend) {
+  const RunGroups groups = run_groups(run.schedule, run.comm.size());
+  run.world_group = groups.world;
+  run.comm.set_groups(groups.groups);
+  std::unique_ptr<Communicator> device_comm =
+      backend.make_communicator ? backend.make_communicator(run.comm) : nullptr;
+  if (device_comm) device_comm->set_groups(groups.groups);
+  return device_comm;
+}
+
+// Phase 5: the rank's stage, with its initial weights, and its data loaders (the first and the
+// last stage read tokens).
+void build_stage(Run& run, const Backend& backend) {
+  const TrainConfig& config = run.config;
+  const BlockRange blocks = stage_blocks(run.model, run.plan).at(run.coord.pp);
+  check_fits_host(stage_memory_bytes(run.model, blocks, run.plan.tp, run.schedule.microbatch,
+                                     config.seq, run.plan.mb, run.plan.recompute),
+                  run.comm.local_size());
+  run.stage = std::make_unique<Gpt2Stage>(run.model, blocks, run.plan.tp, run.coord.tp,
+                                          run.schedule.microbatch, config.seq, run.plan.mb,
+                                          backend.make_ops());
+  run.stage->set_recompute(run.plan.recompute);
+  run.stage->load_full(config.init_from.empty()
+                           ? init_full_parameters(run.model, config.seed)
+                           : read_model_checkpoint(config.init_from, run.model));
+  const bool needs_data = blocks.begin == 0 || blocks.end == block_count(run.model);
+  if (needs_data) {
+    run.train_data = std::make_unique<DataLoader>(expand_data_paths(config.data), config.seq,
+                                                  run.model.vocab_size, config.seed, true);
+    if (!config.val_data.empty())
+      run.val_data = std::make_unique<DataLoader>(expand_data_paths(config.val_data), config.seq,
+                                                  run.model.vocab_size, config.seed, false);
+  }
+  if (config.data.empty()) fail("--data: no training files given");
+}
+
+// Phase 6 (rank 0): the checkpoint directory, created and locked against a second run.
+std::unique_ptr<CheckpointLock> lock_checkpoint_dir(const Run& run) {
+  const std::string& dir = run.config.checkpoint_dir;
+  if (dir.empty() || !run.is_root()) return nullptr;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) fail("--checkpoint-dir {}: cannot create it: {}", dir, ec.message());
+  return std::make_unique<CheckpointLock>(dir);
+}
+
+// Phase 7 (rank 0): the run record with its header, the trace and the progress display.
+Outputs open_outputs(const Run& run, int threads, const Backend& backend, int start_step) {
+  const TrainConfig& config = run.config;
+  Outputs out;
+  out.timing = !config.record.empty() || !config.trace.empty();
+  const auto header = [&] {
+    nlohmann::json header = to_json(run_header(run.model, run.plan, run.schedule.microbatch,
+                                               run.comm, backend.description, threads, config.batch,
+                                               config.seq, config.steps, start_step));
+    header["lr"] = config.lr;
+    header["seed"] = config.seed;
+    return header;
+  };
+  out.files = open_run_outputs(run.is_root(), config.record, header, config.trace, run.comm.size(),
+                               config.steps, config.print_every);
+  return out;
+}
+
+// Phase 8: one training step, reported, validated when due, recorded and checkpointed when due.
+void train_step(Run& run, Outputs& out, const LrSchedule& lr, int step, bool last,
+                TrainResult& result) {
+  const TrainConfig& config = run.config;
+  if (out.timing) run.comm.barrier();  // one time origin for every rank's instruction timings
+  const Clock::time_point start = Clock::now();
+  StepOutcome outcome =
+      run.interpreter->play_step(step, lr.at(step), run.feed(run.train_data.get(), step));
+  const float loss = outcome.mean_loss;  // came with the gradient norm: the step is the schedule
+  // Every rank has the same all-reduced loss and norm, so all stop here together.
+  if (!std::isfinite(loss) || !std::isfinite(outcome.grad_norm))
+    fail(
+        "step {}: the loss is {} and the gradient norm {}: training diverged (lower --lr, or "
+        "resume from an earlier checkpoint); no checkpoint was written for this step",
+        step, loss, outcome.grad_norm);
+  const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+  result.losses.push_back(loss);
+  const double tokens_per_step = double(config.batch) * config.seq;
+  StepSummary summary{step, wall_s, loss, lr.at(step), outcome.grad_norm, tokens_per_step / wall_s};
+  if (!config.val_data.empty() &&
+      (last || (config.val_every > 0 && (step + 1) % config.val_every == 0))) {
+    summary.val_loss = run.validate();
+    result.final_val_loss = summary.val_loss;
+  }
+  StepTimings timings;
+  double step_start_s = 0;  // the earliest rank's, on the aligned clock
+  if (out.timing)
+    timings = gather_step_timings(run.comm, run.world_group, run.schedule, outcome.timings,
+                                  out.clock.seconds(start), &step_start_s);
+  if (run.is_root()) {
+    out.files.progress->step(step, loss, summary.tokens_per_s, wall_s, summary.lr,
+                             summary.grad_norm);
+    if (summary.val_loss >= 0) out.files.progress->validation(step, summary.val_loss);
+    out.files.step(summary, run.schedule, timings, step_start_s);
+  }
+  if (!config.checkpoint_dir.empty() &&
+      (last || (config.checkpoint_every > 0 && (step + 1) % config.checkpoint_every == 0)))
+    run.save_checkpoint(step + 1);
+}
+
+}  // namespace
+
+TrainResult train(const TrainConfig& config, MpiCommunicator& comm) {
+  check_settings(config);
+  if (launched_by_mpirun()) ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // orphans end with their launcher
+  Run run{config, comm};
+  const int threads = resolve_plan(run);
+  const Backend backend = find_backend(config.device)
+                              .make({config.precision, config.comm, comm.local_rank(),
+                                     comm.local_size(), comm.host(), threads});
+  if (run.is_root()) print_banner(run, backend);
+  if (!config.mpi_progress.empty()) comm.set_progress(parse_mpi_progress(config.mpi_progress));
+  const std::unique_ptr<Communicator> device_comm = set_up_groups(run, backend);
+  Communicator& schedule_comm = device_comm ? *device_comm : static_cast<Communicator&>(comm);
+  if (const std::string warning = overlap_warning(run.plan, schedule_comm);
+      !warning.empty() && run.is_root())
+    fmt::print(stderr, "{}\n", warning);
+  build_stage(run, backend);
+  Watchdog watchdog(comm, config.timeout_s);
+  AdamW adamw;
+  adamw.weight_decay = config.weight_decay;
+  run.interpreter =
+      std::make_unique<Interpreter>(run.model, run.schedule, comm.rank(), *run.stage, schedule_comm,
+                                    adamw, config.grad_clip, &watchdog);
+  const std::unique_ptr<CheckpointLock> lock = lock_checkpoint_dir(run);
+  int start_step = 0;
+  if (config.resume) {
+    comm.barrier();
+    start_step = run.resume();
+  }
+  Outputs out = open_outputs(run, threads, backend, start_step);
+  if (out.timing) out.clock = align_clocks(comm);  // on every rank: one time line
+  const LrSchedule lr{config.lr, config.warmup, config.steps, config.lr_min_fraction};
+  TrainResult result;
+  const int end_step =
+      config.stop_after > 0 ? std::min(config.steps, start_step + config.stop_after) : config.steps;
+  for (int step = start_step; step < end_step; ++step)
+    train_step(run, out, lr, step, step + 1 == end_step, result);
+  out.files.finish(config.trace);
+  comm.barrier();
+  return result;
+}
+
+}  // namespace fabtrain
