@@ -342,7 +342,7 @@ class StepBuilder {
   std::vector<PipelineTransfers> pipe_;   // per rank
   // per rank: bucket index -> request of its gradient collective in flight (overlap=on)
   std::vector<std::map<int, int>> gradients_;
-  std::vector<int> tp_group_, dp_group_, tied_group_;  // group index of each rank, -1 if none
+  std::vector<int> tp_group_, dp_group_, tied_group_;    // group index of each rank, -1 if none
   std::map<std::pair<int, int>, Forward> forward_work_;  // by block range
   std::map<std::pair<int, int>, Backward> backward_work_;
   int world_group_ = -1;

@@ -332,7 +332,8 @@ std::string to_slice_yaml(const ImportedSlice& s) {
   d.name = s.name;
   std::vector<std::string> sites;
   for (const auto& iv : s.vms)
-    if (std::find(sites.begin(), sites.end(), iv.vm.site) == sites.end()) sites.push_back(iv.vm.site);
+    if (std::find(sites.begin(), sites.end(), iv.vm.site) == sites.end())
+      sites.push_back(iv.vm.site);
   d.description = fmt::format("fablib slice {} ({} VMs with GPUs, sites {})", file, s.vms.size(),
                               fmt::join(sites, ", "));
   d.assumptions = s.assumptions;

@@ -50,8 +50,8 @@ Testbed load_testbed(const std::string& path, const Catalog& catalog) {
 }  // namespace
 
 const Testbed& fabric_testbed() {
-  static const Testbed testbed = load_testbed(
-      source_dir() + "/platforms/data/fabric_testbed.yaml", builtin_catalog());
+  static const Testbed testbed =
+      load_testbed(source_dir() + "/platforms/data/fabric_testbed.yaml", builtin_catalog());
   return testbed;
 }
 

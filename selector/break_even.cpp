@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <set>
@@ -84,8 +84,8 @@ class PairSweep {
     if (!apart.ranked.empty()) apart_ = apart.ranked.front();
     spanning_ = one;
     spanning_.only = [this](const Plan& plan) { return spans(plan); };
-    spanning_.memo = nullptr;         // the pair's round trip changes every spanning plan's time...
-    spanning_.compiled = &compiled;   // ...but not what it is, nor its memory
+    spanning_.memo = nullptr;        // the pair's round trip changes every spanning plan's time...
+    spanning_.compiled = &compiled;  // ...but not what it is, nor its memory
     spanning_.keep_schedules = false;
     objective_ = one.objective;
   }
@@ -107,7 +107,8 @@ class PairSweep {
     options.known_floor = [&](const Plan& plan, int batch) { return floor_at(plan, batch, ms); };
     const SearchResult r = search(model_, what_if, options);
     ++searches_;
-    for (const auto& e : r.ranked) seen_[memo_key(e.candidate.plan, e.candidate.global_batch)][ms] = e;
+    for (const auto& e : r.ranked)
+      seen_[memo_key(e.candidate.plan, e.candidate.global_batch)][ms] = e;
     if (!r.ranked.empty()) consider(r.ranked.front());
     return winners_[ms] = best ? winner_name(what_if, *best) : "nothing fits";
   }
@@ -144,8 +145,8 @@ class PairSweep {
   Objective objective_ = Objective::time_to_train;
   SearchOptions spanning_;
   std::optional<Evaluated> apart_;
-  std::map<double, std::string> winners_;                          // by round trip in ms
-  std::map<std::string, std::map<double, Evaluated>> seen_;        // spanning plans, by ms
+  std::map<double, std::string> winners_;                    // by round trip in ms
+  std::map<std::string, std::map<double, Evaluated>> seen_;  // spanning plans, by ms
   int searches_ = 0;
 };
 

@@ -125,8 +125,8 @@ static std::vector<int> divisors(int n) {
   return d;
 }
 
-std::vector<Candidate> plans_on(const ModelSpec& model, const Slice& slice,
-                                const GpuSubset& subset, const SearchSpace& space) {
+std::vector<Candidate> plans_on(const ModelSpec& model, const Slice& slice, const GpuSubset& subset,
+                                const SearchSpace& space) {
   std::vector<Candidate> out;
   const int n = int(subset.gpus.size());
   const int B = space.global_batch > 0 ? space.global_batch : default_batch_for_gpus(n);

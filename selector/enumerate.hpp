@@ -1,8 +1,8 @@
 // The search space of the selector: every plan worth simulating for a model on a slice.
 // GPU subsets (per set of sites of selector/site_sets.hpp, the first k GPUs of every chosen site in
-// slice order for k = 1, 2, ..., so a subset stays balanced across its sites), every factorisation dp*tp*pp
-// of its n GPUs, microbatch counts, ZeRO stages, pipeline schedules, recomputation and layer
-// splits (even, and balanced to the stages' GPU speeds when the stages differ), and overlap:
+// slice order for k = 1, 2, ..., so a subset stays balanced across its sites), every factorisation
+// dp*tp*pp of its n GPUs, microbatch counts, ZeRO stages, pipeline schedules, recomputation and
+// layer splits (even, and balanced to the stages' GPU speeds when the stages differ), and overlap:
 // plans with communication to hide (dp > 1 or pp > 1) also with overlap=off, and with dp > 1
 // overlapped with the larger gradient bucket too (kLargeBucketMib: fewer latency terms over a
 // slow link, less to hide behind the last buckets' backward); plans that fail validate() are
@@ -56,8 +56,8 @@ std::vector<int> balanced_layers(const ModelSpec& model, const Slice& slice,
                                  const std::vector<int>& devices, const Plan& plan);
 
 // Every valid candidate (validate() passes) on one GPU subset, in a deterministic order.
-std::vector<Candidate> plans_on(const ModelSpec& model, const Slice& slice,
-                                const GpuSubset& subset, const SearchSpace& space);
+std::vector<Candidate> plans_on(const ModelSpec& model, const Slice& slice, const GpuSubset& subset,
+                                const SearchSpace& space);
 // Every valid candidate (validate() passes) of the space, in a deterministic order.
 std::vector<Candidate> enumerate_plans(const ModelSpec& model, const Slice& slice,
                                        const SearchSpace& space);

@@ -95,7 +95,8 @@ class Evaluation {
   // The least cost per token that a plan of the space not simulated could reach (1e300: none).
   double least_unsimulated() const {
     double least = least_skipped_;
-    if (next_subset_ < subsets_.size()) least = std::min(least, subsets_[next_subset_].first);
+    for (std::size_t k = next_subset_; k < subsets_.size(); ++k)
+      least = std::min(least, subsets_[k].first);
     if (!floors_.empty()) least = std::min(least, floors_.top().first);
     if (!queue_.empty()) least = std::min(least, queue_.top().first);
     return least;
@@ -120,13 +121,20 @@ class Evaluation {
 
   void add(const Candidate& c) {
     if (options_.only && !options_.only(c.plan)) return;
+    ++out_.enumerated;
+    // Out of memory by the floor alone: counted and kept as an example, never stored.
+    double floor_bytes = 0;
+    if (const int r = floor_.short_of_memory(c.plan, c.global_batch, &floor_bytes); r >= 0) {
+      if (out_.out_of_memory_count++ < kOutOfMemoryKept)
+        out_.out_of_memory.push_back(floor_out_of_memory(c, r, floor_bytes));
+      return;
+    }
     const int i = int(candidates_.size());
     candidates_.push_back(c);
     index_of_.emplace(key_of(c.plan, c.global_batch), i);
-    floors_.push({std::max(floor_.seconds_per_token(c.plan, c.global_batch) * weight(c),
-                           known_floor(c)),
-                  i});
-    ++out_.enumerated;
+    floors_.push(
+        {std::max(floor_.seconds_per_token(c.plan, c.global_batch) * weight(c), known_floor(c)),
+         i});
   }
 
   void open_next_subset() {
@@ -212,8 +220,7 @@ class Evaluation {
   // The step's lower bound (sim/lower_bound.hpp), from the memo where this slice's is known.
   double bound_of(const Candidate& c, const Schedule& schedule) {
     if (!options_.memo) return pool_.step_lower_bound(schedule);
-    const auto [it, fresh] =
-        options_.memo->bounds.try_emplace(key_of(c.plan, c.global_batch), 0.0);
+    const auto [it, fresh] = options_.memo->bounds.try_emplace(key_of(c.plan, c.global_batch), 0.0);
     if (fresh) it->second = pool_.step_lower_bound(schedule);
     return it->second;
   }
@@ -249,7 +256,7 @@ class Evaluation {
     std::shared_ptr<const Schedule> schedule;
     const Evaluated& e = check_memory(i, &schedule);
     if (e.oom) {
-      out_.out_of_memory.push_back(e);
+      if (out_.out_of_memory_count++ < kOutOfMemoryKept) out_.out_of_memory.push_back(e);
       return;
     }
     const Candidate& c = candidates_[i];
@@ -275,7 +282,8 @@ class Evaluation {
     while (!floors_.empty()) skip(floors_.top().first), floors_.pop();
     while (!queue_.empty()) skip(queue_.top().first), queue_.pop();
     if (next_subset_ < subsets_.size()) {
-      least_skipped_ = std::min(least_skipped_, subsets_[next_subset_].first);
+      for (std::size_t k = next_subset_; k < subsets_.size(); ++k)
+        least_skipped_ = std::min(least_skipped_, subsets_[k].first);
       out_.subsets_bounded += int(subsets_.size() - next_subset_);
       next_subset_ = subsets_.size();
     }
@@ -283,12 +291,26 @@ class Evaluation {
 
   static double work_of(const Candidate& c) { return double(c.plan.ranks()) * c.plan.mb; }
 
+  // Spent once the work passes the budget, if something was simulated (so there is an answer).
   bool over_budget() {
     if (options_.exhaustive) return false;
+    if (smallest_first_) return !out_.ranked.empty();
     const bool over = (options_.compile_budget > 0 && compile_work_ >= options_.compile_budget) ||
                       (options_.simulate_budget > 0 && simulate_work_ >= options_.simulate_budget);
     out_.budget_spent = out_.budget_spent || over;
-    return over;
+    if (over && out_.ranked.empty()) fall_back_to_smallest();
+    return over && !smallest_first_;
+  }
+
+  // The budget spent on large subsets whose plans did not fit: everything queued is skipped (its
+  // bound kept for the gap) and the subsets left are opened smallest first, until one plan is
+  // simulated.
+  void fall_back_to_smallest() {
+    smallest_first_ = true;
+    while (!floors_.empty()) skip(floors_.top().first), floors_.pop();
+    while (!queue_.empty()) skip(queue_.top().first), queue_.pop();
+    std::stable_sort(subsets_.begin() + std::ptrdiff_t(next_subset_), subsets_.end(),
+                     [](auto& a, auto& b) { return a.second.gpus.size() < b.second.gpus.size(); });
   }
 
   // Opens subsets and expands candidates, least floor first, while a floor is below the queue's
@@ -360,7 +382,8 @@ class Evaluation {
     for (std::size_t k = 0; k < wave.size(); ++k) {
       const Candidate& c = candidates_[wave[k]];
       const auto* memo = options_.memo ? &options_.memo->outcomes : nullptr;
-      const auto known = memo ? memo->find(key_of(c.plan, c.global_batch)) : decltype(memo->end()){};
+      const auto known =
+          memo ? memo->find(key_of(c.plan, c.global_batch)) : decltype(memo->end()){};
       if (memo && known != memo->end())
         results[k] = known->second;
       else
@@ -372,8 +395,8 @@ class Evaluation {
       const Candidate& c = candidates_[i];
       return simulator.run(model_, compile(model_, c.plan, c.global_batch, seq_), sim_options);
     };
-    const std::vector<SimOutcome> fresh = jobs.empty() ? std::vector<SimOutcome>{}
-                                                       : pool_.run(jobs, job);
+    const std::vector<SimOutcome> fresh =
+        jobs.empty() ? std::vector<SimOutcome>{} : pool_.run(jobs, job);
     for (std::size_t j = 0; j < jobs.size(); ++j) {
       simulate_work_ += work_of(candidates_[jobs[j]]);
       results[slots[j]] = fresh[j];
@@ -423,6 +446,7 @@ class Evaluation {
   std::multiset<double> fastest_;                    // the keep_top best seconds per token so far
   double least_skipped_ = 1e300;
   double compile_work_ = 0, simulate_work_ = 0;  // rank-microbatches so far
+  bool smallest_first_ = false;                  // see fall_back_to_smallest()
 };
 
 // Best first by the objective's cost per token, then fewer GPUs, then by plan text.

@@ -85,6 +85,8 @@ struct Evaluated {
   std::string reason;  // why it does not fit, or why it failed to simulate
 };
 
+inline constexpr int kOutOfMemoryKept = 1000;
+
 struct CompiledPlan {
   Evaluated memory;  // its memory fields, and whether it fits
   std::shared_ptr<const Schedule> schedule;
@@ -92,15 +94,17 @@ struct CompiledPlan {
 
 struct SearchResult {
   std::vector<Evaluated> ranked;         // best first by the objective, then fewer GPUs
-  std::vector<Evaluated> out_of_memory;  // pruned before simulation, with the reason
-  std::vector<Evaluated> failed;         // did not simulate (should stay empty)
-  int enumerated = 0;            // plans of the subsets opened
-  int subsets = 0;               // GPU subsets of the space
-  int subsets_opened = 0;        // whose plans were enumerated (the rest: their floor lost)
-  int subsets_bounded = 0;       // never opened: their floor cannot beat what must stay exact
-  int simulated = 0;             // simulations run (the rest came from the memo)
-  int site_sets = 0;             // sets of sites tried (selector/site_sets.hpp)
-  bool space_exact = true;       // every set of sites (up to symmetry) was in the space
+  std::vector<Evaluated> out_of_memory;  // pruned before simulation, with the reason (the first
+                                         // kOutOfMemoryKept: examples, not the whole testbed's)
+  int out_of_memory_count = 0;
+  std::vector<Evaluated> failed;   // did not simulate (should stay empty)
+  int enumerated = 0;              // plans of the subsets opened
+  int subsets = 0;                 // GPU subsets of the space
+  int subsets_opened = 0;          // whose plans were enumerated (the rest: their floor lost)
+  int subsets_bounded = 0;         // never opened: their floor cannot beat what must stay exact
+  int simulated = 0;               // simulations run (the rest came from the memo)
+  int site_sets = 0;               // sets of sites tried (selector/site_sets.hpp)
+  bool space_exact = true;         // every set of sites (up to symmetry) was in the space
   int sites_left_out_at_most = 0;  // beyond exact: every set leaving out this many was tried
   double left_out_floor = 0;       // beyond exact: the least cost per token of any other set
   // The least cost per token (the objective's) any plan of the space not simulated could reach.

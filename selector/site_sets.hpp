@@ -33,8 +33,8 @@ std::vector<SiteClass> site_classes(const Slice& slice);
 
 struct SiteSets {
   std::vector<std::vector<std::string>> sets;  // each in slice order
-  bool exact = true;  // every set of sites is tried (up to symmetry)
-  int drop = 0;       // beyond exact: every set leaving out at most `drop` sites is tried
+  bool exact = true;                           // every set of sites is tried (up to symmetry)
+  int drop = 0;  // beyond exact: every set leaving out at most `drop` sites is tried
   // Beyond exact: the least `floor` of any set outside the family (seconds per token in the
   // objective's terms, as the caller's floor function gives them); 0 when exact.
   double left_out_floor = 0;

@@ -71,6 +71,8 @@ WinnerExplanation explain_winner(const ModelSpec& model, const Slice& slice,
                            winner.step_time_s, dominant_term(winner), split(winner));
   SearchOptions one = options;
   one.keep_top = 1;
+  // Each rival's search gets a quarter of the budget (the three together less than the main one).
+  one.compile_budget /= 4, one.simulate_budget /= 4;
   for (Family f : {Family::data_parallel, Family::zero, Family::shard, Family::pipeshard}) {
     if (f == mine) continue;
     one.only = [f](const Plan& plan) { return family_of(plan) == f; };

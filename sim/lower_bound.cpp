@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <tuple>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/error.hpp"
@@ -73,8 +73,9 @@ double step_lower_bound(const Schedule& schedule, const Slice& slice, SlicePlatf
         const bool keep = spans_sites ? site_of(a) != site_of(b)
                           : spans_vms ? vm_of(a) != vm_of(b)
                                       : a != b;
-        if (keep) by_site[spans_sites ? site_of(a) : ""].emplace_back(device_of(plan, a),
-                                                                     device_of(plan, b));
+        if (keep)
+          by_site[spans_sites ? site_of(a) : ""].emplace_back(device_of(plan, a),
+                                                              device_of(plan, b));
       }
     for (auto& [site, pairs] : by_site) cuts[g].push_back(std::move(pairs));
   }
@@ -89,7 +90,8 @@ double step_lower_bound(const Schedule& schedule, const Slice& slice, SlicePlatf
     double slowest_cut = 0;  // every cut must carry the volume: the slowest one's fastest route
     for (const auto& pairs : cuts[c.group]) {
       double least = 1e300;
-      for (const auto& [a, b] : pairs) least = std::min(least, platform.transfer_seconds(a, b, bytes));
+      for (const auto& [a, b] : pairs)
+        least = std::min(least, platform.transfer_seconds(a, b, bytes));
       slowest_cut = std::max(slowest_cut, least);
     }
     return transfer.emplace(key, slowest_cut).first->second;
@@ -232,7 +234,8 @@ double PlanFloor::gradient_seconds(const Plan& plan) const {
     const RankCoord c = rank_coord(plan, r);
     if (c.dp != 0) continue;  // one rank per group
     std::vector<int> group;
-    for (int d = 0; d < plan.dp; ++d) group.push_back(device_of(plan, rank_of(plan, {d, c.tp, c.pp})));
+    for (int d = 0; d < plan.dp; ++d)
+      group.push_back(device_of(plan, rank_of(plan, {d, c.tp, c.pp})));
     std::sort(group.begin(), group.end());
     double bytes = stage_parameters(model_, plan, c.pp) * element_bytes(plan.precision);
     if (plan.zero > 0) bytes *= double(plan.dp - 1) / plan.dp;
@@ -296,8 +299,8 @@ int PlanFloor::short_of_memory(const Plan& plan, int global_batch, double* bytes
     const int stage = rank_coord(plan, r).pp, dev = device_of(plan, r);
     // Microbatches whose activations are held at once: every one under GPipe; under 1F1B a stage
     // runs pp - stage forwards before its first backward frees any.
-    const int held = plan.schedule == PipelineSchedule::gpipe ? plan.mb
-                                                              : std::min(plan.mb, plan.pp - stage);
+    const int held =
+        plan.schedule == PipelineSchedule::gpipe ? plan.mb : std::min(plan.mb, plan.pp - stage);
     const double need = st[stage].state + held * st[stage].activations + framework_bytes_;
     if (need - capacity_[dev] > worst_excess) {
       worst = r, worst_excess = need - capacity_[dev];

@@ -130,13 +130,14 @@ void print_search_summary(const SearchResult& r, int top, Objective objective) {
       "fits and is faster), {} with overlap=off whose overlapped twin fits (never slower), {} "
       "plans and {} subsets whose lower bound cannot reach the top {}\n",
       r.enumerated, r.subsets_opened, r.subsets, r.site_sets, r.seconds, r.compiled,
-      r.out_of_memory.size(), r.ranked.size(), r.skipped_recompute, r.skipped_overlap_off,
-      r.bounded, r.subsets_bounded, top);
+      r.out_of_memory_count, r.ranked.size(), r.skipped_recompute, r.skipped_overlap_off, r.bounded,
+      r.subsets_bounded, top);
   const double gap = r.gap(objective);
   std::string what = r.space_exact ? "every set of sites (interchangeable sites as one)"
-                                   : fmt::format("the sets leaving out up to {} sites, single "
-                                                 "sites, pairs and nearest-site clusters",
-                                                 r.sites_left_out_at_most);
+                                   : fmt::format(
+                                         "the sets leaving out up to {} sites, single "
+                                         "sites, pairs and nearest-site clusters",
+                                         r.sites_left_out_at_most);
   if (r.budget_spent) what += ", until the search's work budget was spent";
   if (gap == 0)
     fmt::print("  exact: searched {}; no plan left out can beat the best\n\n", what);
@@ -200,7 +201,7 @@ void run(Options& o) {
   std::FILE* info = quiet ? stderr : stdout;
   if (!quiet) fmt::print("fabtrain plan: {}\n", o.search.describe());
   options.keep_top = o.top;  // the table's rows stay exact; the rest may be pruned
-  SimMemo memo;  // the "why" and break-even searches reuse what this search learns
+  SimMemo memo;              // the "why" and break-even searches reuse what this search learns
   PlanMemo compiled;
   options.memo = &memo;
   options.compiled = &compiled;
@@ -229,8 +230,7 @@ void run(Options& o) {
     print_search_summary(r, o.top, objective);
     print_table(r, slice, o, objective, ties);
     if (!r.out_of_memory.empty()) {
-      fmt::print("\nout of memory ({} plans; the study's crosses), e.g.:\n",
-                 r.out_of_memory.size());
+      fmt::print("\nout of memory ({} plans; the study's crosses), e.g.:\n", r.out_of_memory_count);
       // Examples of distinct plans: overlap=off and large-bucket twins left out (they fit where
       // their overlapped twin does, or not at all, by about the same bytes).
       int shown = 0;
