@@ -295,8 +295,10 @@ class Evaluation {
   bool over_budget() {
     if (options_.exhaustive) return false;
     if (smallest_first_) return !out_.ranked.empty();
-    const bool over = (options_.compile_budget > 0 && compile_work_ >= options_.compile_budget) ||
-                      (options_.simulate_budget > 0 && simulate_work_ >= options_.simulate_budget);
+    const bool over =
+        (options_.compile_budget > 0 && compile_work_ >= options_.compile_budget) ||
+        (options_.simulate_budget > 0 && simulate_work_ >= options_.simulate_budget) ||
+        (options_.enumerate_budget > 0 && out_.enumerated >= options_.enumerate_budget);
     out_.budget_spent = out_.budget_spent || over;
     if (over && out_.ranked.empty()) fall_back_to_smallest();
     return over && !smallest_first_;

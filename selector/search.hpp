@@ -63,6 +63,8 @@ struct SearchOptions {
   // within seconds on 2 cores (bench/bench_search.cpp); 0: no limit.
   double compile_budget = 4e5;
   double simulate_budget = 1.5e4;
+  // Plans enumerated (what memory grows with): subsets are no longer opened beyond it.
+  double enumerate_budget = 2e5;
   // A lower bound of a plan's cost per token known from elsewhere (the same plan simulated at a
   // shorter round trip, for break-even), raising its floor and bound; none: 0.
   std::function<double(const Plan& plan, int global_batch)> known_floor;

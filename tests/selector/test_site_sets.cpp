@@ -17,9 +17,9 @@ using namespace fabtrain;
 namespace {
 
 Slice generated(int sites, std::uint64_t seed) {
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("fabtrain-site-sets-" + std::to_string(sites) + "-" + std::to_string(seed) +
-                     ".yaml");
+  const auto path =
+      std::filesystem::temp_directory_path() /
+      ("fabtrain-site-sets-" + std::to_string(sites) + "-" + std::to_string(seed) + ".yaml");
   return write_slice(generate_fabric_slice(sites, seed, fabric_testbed()), path.string(),
                      builtin_catalog());
 }
@@ -83,7 +83,7 @@ TEST_CASE("site sets: the generator draws the same slice from the same seed, wit
   CHECK(slice.site_names().size() == 8);
   for (const auto& vm : slice.vms) {
     const auto gpu = std::find_if(fabric_testbed().gpus.begin(), fabric_testbed().gpus.end(),
-                                   [&](const TestbedGpu& g) { return g.model == vm.gpu; });
+                                  [&](const TestbedGpu& g) { return g.model == vm.gpu; });
     REQUIRE(gpu != fabric_testbed().gpus.end());
     CHECK(vm.gpus >= 1);
     CHECK(vm.gpus <= gpu->max_per_vm);
