@@ -9,6 +9,7 @@
 #include "command.hpp"
 #include "common/error.hpp"
 #include "list_options.hpp"
+#include "option_ranges.hpp"
 #include "strict_options.hpp"
 
 namespace fabtrain {
@@ -24,6 +25,16 @@ inline std::string unknown_subcommand_message(CLI::App& app, int argc, char** ar
   }
   return fmt::format("unknown subcommand '{}'; {}'s subcommands are: {} (see {} --help)", argv[1],
                      app.get_name(), names, app.get_name());
+}
+
+// "fabtrain plan": the program and the subcommand being parsed when an option was refused.
+inline std::string help_command(CLI::App& app) {
+  std::string line = app.get_name();
+  for (CLI::App* sub = &app; !sub->get_subcommands().empty();) {
+    sub = sub->get_subcommands().front();
+    line += " " + sub->get_name();
+  }
+  return line;
 }
 
 inline int run_main(CLI::App& app, int argc, char** argv) {
@@ -42,6 +53,7 @@ inline int run_main(CLI::App& app, int argc, char** argv) {
   auto& all = commands();
   std::sort(all.begin(), all.end(), [](auto& a, auto& b) { return a.order < b.order; });
   for (auto& c : all) c.setup(app);
+  apply_option_ranges(app);
   make_numbers_strict(app);
   make_lists_comma_separated(app);
   if (const std::string unknown = unknown_subcommand_message(app, argc, argv); !unknown.empty()) {
@@ -51,7 +63,10 @@ inline int run_main(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::fflush(stdout);
+    std::fprintf(stderr, "error: %s (see %s --help)\n", e.what(), help_command(app).c_str());
+    return 1;
   } catch (const Error& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "error: %s\n", e.what());

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -60,6 +61,51 @@ void write_file_atomically(const std::string& path, std::span<const char> bytes,
   if (::rename(temp.path.c_str(), path.c_str()) != 0)
     fail("{} {}: cannot rename {} over it: {}", what, path, temp.path, std::strerror(errno));
   temp.renamed = true;
+}
+
+StagedFolder::StagedFolder(std::string dir, std::vector<std::string> owned, std::string_view what)
+    : dir_(std::move(dir)), what_(what) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(dir_, ec) && !fs::is_directory(dir_, ec))
+    fail("{} {}: exists and is not a folder", what_, dir_);
+  for (const auto& entry : fs::directory_iterator(dir_, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (std::find(owned.begin(), owned.end(), name) == owned.end())
+      fail("{} {}: holds {}, which is not one of its outputs; choose a new or empty folder", what_,
+           dir_, name);
+  }
+  fs::path target = fs::absolute(dir_).lexically_normal();
+  if (!target.has_filename()) target = target.parent_path();  // "out/"
+  fs::create_directories(target.parent_path(), ec);
+  if (ec) fail("{} {}: cannot create its parent folder ({})", what_, dir_, ec.message());
+  target_ = target.string();
+  staging_ = fmt::format("{}.tmp-{}", target_, ::getpid());
+  fs::remove_all(staging_, ec);
+  if (!fs::create_directory(staging_, ec))
+    fail("{} {}: cannot create {} ({})", what_, dir_, staging_, ec.message());
+}
+
+StagedFolder::~StagedFolder() {
+  std::error_code ec;
+  if (!committed_) std::filesystem::remove_all(staging_, ec);
+}
+
+void StagedFolder::commit() {
+  namespace fs = std::filesystem;
+  const std::string aside = staging_ + "-earlier";
+  const bool earlier = fs::exists(target_);
+  if (earlier && ::rename(target_.c_str(), aside.c_str()) != 0)
+    fail("{} {}: cannot move the earlier folder aside: {}", what_, dir_, std::strerror(errno));
+  if (::rename(staging_.c_str(), target_.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    if (earlier) ::rename(aside.c_str(), target_.c_str());
+    fail("{} {}: cannot rename {} to it: {}; the earlier folder is as it was", what_, dir_,
+         staging_, why);
+  }
+  committed_ = true;
+  std::error_code ec;
+  if (earlier) fs::remove_all(aside, ec);
 }
 
 }  // namespace fabtrain
