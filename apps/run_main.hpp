@@ -1,7 +1,9 @@
 // The shared body of both programs' main(): registered subcommands, one error path.
 #pragma once
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <new>
 #include <string>
@@ -79,6 +81,11 @@ inline int run_main(CLI::App& app, int argc, char** argv) {
   } catch (const std::exception& e) {  // a library's own message: say it is not the user's words
     std::fflush(stdout);
     std::fprintf(stderr, "error: internal error (please report with the command): %s\n", e.what());
+    return 1;
+  }
+  // The last flush of standard output fails on a full disk or a closed pipe: not a success.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::fprintf(stderr, "error: standard output: write failed: %s\n", std::strerror(errno));
     return 1;
   }
   return 0;

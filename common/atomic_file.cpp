@@ -26,11 +26,15 @@ struct TempFile {
 
 }  // namespace
 
-void write_file_atomically(const std::string& path, std::span<const char> bytes,
+void write_file_atomically(const std::string& given, std::span<const char> bytes,
                            std::string_view what) {
   // A device or a pipe (/dev/stdout, /dev/null) is written in place: renaming over it would replace
   // it.
   std::error_code ec;
+  // A symbolic link is written through: its target is replaced, the link stays.
+  const std::string path = std::filesystem::is_symlink(given, ec) && std::filesystem::exists(given, ec)
+                               ? std::filesystem::canonical(given).string()
+                               : given;
   const auto status = std::filesystem::status(path, ec);
   const bool in_place =
       !ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status);

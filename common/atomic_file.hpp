@@ -11,7 +11,8 @@
 namespace fabtrain {
 
 // Writes bytes to path.tmp-<pid>, fsyncs it and renames it over path; `what` names the output in
-// messages ("--json", "checkpoint").
+// messages ("--json", "checkpoint"). A device or a pipe is written in place, a symbolic link
+// through (its target is replaced), a directory refused.
 void write_file_atomically(const std::string& path, std::span<const char> bytes,
                            std::string_view what = "output");
 inline void write_text_atomically(const std::string& path, std::string_view text,

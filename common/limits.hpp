@@ -59,10 +59,6 @@ inline constexpr Limit graph_attribute_bytes{
     1 << 20, "FIM's attributes are short names and JSON of under a kilobyte"};
 inline constexpr Limit graph_elements{200'000,
                                       "a 1024-GPU slice has about 10 vertices and edges per VM"};
-// A document (a text file, a JSONL line) is tokenized in memory, at about 25 bytes per byte of
-// text while its pieces are held.
-inline constexpr Limit document_bytes{
-    256 << 20, "a document is tokenized in memory at about 25 bytes per byte of text"};
 // Threads of a command (tokenize): one per core; hosts have at most a few hundred cores.
 inline constexpr Limit threads{1024, "one thread per core"};
 // Physical ranges of a network: the longest round trips on Earth (geostationary satellite) are
