@@ -24,11 +24,11 @@ struct OptionRange {
 };
 
 namespace option_ranges {
-inline constexpr double kCount = 1e9;         // steps, repeats, messages: far past any run
-inline constexpr double kMib = 1 << 20;       // a buffer of 1 TiB
-inline constexpr double kBytes = 1ll << 40;   // 1 TiB
-inline constexpr double kSeconds = 86'400;    // a day
-inline constexpr double kTokens = 1e18;       // a million times the largest corpora
+inline constexpr double kCount = 1e9;        // steps, repeats, messages: far past any run
+inline constexpr double kMib = 1 << 20;      // a buffer of 1 TiB
+inline constexpr double kBytes = 1ll << 40;  // 1 TiB
+inline constexpr double kSeconds = 86'400;   // a day
+inline constexpr double kTokens = 1e18;      // a million times the largest corpora
 inline constexpr double kThreads = double(limits::threads.max);
 
 inline constexpr OptionRange table[] = {
@@ -108,8 +108,8 @@ inline CLI::Validator within(const OptionRange& r) {
         } catch (const Error&) {
           return "";
         }
-        const bool in = (r.above_min ? v > r.min : v >= r.min) &&
-                        (r.below_max ? v < r.max : v <= r.max);
+        const bool in =
+            (r.above_min ? v > r.min : v >= r.min) && (r.below_max ? v < r.max : v <= r.max);
         return in ? "" : fmt::format("{} is out of range {}", text, describe(r));
       },
       describe(r));

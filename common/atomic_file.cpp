@@ -32,9 +32,10 @@ void write_file_atomically(const std::string& given, std::span<const char> bytes
   // it.
   std::error_code ec;
   // A symbolic link is written through: its target is replaced, the link stays.
-  const std::string path = std::filesystem::is_symlink(given, ec) && std::filesystem::exists(given, ec)
-                               ? std::filesystem::canonical(given).string()
-                               : given;
+  const std::string path =
+      std::filesystem::is_symlink(given, ec) && std::filesystem::exists(given, ec)
+          ? std::filesystem::canonical(given).string()
+          : given;
   const auto status = std::filesystem::status(path, ec);
   const bool in_place =
       !ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status);

@@ -14,8 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
-#include "common/error.hpp"
 #include "common/atomic_file.hpp"
+#include "common/error.hpp"
 #include "json_output.hpp"
 #include "platforms/fablib_import.hpp"
 #include "platforms/slice.hpp"
@@ -183,9 +183,9 @@ void import_slice(const std::string& saved, const std::string& output,
   const ImportedSlice imported = import_fablib_slice(saved, catalog);
   const std::string yaml = to_slice_yaml(imported);
   const bool to_stdout = output.empty() || output == "-";
-  const std::string check = (std::filesystem::temp_directory_path() /
-                             fmt::format("fabtrain-import-{}.yaml", ::getpid()))
-                                .string();
+  const std::string check =
+      (std::filesystem::temp_directory_path() / fmt::format("fabtrain-import-{}.yaml", ::getpid()))
+          .string();
   {
     std::ofstream out(check);
     if (!(out << yaml)) fail("cannot write '{}'", check);

@@ -213,11 +213,13 @@ TEST_CASE("tokenize: a JSONL line nested past the limit is refused with its file
   test::TempDir dir("fabtrain-tok");
   const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
   text::TokenizeConfig c;
-  c.inputs = {dir.write("docs.jsonl", "{\"text\": \"fine\"}\n{\"text\": \"x\", \"id\": " + deep + "}\n")};
+  c.inputs = {
+      dir.write("docs.jsonl", "{\"text\": \"fine\"}\n{\"text\": \"x\", \"id\": " + deep + "}\n")};
   c.output_dir = (dir.path() / "out").string();
   std::atomic<bool> stop{false};
-  CHECK(test::contains(test::error_of([&] { text::tokenize_corpus(c, stop); }),
-                       "docs.jsonl:2: the JSON nesting depth is 257; fabtrain handles at most 256"));
+  CHECK(
+      test::contains(test::error_of([&] { text::tokenize_corpus(c, stop); }),
+                     "docs.jsonl:2: the JSON nesting depth is 257; fabtrain handles at most 256"));
 }
 
 }  // namespace
