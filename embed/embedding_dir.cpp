@@ -1,7 +1,9 @@
 // Writing and searching an embedding folder (see embedding_dir.hpp).
 #include "embed/embedding_dir.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -94,6 +96,12 @@ EmbedSummary embed_documents(const EmbedConfig& c) {
   std::string listing;
   text::read_documents(text::document_paths(c.inputs), c.fields, [&](text::Document&& doc) {
     const Embedding e = embedder.embed(doc.text, pooling);
+    if (!std::all_of(e.vector.begin(), e.vector.end(), [](float x) { return std::isfinite(x); }))
+      fail(
+          "{}: the vector of document '{}' is not finite: the checkpoint {} overflows the model's "
+          "activations (weights far from a trained model's)",
+          doc.line > 0 ? fmt::format("{}:{}", doc.source, doc.line) : doc.source, doc.id,
+          c.checkpoint);
     vectors.data.insert(vectors.data.end(), e.vector.begin(), e.vector.end());
     vectors.rows++;
     s.documents++;

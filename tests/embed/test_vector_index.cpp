@@ -232,5 +232,18 @@ TEST_CASE(".npy headers that disagree with the data are refused, never allocated
                        "header cut short"));
 }
 
+TEST_CASE("embed: a checkpoint whose weights overflow the activations is refused by name") {
+  if (!test::gpt2_bpe_or_skip()) return;
+  test::TempDir dir("fabtrain-embed");
+  embed::EmbedConfig c = embed_prose(dir);
+  const ModelSpec model = load_model(c.model);
+  std::vector<float> huge = init_full_parameters(model, 3);
+  for (float& w : huge) w = 1e30f;
+  write_model_checkpoint(c.checkpoint, model, huge);
+  CHECK(test::contains(test::error_of([&] { embed::embed_documents(c); }),
+                       "tiny_prose_docs.jsonl:1: the vector of document"));
+  CHECK(!std::filesystem::exists(c.output_dir));
+}
+
 }  // namespace
 }  // namespace fabtrain
