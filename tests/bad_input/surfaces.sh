@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Hostile files and outputs at the programs' surfaces, as a user meets them: a saved slice nested
 # a hundred thousand levels deep, -o onto a folder or a symbolic link, a full standard output, a
-# file name with a comma. Each must end with exit 1 and a message naming the file and the rule,
+# new training run into another run's checkpoints. Each must end with exit 1 and a message naming the file and the rule,
 # never a signal or a hang (60 s), and leave nothing half-written behind.
 # Usage: surfaces.sh BUILD_BIN_DIR
 set -uo pipefail
@@ -43,6 +43,20 @@ ln -s "$tmp/target.yaml" "$tmp/link.yaml" && touch "$tmp/target.yaml"
 if [ -w /dev/full ]; then
   expect "standard output: write failed" sh -c "\"$bin/fabtrain\" slices >/dev/full"
   expect "standard output: write failed" sh -c "\"$bin/fabtrain\" slice import \"$fixture\" >/dev/full"
+fi
+
+# A new training run into a folder of another run's checkpoints is refused (pruning by step
+# number would remove its own first); the earlier run's files stay as they were.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+train=("$bin/fabtrain-exec" train --model gpt2-nano --plan dp=1 --data "$src/data/tiny_prose_train.txt"
+  --batch 2 --seq 16 --checkpoint-dir "$tmp/ckpt" --checkpoint-every 1 --keep-checkpoints 3)
+if (cd "$tmp" && timeout 120 "${train[@]}" --steps 6 >/dev/null 2>&1); then
+  before="$(ls "$tmp/ckpt" | sort)"
+  expect "holds the checkpoints of an earlier run (" "${train[@]}" --steps 2
+  [ "$(ls "$tmp/ckpt" | sort)" = "$before" ] || fail "a refused run changed the earlier checkpoints"
+  (cd "$tmp" && timeout 120 "${train[@]}" --steps 8 --resume >/dev/null 2>&1) || fail "--resume after the refusal"
+else
+  fail "train --steps 6 into $tmp/ckpt did not run"
 fi
 
 [ "$failures" -eq 0 ] && echo "all surfaces refuse cleanly" || { echo "$failures case(s) failed"; exit 1; }

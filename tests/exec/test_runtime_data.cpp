@@ -117,3 +117,16 @@ TEST_CASE("bad data files are refused with the file and the reason") {
         std::string::npos);
   fs::remove_all(dir);
 }
+
+TEST_CASE("a token file that shrinks while the run reads it is named, never read past its end") {
+  const fs::path dir = temp_dir();
+  fs::create_directories(dir);
+  std::vector<std::uint16_t> tokens(100'000, 7);
+  write_tokens(dir / "shrinks.bin", 20240520, 1, 100'000, tokens);
+  DataLoader loader({(dir / "shrinks.bin").string()}, 10, 50257, 1, false);
+  std::vector<int> in(10), tg(10);
+  loader.sequence(9000, in, tg);
+  fs::resize_file(dir / "shrinks.bin", 4096);
+  CHECK(test::contains(error_of([&] { loader.sequence(9000, in, tg); }),
+                       "shrinks.bin: shrank from 201024 to 4096 bytes while the run read it"));
+}
