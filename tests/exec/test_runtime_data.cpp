@@ -130,3 +130,16 @@ TEST_CASE("a token file that shrinks while the run reads it is named, never read
   CHECK(test::contains(error_of([&] { loader.sequence(9000, in, tg); }),
                        "shrinks.bin: shrank from 201024 to 4096 bytes while the run read it"));
 }
+
+TEST_CASE("a file name with a comma is one file when it exists; otherwise the message says how") {
+  const fs::path dir = temp_dir();
+  fs::create_directories(dir);
+  std::ofstream(dir / "comma,name.txt") << "some text";
+  const std::string name = (dir / "comma,name.txt").string();
+  CHECK(expand_data_paths({name}) == std::vector<std::string>{name});
+  const std::string absent = (dir / "other,name.txt").string();
+  const std::string message = error_of([&] { expand_data_paths({absent}); });
+  CHECK(test::contains(message, "is read as a comma-separated list"));
+  CHECK(test::contains(message, (dir / "other?name.txt").string()));
+  CHECK(expand_data_paths({(dir / "comma?name.txt").string()}) == std::vector<std::string>{name});
+}
