@@ -34,7 +34,8 @@ expect "deep.json: the JSON nesting depth (line 15) is 257; fabtrain handles at 
 # -o: a folder is refused and nothing is left beside it; a symbolic link is written through.
 mkdir "$tmp/out"
 expect "is a directory" "$bin/fabtrain" slice import "$fixture" -o "$tmp/out"
-[ -z "$(ls "$tmp" | grep '\.tmp')" ] || fail "slice import -o FOLDER left $(ls "$tmp" | grep '\.tmp')"
+left=("$tmp"/*.tmp*)
+[ ! -e "${left[0]}" ] || fail "slice import -o FOLDER left ${left[*]}"
 ln -s "$tmp/target.yaml" "$tmp/link.yaml" && touch "$tmp/target.yaml"
 "$bin/fabtrain" slice import "$fixture" -o "$tmp/link.yaml" >/dev/null 2>&1 || fail "slice import -o LINK"
 [ -L "$tmp/link.yaml" ] && grep -q "vms:" "$tmp/target.yaml" || fail "slice import -o LINK replaced the link"
