@@ -1,7 +1,9 @@
 // The shared body of both programs' main(): registered subcommands, one error path.
 #pragma once
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <new>
 #include <string>
@@ -9,6 +11,7 @@
 #include "command.hpp"
 #include "common/error.hpp"
 #include "list_options.hpp"
+#include "option_ranges.hpp"
 #include "strict_options.hpp"
 
 namespace fabtrain {
@@ -24,6 +27,16 @@ inline std::string unknown_subcommand_message(CLI::App& app, int argc, char** ar
   }
   return fmt::format("unknown subcommand '{}'; {}'s subcommands are: {} (see {} --help)", argv[1],
                      app.get_name(), names, app.get_name());
+}
+
+// "fabtrain plan": the program and the subcommand being parsed when an option was refused.
+inline std::string help_command(CLI::App& app) {
+  std::string line = app.get_name();
+  for (CLI::App* sub = &app; !sub->get_subcommands().empty();) {
+    sub = sub->get_subcommands().front();
+    line += " " + sub->get_name();
+  }
+  return line;
 }
 
 inline int run_main(CLI::App& app, int argc, char** argv) {
@@ -42,6 +55,7 @@ inline int run_main(CLI::App& app, int argc, char** argv) {
   auto& all = commands();
   std::sort(all.begin(), all.end(), [](auto& a, auto& b) { return a.order < b.order; });
   for (auto& c : all) c.setup(app);
+  apply_option_ranges(app);
   make_numbers_strict(app);
   make_lists_comma_separated(app);
   if (const std::string unknown = unknown_subcommand_message(app, argc, argv); !unknown.empty()) {
@@ -51,7 +65,10 @@ inline int run_main(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::fflush(stdout);
+    std::fprintf(stderr, "error: %s (see %s --help)\n", e.what(), help_command(app).c_str());
+    return 1;
   } catch (const Error& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "error: %s\n", e.what());
@@ -64,6 +81,11 @@ inline int run_main(CLI::App& app, int argc, char** argv) {
   } catch (const std::exception& e) {  // a library's own message: say it is not the user's words
     std::fflush(stdout);
     std::fprintf(stderr, "error: internal error (please report with the command): %s\n", e.what());
+    return 1;
+  }
+  // The last flush of standard output fails on a full disk or a closed pipe: not a success.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::fprintf(stderr, "error: standard output: write failed: %s\n", std::strerror(errno));
     return 1;
   }
   return 0;

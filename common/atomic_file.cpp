@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -25,11 +26,16 @@ struct TempFile {
 
 }  // namespace
 
-void write_file_atomically(const std::string& path, std::span<const char> bytes,
+void write_file_atomically(const std::string& given, std::span<const char> bytes,
                            std::string_view what) {
   // A device or a pipe (/dev/stdout, /dev/null) is written in place: renaming over it would replace
   // it.
   std::error_code ec;
+  // A symbolic link is written through: its target is replaced, the link stays.
+  const std::string path =
+      std::filesystem::is_symlink(given, ec) && std::filesystem::exists(given, ec)
+          ? std::filesystem::canonical(given).string()
+          : given;
   const auto status = std::filesystem::status(path, ec);
   const bool in_place =
       !ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status);
@@ -60,6 +66,51 @@ void write_file_atomically(const std::string& path, std::span<const char> bytes,
   if (::rename(temp.path.c_str(), path.c_str()) != 0)
     fail("{} {}: cannot rename {} over it: {}", what, path, temp.path, std::strerror(errno));
   temp.renamed = true;
+}
+
+StagedFolder::StagedFolder(std::string dir, std::vector<std::string> owned, std::string_view what)
+    : dir_(std::move(dir)), what_(what) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(dir_, ec) && !fs::is_directory(dir_, ec))
+    fail("{} {}: exists and is not a folder", what_, dir_);
+  for (const auto& entry : fs::directory_iterator(dir_, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (std::find(owned.begin(), owned.end(), name) == owned.end())
+      fail("{} {}: holds {}, which is not one of its outputs; choose a new or empty folder", what_,
+           dir_, name);
+  }
+  fs::path target = fs::absolute(dir_).lexically_normal();
+  if (!target.has_filename()) target = target.parent_path();  // "out/"
+  fs::create_directories(target.parent_path(), ec);
+  if (ec) fail("{} {}: cannot create its parent folder ({})", what_, dir_, ec.message());
+  target_ = target.string();
+  staging_ = fmt::format("{}.tmp-{}", target_, ::getpid());
+  fs::remove_all(staging_, ec);
+  if (!fs::create_directory(staging_, ec))
+    fail("{} {}: cannot create {} ({})", what_, dir_, staging_, ec.message());
+}
+
+StagedFolder::~StagedFolder() {
+  std::error_code ec;
+  if (!committed_) std::filesystem::remove_all(staging_, ec);
+}
+
+void StagedFolder::commit() {
+  namespace fs = std::filesystem;
+  const std::string aside = staging_ + "-earlier";
+  const bool earlier = fs::exists(target_);
+  if (earlier && ::rename(target_.c_str(), aside.c_str()) != 0)
+    fail("{} {}: cannot move the earlier folder aside: {}", what_, dir_, std::strerror(errno));
+  if (::rename(staging_.c_str(), target_.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    if (earlier) ::rename(aside.c_str(), target_.c_str());
+    fail("{} {}: cannot rename {} to it: {}; the earlier folder is as it was", what_, dir_,
+         staging_, why);
+  }
+  committed_ = true;
+  std::error_code ec;
+  if (earlier) fs::remove_all(aside, ec);
 }
 
 }  // namespace fabtrain

@@ -3,6 +3,7 @@
 
 #include <glob.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -25,12 +26,20 @@ std::vector<std::string> split_commas(const std::string& s) {
   return out;
 }
 
+// The name with each comma replaced by '?', a glob that matches it and is not split.
+std::string glob_for_commas(std::string name) {
+  std::replace(name.begin(), name.end(), ',', '?');
+  return name;
+}
+
 }  // namespace
 
 std::vector<std::string> expand_data_paths(const std::vector<std::string>& patterns) {
   std::vector<std::string> out;
   for (const std::string& list : patterns)
-    for (const std::string& pattern : split_commas(list)) {
+    // A name with a comma that exists is one file, not a list.
+    for (const std::string& pattern :
+         ::access(list.c_str(), F_OK) == 0 ? std::vector{list} : split_commas(list)) {
       glob_t g{};
       const int rc = ::glob(pattern.c_str(), GLOB_NOCHECK, nullptr, &g);
       std::vector<std::string> matched;
@@ -40,7 +49,14 @@ std::vector<std::string> expand_data_paths(const std::vector<std::string>& patte
       std::sort(matched.begin(), matched.end());
       for (const std::string& path : matched) {
         struct stat st {};
-        if (::stat(path.c_str(), &st) != 0) fail("data file {}: no such file", path);
+        if (::stat(path.c_str(), &st) != 0)
+          fail("data file {}: no such file{}", path,
+               list.find(',') == std::string::npos
+                   ? ""
+                   : fmt::format(" ('{}' is read as a comma-separated list; a file whose name "
+                                 "has a comma is read whole when it exists, or give it as a glob: "
+                                 "'{}')",
+                                 list, glob_for_commas(list)));
         if (!S_ISREG(st.st_mode)) fail("data file {}: not a regular file", path);
         out.push_back(path);
       }

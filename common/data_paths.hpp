@@ -8,7 +8,8 @@
 namespace fabtrain {
 
 // Expands comma-separated lists and shell globs ("data/*.bin") into sorted, existing paths;
-// a pattern that matches nothing is an Error naming it.
+// a pattern that matches nothing is an Error naming it. A name with a comma that exists is one
+// file; a missing one is refused with the glob that passes it.
 std::vector<std::string> expand_data_paths(const std::vector<std::string>& patterns);
 
 }  // namespace fabtrain

@@ -4,6 +4,7 @@
 // A refusal reads "X is N; fabtrain handles at most M (why)".
 #pragma once
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace fabtrain {
@@ -41,6 +42,25 @@ inline constexpr Limit bucket_mib{1 << 20, "a bucket holds parameters; 1 TiB is 
 // A compiled step in memory and in the simulator: about 100 bytes and one simulated activity per
 // instruction; the 1024-GPU step of bench_sim holds about 300,000.
 inline constexpr Limit instructions{1 << 24, "each is kept in memory and played by the simulator"};
+// JSON nesting: nlohmann copies and writes nested values recursively, so a hundred thousand
+// brackets overflow the stack. fabtrain's own files nest 4 levels, FIM's attributes 3.
+inline constexpr Limit json_depth{256,
+                                  "nested values are read recursively; fabtrain's files nest "
+                                  "at most 4 levels"};
+// Files read whole into memory, per kind of input.
+inline constexpr Limit json_file_bytes{256 << 20,
+                                       "JSON inputs are configs and records of a few MB"};
+inline constexpr Limit saved_slice_bytes{
+    64 << 20, "a saved fablib slice is read whole; one of 1024 GPUs takes a few MB"};
+// GraphML: XML depth (a FIM graph is 4 elements deep), one attribute's text (FIM's largest, a
+// VM's LabelAllocations, is under a kilobyte), vertices and edges (about 10 of each per VM).
+inline constexpr Limit xml_depth{64, "a saved fablib slice is 4 elements deep"};
+inline constexpr Limit graph_attribute_bytes{
+    1 << 20, "FIM's attributes are short names and JSON of under a kilobyte"};
+inline constexpr Limit graph_elements{200'000,
+                                      "a 1024-GPU slice has about 10 vertices and edges per VM"};
+// Threads of a command (tokenize): one per core; hosts have at most a few hundred cores.
+inline constexpr Limit threads{1024, "one thread per core"};
 // Physical ranges of a network: the longest round trips on Earth (geostationary satellite) are
 // about 600 ms; the fastest links are a few Tbit/s.
 inline constexpr double rtt_ms_max = 10000;
@@ -50,5 +70,7 @@ inline constexpr double tcp_window_mib_max = 16384;
 
 // Fails with "`what` is `value`; fabtrain handles at most `limit.max` (`limit.why`)".
 void check_limit(std::string_view what, std::int64_t value, const Limit& limit);
+// Fails when the file at `path` is larger than `limit` bytes, naming `what` (reads nothing).
+void check_file_size(const std::string& path, std::string_view what, const Limit& limit);
 
 }  // namespace fabtrain

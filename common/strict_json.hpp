@@ -9,10 +9,14 @@
 
 namespace fabtrain {
 
-// Parses one JSON document; a syntax error or a duplicate key becomes fabtrain::Error naming
-// `what`.
+// Parses one JSON document; a syntax error, a duplicate key, a document nested deeper than
+// limits::json_depth or larger than limits::json_file_bytes becomes fabtrain::Error naming `what`.
 nlohmann::json parse_json_strict(std::istream& in, std::string_view what);
 nlohmann::json parse_json_strict(const std::string& text, std::string_view what);
+
+// Refuses text whose brackets nest deeper than limits::json_depth, naming `what`, the line (when
+// the text has several) and the limit; reads nothing else, so it runs before any parser.
+void check_json_depth(std::string_view text, std::string_view what);
 
 // The value as an integer in [min, max]; a fraction, a float form or a value out of range fails,
 // naming `what`.

@@ -3,8 +3,10 @@
 //   documents.jsonl one line per row: id, first line of the text, tokens, chunks
 //   index.faiss     the FAISS index of the normalised vectors (vector_index.hpp)
 //   embed.json      model, checkpoint, pooling and vocabulary, so search embeds a query the same
-//   way
-// Every file is written to a temporary and renamed.
+//                   way, and the SHA-256 of the other three files
+// The folder is written whole under a staging name and replaces an earlier one as a whole (a
+// folder holding other files is refused). search verifies every file against embed.json and
+// their sizes against each other before it reads one; documents.jsonl's blank lines are skipped.
 #pragma once
 #include <string>
 #include <vector>

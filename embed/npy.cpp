@@ -6,13 +6,14 @@
 #include <cstring>
 #include <fstream>
 #include <regex>
+#include <sstream>
 
+#include "common/atomic_file.hpp"
 #include "common/error.hpp"
-#include "exec/model/checkpoint.hpp"
 
 namespace fabtrain::embed {
 
-void write_npy(const std::string& path, const Matrix& m) {
+std::string npy_bytes(const Matrix& m) {
   std::string dict = fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': ({}, {}), }}",
                                  m.rows, m.cols);
   const std::size_t unpadded = 10 + dict.size() + 1;
@@ -26,32 +27,48 @@ void write_npy(const std::string& path, const Matrix& m) {
   bytes += dict;
   const char* p = reinterpret_cast<const char*>(m.data.data());
   bytes.append(p, p + m.data.size() * sizeof(float));
-  write_file_atomically(path, bytes);
+  return bytes;
+}
+
+void write_npy(const std::string& path, const Matrix& m) {
+  write_text_atomically(path, npy_bytes(m), "vectors");
+}
+
+Matrix parse_npy(std::string_view bytes, const std::string& path) {
+  if (bytes.size() < 10 || bytes.substr(0, 8) != std::string_view("\x93NUMPY\x01\x00", 8))
+    fail("{}: not a version 1.0 .npy file", path);
+  const std::size_t len =
+      std::size_t((unsigned char)bytes[8]) | std::size_t((unsigned char)bytes[9]) << 8;
+  if (bytes.size() < 10 + len) fail("{}: header cut short", path);
+  const std::string dict(bytes.substr(10, len));
+  std::smatch match;
+  if (dict.find("'descr': '<f4'") == std::string::npos ||
+      dict.find("'fortran_order': False") == std::string::npos ||
+      !std::regex_search(dict, match, std::regex(R"('shape': \((\d{1,18}), (\d{1,18})\))")))
+    fail("{}: expected a C-order float32 matrix ('<f4', two dimensions), header {}", path, dict);
+  Matrix m;
+  m.rows = std::stoll(match[1]);
+  m.cols = std::stoll(match[2]);
+  const std::size_t data = bytes.size() - 10 - len;
+  // Compared by division: rows x cols x 4 of a hostile header overflows 64 bits.
+  const std::uint64_t floats = data / sizeof(float), rows = std::uint64_t(m.rows);
+  const bool fits =
+      data % sizeof(float) == 0 &&
+      (rows == 0 ? floats == 0 : floats % rows == 0 && floats / rows == std::uint64_t(m.cols));
+  if (!fits)
+    fail("{}: the header announces {} x {} floats, the file holds {} bytes of data", path, m.rows,
+         m.cols, data);
+  m.data.resize(data / sizeof(float));
+  std::memcpy(m.data.data(), bytes.data() + 10 + len, data);
+  return m;
 }
 
 Matrix read_npy(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) fail("{}: cannot open", path);
-  char head[10];
-  if (!in.read(head, 10) || std::memcmp(head, "\x93NUMPY\x01\x00", 8) != 0)
-    fail("{}: not a version 1.0 .npy file", path);
-  const std::size_t len = std::size_t((unsigned char)head[8]) | std::size_t((unsigned char)head[9])
-                                                                    << 8;
-  std::string dict(len, '\0');
-  if (!in.read(dict.data(), std::streamsize(len))) fail("{}: header cut short", path);
-  std::smatch match;
-  if (dict.find("'descr': '<f4'") == std::string::npos ||
-      dict.find("'fortran_order': False") == std::string::npos ||
-      !std::regex_search(dict, match, std::regex(R"('shape': \((\d+), (\d+)\))")))
-    fail("{}: expected a C-order float32 matrix ('<f4', two dimensions), header {}", path, dict);
-  Matrix m;
-  m.rows = std::stoll(match[1]);
-  m.cols = std::stoll(match[2]);
-  m.data.resize(std::size_t(m.rows * m.cols));
-  if (!in.read(reinterpret_cast<char*>(m.data.data()),
-               std::streamsize(m.data.size() * sizeof(float))))
-    fail("{}: {} x {} floats announced, fewer stored", path, m.rows, m.cols);
-  return m;
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  return parse_npy(bytes.str(), path);
 }
 
 }  // namespace fabtrain::embed

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fabtrain::embed {
@@ -13,9 +14,12 @@ struct Matrix {
   const float* row(std::int64_t r) const { return data.data() + r * cols; }
 };
 
-// Written to a temporary and renamed (exec/model/checkpoint.hpp's write_file_atomically).
+// The file's bytes; written to a temporary and renamed (common/atomic_file.hpp).
+std::string npy_bytes(const Matrix& m);
 void write_npy(const std::string& path, const Matrix& m);
-// Reads what write_npy writes; anything else is an Error naming the file and the field.
+// Reads what write_npy writes; anything else (another type or order, a shape that disagrees with
+// the data's size) is an Error naming the file (`path`) and the field.
+Matrix parse_npy(std::string_view bytes, const std::string& path);
 Matrix read_npy(const std::string& path);
 
 }  // namespace fabtrain::embed

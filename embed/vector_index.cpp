@@ -3,16 +3,29 @@
 
 #include <faiss/IndexFlat.h>
 #include <faiss/IndexIVFFlat.h>
+#include <faiss/impl/io.h>
 #include <faiss/index_io.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
+#include <fstream>
+#include <sstream>
 
+#include "common/atomic_file.hpp"
 #include "common/error.hpp"
 
 namespace fabtrain::embed {
+namespace {
+
+std::string read_index_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("{}: no index (build one with `fabtrain-exec embed`)", path);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+}  // namespace
 
 void normalize_rows(Matrix& m) {
   for (std::int64_t r = 0; r < m.rows; ++r) {
@@ -46,11 +59,13 @@ VectorIndex::VectorIndex(const Matrix& unit, const IndexOptions& o) {
   index_->add(unit.rows, unit.data.data());
 }
 
-VectorIndex::VectorIndex(const std::string& path) {
-  if (!std::filesystem::exists(path))
-    fail("{}: no index (build one with `fabtrain-exec embed`)", path);
+VectorIndex::VectorIndex(const std::string& path) : VectorIndex(read_index_file(path), path) {}
+
+VectorIndex::VectorIndex(const std::string& bytes, const std::string& path) {
+  faiss::VectorIOReader reader;
+  reader.data.assign(bytes.begin(), bytes.end());
   try {
-    index_.reset(faiss::read_index(path.c_str()));
+    index_.reset(faiss::read_index(&reader));
   } catch (const std::exception& e) {
     fail("{}: not a FAISS index ({})", path, e.what());
   }
@@ -59,15 +74,13 @@ VectorIndex::VectorIndex(const std::string& path) {
 VectorIndex::~VectorIndex() = default;
 
 void VectorIndex::save(const std::string& path) const {
-  const std::string temp = path + ".tmp-" + std::to_string(::getpid());
-  try {
-    faiss::write_index(index_.get(), temp.c_str());
-  } catch (const std::exception& e) {
-    fail("{}: cannot write the index ({})", temp, e.what());
-  }
-  std::error_code ec;
-  std::filesystem::rename(temp, path, ec);
-  if (ec) fail("cannot rename {} to {}: {}", temp, path, ec.message());
+  write_text_atomically(path, bytes(), "index");
+}
+
+std::string VectorIndex::bytes() const {
+  faiss::VectorIOWriter writer;
+  faiss::write_index(index_.get(), &writer);
+  return {writer.data.begin(), writer.data.end()};
 }
 
 std::vector<Hit> VectorIndex::search(const std::vector<float>& query, int k) const {

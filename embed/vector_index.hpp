@@ -33,10 +33,12 @@ class VectorIndex {
  public:
   // Builds the index of the rows of `unit` (normalised).
   VectorIndex(const Matrix& unit, const IndexOptions& options);
-  // Reads an index written by save().
+  // Reads an index written by save() (or serialized by bytes()); `path` names it in messages.
   explicit VectorIndex(const std::string& path);
+  VectorIndex(const std::string& bytes, const std::string& path);
   ~VectorIndex();
-  void save(const std::string& path) const;  // temporary + rename
+  void save(const std::string& path) const;  // temporary + rename, every write error an Error
+  std::string bytes() const;                 // the index as save() writes it
 
   // The k rows most similar to the unit vector query, best first.
   std::vector<Hit> search(const std::vector<float>& query, int k) const;

@@ -9,8 +9,11 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <unordered_set>
 
 #include "common/error.hpp"
+#include "common/limits.hpp"
+#include "common/strict_json.hpp"
 #include "platforms/property_graph.hpp"
 #include "platforms/slice_yaml.hpp"
 
@@ -70,11 +73,7 @@ bool is_nic(const PropertyGraph& g, int v) {
 nlohmann::json json_attribute(const PropertyGraph& g, int v, const char* key) {
   const std::string& text = g.get(v, key);
   if (text.empty()) return nlohmann::json::object();
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    fail("{}: {}: {} is not valid JSON ({})", g.path, g.describe(v), key, e.what());
-  }
+  return parse_json_strict(text, fmt::format("{}: {}: {}", g.path, g.describe(v), key));
 }
 
 std::string capacities_text(const PropertyGraph& g, int v) {
@@ -98,15 +97,13 @@ std::string capacities_text(const PropertyGraph& g, int v) {
 // never into another network.
 std::vector<std::pair<int, int>> reached_vms(const PropertyGraph& g, int service) {
   std::vector<std::pair<int, int>> out;
-  std::vector<char> seen(g.vertices.size(), 0);
+  std::unordered_set<int> seen{service};  // a walk stays near its service: no set of every vertex
   std::deque<std::pair<int, int>> todo{{service, -1}};
-  seen[service] = 1;
   while (!todo.empty()) {
     const auto [v, nic] = todo.front();
     todo.pop_front();
     for (int u : g.neighbours(v)) {
-      if (seen[u]) continue;
-      seen[u] = 1;
+      if (!seen.insert(u).second) continue;
       const std::string& cls = g.get(u, "Class");
       if (cls == "NetworkService" && g.get(u, "Type") != "OVS") continue;  // another network
       if (cls == "NetworkNode") {
@@ -119,10 +116,15 @@ std::vector<std::pair<int, int>> reached_vms(const PropertyGraph& g, int service
   return out;
 }
 
-std::string unique_name(std::string name, const std::set<std::string>& taken) {
-  if (!taken.count(name)) return name;
-  for (int i = 2;; ++i)
-    if (!taken.count(fmt::format("{}-{}", name, i))) return fmt::format("{}-{}", name, i);
+// `name`, else the first of name-2, name-3, ... not taken, which it takes; `next` keeps each
+// name's next suffix, so many networks of one name cost no more than as many names.
+std::string unique_name(const std::string& name, std::set<std::string>& taken,
+                        std::map<std::string, int>& next) {
+  std::string out = name;
+  for (int& i = next.try_emplace(name, 2).first->second; taken.count(out); ++i)
+    out = fmt::format("{}-{}", name, i);
+  taken.insert(out);
+  return out;
 }
 
 }  // namespace
@@ -141,6 +143,8 @@ ImportedSlice import_fablib_slice(const std::string& path, const Catalog& catalo
 
   // VMs and their GPUs; VMs without a GPU are left out.
   std::map<int, int> vm_of_vertex;  // graph vertex -> index into out.vms
+  std::vector<int> vertex_of_vm;    // index into out.vms -> graph vertex
+  std::int64_t gpus = 0;
   std::set<std::string> vm_names;
   int vm_vertices = 0;
   std::string reservation_state;
@@ -157,7 +161,8 @@ ImportedSlice import_fablib_slice(const std::string& path, const Catalog& catalo
     if (vm.site.empty()) fail("{}: {}: VM '{}' has no Site", path, g.describe(v), vm.name);
     iv.capacities = capacities_text(g, v);
     std::map<std::string, int> gpu_counts;
-    for (int c : g.neighbours(v))
+    const std::vector<int> near = g.neighbours(v);
+    for (int c : std::set<int>(near.begin(), near.end()))  // an edge given twice is one GPU
       if (g.get(c, "Class") == "Component" && g.get(c, "Type") == "GPU")
         ++gpu_counts[catalog_name(g, c, kGpuModels, "GPU")];
     if (gpu_counts.empty()) {
@@ -191,7 +196,11 @@ ImportedSlice import_fablib_slice(const std::string& path, const Catalog& catalo
                               ? reservation["reservation_state"].get<std::string>()
                               : reservation["reservation_state"].dump();
     vm_of_vertex[v] = int(out.vms.size());
+    vertex_of_vm.push_back(v);
     out.vms.push_back(iv);
+    gpus += vm.gpus;
+    check_limit(fmt::format("{}: the slice's GPU count (through VM '{}')", path, vm.name), gpus,
+                limits::gpus);
   }
   if (vm_vertices == 0) fail("{}: no VM in the slice (no NetworkNode vertex of Type VM)", path);
   if (out.vms.empty())
@@ -200,6 +209,7 @@ ImportedSlice import_fablib_slice(const std::string& path, const Catalog& catalo
   // Networks, in file order; FABNetv4 (v6) services, one per site, are one routed network.
   std::map<int, std::vector<int>> nics_used;  // VM index -> NIC vertices networks reach it through
   std::set<std::string> network_names;
+  std::map<std::string, int> next_suffix;
   std::map<std::string, int> routed;  // kind -> index into out.networks
   std::map<std::string, std::vector<std::string>> routed_services;
   for (int v = 0; v < n; ++v) {
@@ -231,8 +241,7 @@ ImportedSlice import_fablib_slice(const std::string& path, const Catalog& catalo
       continue;
     }
     Network net;
-    net.name = unique_name(is_routed ? kind->second : name, network_names);
-    network_names.insert(net.name);
+    net.name = unique_name(is_routed ? kind->second : name, network_names, next_suffix);
     net.kind = kind->second;
     net.vms = members;
     if (is_routed) {
@@ -242,6 +251,8 @@ ImportedSlice import_fablib_slice(const std::string& path, const Catalog& catalo
     out.networks.push_back(net);
   }
   // Sites per network; drop what joins fewer than two GPU VMs.
+  std::map<std::string, std::string> site_of_vm;
+  for (const auto& iv : out.vms) site_of_vm[iv.vm.name] = iv.vm.site;
   std::vector<Network> kept;
   for (auto& net : out.networks) {
     if (net.vms.size() < 2) {
@@ -250,11 +261,11 @@ ImportedSlice import_fablib_slice(const std::string& path, const Catalog& catalo
                       net.kind, net.vms.size()));
       continue;
     }
-    for (const auto& m : net.vms)
-      for (const auto& iv : out.vms)
-        if (iv.vm.name == m &&
-            std::find(net.sites.begin(), net.sites.end(), iv.vm.site) == net.sites.end())
-          net.sites.push_back(iv.vm.site);
+    for (const auto& m : net.vms) {
+      const std::string& site = site_of_vm.at(m);
+      if (std::find(net.sites.begin(), net.sites.end(), site) == net.sites.end())
+        net.sites.push_back(site);
+    }
     if (net.kind == "l2bridge" && net.sites.size() != 1)
       fail(
           "{}: network '{}' is an L2Bridge, which stays inside one site, but reaches VMs at {} "
@@ -282,9 +293,7 @@ ImportedSlice import_fablib_slice(const std::string& path, const Catalog& catalo
   // Each VM's NIC: the fastest one a network reaches it through, else its first NIC.
   for (int i = 0; i < int(out.vms.size()); ++i) {
     Vm& vm = out.vms[i].vm;
-    int vm_vertex = -1;
-    for (const auto& [v, idx] : vm_of_vertex)
-      if (idx == i) vm_vertex = v;
+    const int vm_vertex = vertex_of_vm[i];
     std::vector<int> candidates = nics_used[i];
     if (candidates.empty())
       for (int c : g.neighbours(vm_vertex))

@@ -9,6 +9,8 @@
 #include <unordered_map>
 
 #include "common/error.hpp"
+#include "common/limits.hpp"
+#include "common/strict_json.hpp"
 
 namespace fabtrain {
 namespace {
@@ -19,6 +21,7 @@ class Builder {
   explicit Builder(PropertyGraph& g) : g_(g) {}
   void vertex(const std::string& id, std::map<std::string, std::string> props,
               const std::string& where) {
+    count(where);
     if (id.empty()) fail("{}: {}: a vertex needs an id", g_.path, where);
     if (!index_.emplace(id, int(g_.vertices.size())).second)
       fail("{}: {}: vertex id '{}' is used twice", g_.path, where, id);
@@ -26,6 +29,7 @@ class Builder {
   }
   void edge(const std::string& a, const std::string& b, std::map<std::string, std::string> props,
             const std::string& where) {
+    count(where);
     g_.edges.push_back({end(a, where, "source"), end(b, where, "target"), std::move(props)});
   }
   void finish() {
@@ -37,6 +41,10 @@ class Builder {
   }
 
  private:
+  void count(const std::string& where) {
+    check_limit(fmt::format("{}: {}: the count of vertices and edges", g_.path, where),
+                std::int64_t(g_.vertices.size() + g_.edges.size()) + 1, limits::graph_elements);
+  }
   int end(const std::string& id, const std::string& where, const char* which) {
     const auto it = index_.find(id);
     if (it == index_.end())
@@ -47,10 +55,32 @@ class Builder {
   std::unordered_map<std::string, int> index_;
 };
 
+// One attribute's text, within limits::graph_attribute_bytes.
+void check_attribute(const PropertyGraph& g, const std::string& where, const std::string& name,
+                     std::size_t bytes) {
+  check_limit(fmt::format("{}: {}: the length of {} in bytes", g.path, where, name),
+              std::int64_t(bytes), limits::graph_attribute_bytes);
+}
+
+// pugixml reads any depth without recursion; the limit keeps what walks the tree bounded.
+void check_xml_depth(const pugi::xml_document& doc, const std::string& path) {
+  struct Depth : pugi::xml_tree_walker {
+    std::string path;
+    bool for_each(pugi::xml_node& node) override {
+      check_limit(fmt::format("{}: the XML depth (at <{}>)", path, node.name()), depth() + 1,
+                  limits::xml_depth);
+      return true;
+    }
+  } walker;
+  walker.path = path;
+  const_cast<pugi::xml_document&>(doc).traverse(walker);
+}
+
 void read_graphml(const std::string& text, PropertyGraph& g) {
   pugi::xml_document doc;
   const pugi::xml_parse_result ok = doc.load_buffer(text.data(), text.size());
   if (!ok) fail("{}: not well-formed XML: {} at byte {}", g.path, ok.description(), ok.offset);
+  check_xml_depth(doc, g.path);
   const pugi::xml_node root = doc.child("graphml");
   if (!root)
     fail("{}: XML, but its root element is <{}>, not <graphml>", g.path, doc.first_child().name());
@@ -70,7 +100,9 @@ void read_graphml(const std::string& text, PropertyGraph& g) {
       const auto it = key_names.find(key);
       if (it == key_names.end())
         fail("{}: {}: <data key=\"{}\"> names no <key> element", g.path, where, key);
-      props[it->second] = d.text().get();
+      const std::string value = d.text().get();
+      check_attribute(g, where, fmt::format("<data key=\"{}\">", key), value.size());
+      props[it->second] = value;
     }
     return props;
   };
@@ -98,13 +130,15 @@ std::string as_text(const nlohmann::json& v) {
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
+std::string as_attribute(const PropertyGraph& g, const std::string& where, const std::string& key,
+                         const nlohmann::json& v) {
+  std::string text = as_text(v);
+  check_attribute(g, where, fmt::format("\"{}\"", key), text.size());
+  return text;
+}
+
 void read_node_link(const std::string& text, PropertyGraph& g) {
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    fail("{}: not valid JSON: {}", g.path, e.what());
-  }
+  const nlohmann::json doc = parse_json_strict(text, g.path);
   if (!doc.is_object() || !doc.contains("nodes") || !doc["nodes"].is_array())
     fail("{}: JSON, but not a node-link graph (no \"nodes\" list)", g.path);
   const char* edges_key = doc.contains("links") ? "links" : "edges";
@@ -118,7 +152,7 @@ void read_node_link(const std::string& text, PropertyGraph& g) {
       fail("{}: {}: a node needs an \"id\"", g.path, where);
     std::map<std::string, std::string> props;
     for (const auto& [k, v] : node.items())
-      if (k != "id") props[k] = as_text(v);
+      if (k != "id") props[k] = as_attribute(g, where, k, v);
     b.vertex(as_text(node["id"]), std::move(props), where);
   }
   for (size_t i = 0; i < doc[edges_key].size(); ++i) {
@@ -128,7 +162,7 @@ void read_node_link(const std::string& text, PropertyGraph& g) {
       fail("{}: {}: a link needs \"source\" and \"target\"", g.path, where);
     std::map<std::string, std::string> props;
     for (const auto& [k, v] : link.items())
-      if (k != "source" && k != "target") props[k] = as_text(v);
+      if (k != "source" && k != "target") props[k] = as_attribute(g, where, k, v);
     b.edge(as_text(link["source"]), as_text(link["target"]), std::move(props), where);
   }
   b.finish();
@@ -164,6 +198,7 @@ std::string PropertyGraph::describe(int v) const {
 PropertyGraph read_property_graph(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) fail("cannot read '{}'", path);
+  check_file_size(path, "saved slice", limits::saved_slice_bytes);
   std::stringstream buffer;
   buffer << in.rdbuf();
   const std::string text = buffer.str();

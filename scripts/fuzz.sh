@@ -10,7 +10,9 @@ cd "$(dirname "$0")/.."
 seconds="${1:-30}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(slice plan model_config calibration bench run_record checkpoint)
+[ ${#targets[@]} -eq 0 ] &&
+  targets=(slice plan model_config calibration bench run_record checkpoint fablib_import documents
+           tokenizer npy)
 
 declare -A seeds=(
   [slice]="platforms/data/slices tests/selector/slices bench/slices"
@@ -20,6 +22,10 @@ declare -A seeds=(
   [bench]="tests/fuzz/seeds/bench"
   [run_record]="tests/fuzz/seeds/run_record"
   [checkpoint]="tests/fuzz/seeds/checkpoint"
+  [fablib_import]="tests/platforms/fablib"
+  [documents]="tests/fuzz/seeds/documents"
+  [tokenizer]="tests/fuzz/seeds/tokenizer"
+  [npy]="tests/fuzz/seeds/npy"
 )
 
 scripts/install-deps.sh

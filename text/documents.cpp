@@ -8,6 +8,7 @@
 
 #include "common/data_paths.hpp"
 #include "common/error.hpp"
+#include "common/strict_json.hpp"
 
 namespace fabtrain::text {
 namespace {
@@ -27,12 +28,7 @@ void read_jsonl(const std::string& path, const DocumentFields& fields,
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string::npos)
       continue;  // blank lines separate nothing
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::exception& e) {
-      fail("{}:{}: not valid JSON ({})", path, line_no, e.what());
-    }
+    const nlohmann::json j = parse_json_strict(line, fmt::format("{}:{}", path, line_no));
     if (!j.is_object())
       fail("{}:{}: expected a JSON object with a \"{}\" field", path, line_no, fields.text);
     auto text = j.find(fields.text);

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
+#include "common/strict_json.hpp"
 #include "text/pretokenize.hpp"
 #include "text/utf8.hpp"
 
@@ -45,12 +46,8 @@ Gpt2Bpe::Gpt2Bpe(std::string_view encoder_json, std::string_view vocab_bpe,
   std::vector<int> char_to_byte(512, -1);
   for (int b = 0; b < 256; ++b) char_to_byte[to_char[b]] = b;
 
-  nlohmann::json enc;
-  try {
-    enc = nlohmann::json::parse(encoder_json);
-  } catch (const nlohmann::json::exception& e) {
-    fail("{}/encoder.json: not valid JSON ({})", path, e.what());
-  }
+  const nlohmann::json enc =
+      parse_json_strict(std::string(encoder_json), fmt::format("{}/encoder.json", path));
   if (!enc.is_object() || enc.size() > 65536)
     fail("{}/encoder.json: expected an object of at most 65536 token strings", path);
   std::unordered_map<std::string, int> id_of;  // token string (as in the files) -> id

@@ -1,6 +1,8 @@
 // llm.c token shards through temporaries renamed at commit (see shard_writer.hpp).
 #include "text/shard_writer.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -35,11 +37,18 @@ ShardWriter::ShardWriter(std::string dir, std::string name, std::int64_t shard_t
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
   if (ec) fail("{}: cannot create the folder ({})", dir_, ec.message());
+  lock_ = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (lock_ < 0) fail("{}: cannot open the folder ({})", dir_, std::strerror(errno));
+  if (::flock(lock_, LOCK_EX | LOCK_NB) != 0) {
+    ::close(lock_);
+    fail("{}: another tokenize is writing into this folder; wait for it or choose another", dir_);
+  }
   out_[int(Split::val)].next_index = 0;
   out_[int(Split::train)].next_index = 1;
 }
 
 ShardWriter::~ShardWriter() {
+  ::close(lock_);  // releases the folder
   if (committed_) return;
   for (Output& o : out_)
     if (o.file) std::fclose(o.file), std::remove(o.temp_path.c_str());
@@ -93,7 +102,30 @@ std::vector<std::string> ShardWriter::commit() {
     names.push_back(final_path);
   }
   committed_ = true;
+  remove_earlier_shards(names);
   return names;
+}
+
+bool ShardWriter::is_shard_name(const std::string& file) const {
+  for (const std::string split : {"_train_", "_val_"}) {
+    const std::string prefix = name_ + split;
+    if (file.size() == prefix.size() + 10 && file.rfind(prefix, 0) == 0 &&
+        file.compare(file.size() - 4, 4, ".bin") == 0 &&
+        std::all_of(file.begin() + std::ptrdiff_t(prefix.size()), file.end() - 4,
+                    [](char c) { return c >= '0' && c <= '9'; }))
+      return true;
+  }
+  return false;
+}
+
+void ShardWriter::remove_earlier_shards(const std::vector<std::string>& kept) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
+    const std::string path = dir_ + "/" + entry.path().filename().string();
+    if (is_shard_name(entry.path().filename().string()) &&
+        std::find(kept.begin(), kept.end(), path) == kept.end())
+      std::filesystem::remove(entry.path(), ec);
+  }
 }
 
 }  // namespace fabtrain::text

@@ -4,6 +4,8 @@
 // Every shard goes to a hidden temporary name; commit() renames them all at the end, so an
 // error or an interrupt leaves the folder as it was (no half-written shard under a final name,
 // no earlier shard overwritten), and the destructor removes the temporaries of an uncommitted run.
+// A committed run replaces the earlier shards of its name as a whole (an earlier run's extra
+// shards are removed), and the folder is locked while a writer lives: two runs never mix.
 #pragma once
 #include <cstdint>
 #include <cstdio>
@@ -37,12 +39,16 @@ class ShardWriter {
   };
   void open_shard(Split split);
   void close_shard(Split split);
+  // NAME_train_NNNNNN.bin or NAME_val_NNNNNN.bin: a shard of this name, of this run or earlier.
+  bool is_shard_name(const std::string& file) const;
+  void remove_earlier_shards(const std::vector<std::string>& kept);
 
   std::string dir_, name_;
   std::int64_t shard_tokens_;
   Output out_[2];
   std::vector<std::pair<std::string, std::string>> closed_;  // temp -> final
   bool committed_ = false;
+  int lock_ = -1;  // the folder, locked while this writer lives
 };
 
 }  // namespace fabtrain::text

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "common/error.hpp"
+#include "common/limits.hpp"
 #include "text/gpt2_bpe.hpp"
 #include "text/pretokenize.hpp"
 #include "text/shard_writer.hpp"
@@ -144,6 +145,8 @@ std::int64_t total_size(const std::vector<std::string>& paths) {
 TokenizeSummary tokenize_corpus(const TokenizeConfig& config, const std::atomic<bool>& stop) {
   if (config.val_fraction < 0 || config.val_fraction >= 1)
     fail("--val-fraction={} must be in [0, 1)", config.val_fraction);
+  if (config.threads < 0) fail("--threads={} must be 0 (every core) or more", config.threads);
+  check_limit("--threads", config.threads, limits::threads);
   const std::vector<std::string> paths = document_paths(config.inputs);
   std::vector<std::string> val_paths;
   if (!config.val_inputs.empty()) val_paths = document_paths(config.val_inputs);

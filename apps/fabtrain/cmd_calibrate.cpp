@@ -64,8 +64,7 @@ Registration reg(80, [](CLI::App& app) {
          "--small-collective-bytes", o->request.small_collective_bytes,
          "Collective calls of at most this many bytes get their own latency terms (libraries "
          "play small buffers with a latency-optimal algorithm); 0: no split")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->capture_default_str();
   cmd->add_option("--run-path-rtt-ms", o->request.run_path_rtt_ms,
                   "Round trip each run's path added, one per --runs in order (default: the first "
                   "bench's); used by --fit-collectives and --fit-steps")

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "json_output.hpp"
 #include "platforms/fablib_import.hpp"
@@ -176,18 +177,18 @@ Registration list_reg(20, [](CLI::App& app) {
   cmd->callback([json] { list_slices(*json); });
 });
 
-// Writes the imported slice, then loads it back as any slice file is loaded, so that what was
-// written is known to be a valid slice (on stdout: checked through a temporary file).
+// Loads the imported slice back as any slice file is loaded (through a temporary file of this
+// process), so that what is written is known to be a valid slice, then writes it as every output
+// is written: a device or a pipe in place, a file through a temporary renamed over it.
 void import_slice(const std::string& saved, const std::string& output,
                   const std::string& extra_catalog) {
   const Catalog& catalog = catalog_with(extra_catalog);
   const ImportedSlice imported = import_fablib_slice(saved, catalog);
   const std::string yaml = to_slice_yaml(imported);
   const bool to_stdout = output.empty() || output == "-";
-  const std::string check = to_stdout ? (std::filesystem::temp_directory_path() /
-                                         fmt::format("fabtrain-import-{}.yaml", ::getpid()))
-                                            .string()
-                                      : output + ".tmp";
+  const std::string check =
+      (std::filesystem::temp_directory_path() / fmt::format("fabtrain-import-{}.yaml", ::getpid()))
+          .string();
   {
     std::ofstream out(check);
     if (!(out << yaml)) fail("cannot write '{}'", check);
@@ -198,12 +199,11 @@ void import_slice(const std::string& saved, const std::string& output,
     std::filesystem::remove(check);
     fail("{}: the imported slice is not valid: {}", saved, e.what());
   }
-  if (to_stdout) {
-    std::filesystem::remove(check);
+  std::filesystem::remove(check);
+  if (to_stdout)
     fmt::print("{}", yaml);
-  } else {
-    std::filesystem::rename(check, output);
-  }
+  else
+    write_text_atomically(output, yaml, "-o");
   auto* info = to_stdout ? stderr : stdout;
   fmt::print(info, "imported {} ({}): {} VM(s) with GPUs, {} network(s){}\n", saved,
              imported.format, imported.vms.size(), imported.networks.size(),

@@ -43,6 +43,19 @@ CheckpointLock::~CheckpointLock() {
   if (fd_ >= 0) ::close(fd_);  // closing releases the lock
 }
 
+void refuse_earlier_checkpoints(const std::string& dir) {
+  const std::regex checkpoint_re("(model|state)_\\d{8,18}(_rank\\d{5,9})?\\.bin");
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (std::regex_match(name, checkpoint_re))
+      fail(
+          "--checkpoint-dir {}: holds the checkpoints of an earlier run ({}); continue that run "
+          "with --resume, or start a new one in another folder (or remove them)",
+          dir, name);
+  }
+}
+
 void prune_checkpoints(const std::string& dir, int keep, int rank, bool root) {
   namespace fs = std::filesystem;
   const std::regex model_re("model_(\\d{8,18})\\.bin");

@@ -19,6 +19,10 @@ class CheckpointLock {
   int fd_ = -1;
 };
 
+// A new run (no --resume) refuses a folder that holds checkpoints already: pruning by step number
+// would mix them with its own and remove its own first.
+void refuse_earlier_checkpoints(const std::string& dir);
+
 // Keeps the `keep` newest steps: removes older model files (when `root`) and this rank's older
 // state files, and any temporary file of this process left behind.
 void prune_checkpoints(const std::string& dir, int keep, int rank, bool root);

@@ -32,7 +32,7 @@ std::uint64_t splitmix64(std::uint64_t& state) {
 }  // namespace
 
 TokenFile::TokenFile(const std::string& path) : path_(path) {
-  const int fd = ::open(path.c_str(), O_RDONLY);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) fail("data file {}: cannot open ({})", path, std::strerror(errno));
   struct stat st {};
   ::fstat(fd, &st);
@@ -42,7 +42,7 @@ TokenFile::TokenFile(const std::string& path) : path_(path) {
     fail("data file {}: empty file", path);
   }
   map_ = ::mmap(nullptr, map_size_, PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
+  fd_ = fd;
   if (map_ == MAP_FAILED) {
     map_ = nullptr;
     fail("data file {}: cannot map ({})", path, std::strerror(errno));
@@ -79,6 +79,16 @@ TokenFile::TokenFile(const std::string& path) : path_(path) {
 
 TokenFile::~TokenFile() {
   if (map_) ::munmap(map_, map_size_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void TokenFile::check_intact() const {
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0 || std::size_t(st.st_size) < map_size_)
+    fail(
+        "data file {}: shrank from {} to {} bytes while the run read it (truncated or rewritten "
+        "in place); restore it and continue with --resume",
+        path_, map_size_, st.st_size);
 }
 
 int TokenFile::max_token() const {
@@ -147,6 +157,7 @@ void DataLoader::sequence(std::int64_t g, std::span<int> inputs, std::span<int> 
   const std::int64_t window = shuffle_ ? order_of_epoch(epoch)[position] : position;
   const TokenFile& file = *files_[window_file_[window]];
   const std::int64_t start = window_start_[window];
+  file.check_intact();
   for (int i = 0; i < seq_; ++i) {
     inputs[i] = file.token(start + i);
     targets[i] = file.token(start + i + 1);

@@ -30,10 +30,14 @@ class TokenFile {
     return format_ == DataFormat::text_bytes ? int(bytes_[i]) : int(tokens16_[i]);
   }
   int max_token() const;  // scans the file
+  // Fails, naming the file, when it is shorter than when it was mapped (truncated or rewritten
+  // while read): reading the mapping past its new end would end the process with SIGBUS.
+  void check_intact() const;
 
  private:
   std::string path_;
   DataFormat format_ = DataFormat::text_bytes;
+  int fd_ = -1;  // kept open to re-check the size
   void* map_ = nullptr;
   std::size_t map_size_ = 0;
   const unsigned char* bytes_ = nullptr;

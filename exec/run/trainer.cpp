@@ -334,7 +334,9 @@ std::unique_ptr<CheckpointLock> lock_checkpoint_dir(const Run& run) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) fail("--checkpoint-dir {}: cannot create it: {}", dir, ec.message());
-  return std::make_unique<CheckpointLock>(dir);
+  auto lock = std::make_unique<CheckpointLock>(dir);
+  if (!run.config.resume) refuse_earlier_checkpoints(dir);
+  return lock;
 }
 
 // Phase 7 (rank 0): the run record with its header, the trace and the progress display.

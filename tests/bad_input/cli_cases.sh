@@ -74,7 +74,7 @@ printf 'compute:\n  GPU_NOPE:\n    forward: {matmul_efficiency: 0.5}\n' > "$tmp/
 expect "unknown GPU type 'GPU_NOPE'" "$bin/fabtrain" simulate --model gpt2-nano --slice utah-amst --plan dp=2 --calibration "$tmp/cal-gpu.yaml"
 printf 'links:\n  l2nope: {latency_s: 0.001}\n' > "$tmp/cal-link.yaml"
 expect "unknown link class 'l2nope'" "$bin/fabtrain" simulate --model gpt2-nano --slice utah-amst --plan dp=2 --calibration "$tmp/cal-link.yaml"
-expect "wide-area round trip 1e+300 ms" "$bin/fabtrain" simulate --model gpt2-nano --slice utah-amst --plan dp=2 --wan-latency-ms 1e300
+expect "--wan-latency-ms: 1e300 is out of range [0, 10000]" "$bin/fabtrain" simulate --model gpt2-nano --slice utah-amst --plan dp=2 --wan-latency-ms 1e300
 # 6. a write that fails is an error, and leaves nothing behind
 expect "is a directory" "$bin/fabtrain" simulate --model gpt2-nano --slice utah-amst --plan dp=2 --trace "$tmp"
 if [ -e /dev/full ]; then

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <sstream>
 
 #include "common/limits.hpp"
 #include "common/strict_json.hpp"
@@ -43,6 +44,24 @@ TEST_CASE("real numbers are finite: NaN and infinities are refused by name") {
   CHECK(error_of([] { strict_finite("12ms", "rtt_ms"); }) == "rtt_ms: '12ms' is not a number");
   CHECK(error_of([] { strict_finite("0x1p3", "x"); }).find("not a number") != std::string::npos);
   CHECK(error_of([] { require_finite(std::nan(""), "loss"); }) == "loss: NaN is not a number");
+}
+
+TEST_CASE("JSON nested deeper than the limit is refused with the line, before any parser") {
+  const auto nested = [](std::int64_t depth) {
+    return std::string(std::size_t(depth), '[') + std::string(std::size_t(depth), ']');
+  };
+  CHECK(parse_json_strict(nested(limits::json_depth.max), "f.json").is_array());
+  CHECK(error_of([&] { parse_json_strict(nested(100'000), "f.json"); }) ==
+        fmt::format("f.json: the JSON nesting depth is {}; fabtrain handles at most {} ({})",
+                    limits::json_depth.max + 1, limits::json_depth.max, limits::json_depth.why));
+  const std::string lines = "{\"a\": \"[[[\\\"[[\",\n \"b\":\n" + nested(100'000) + "}";
+  CHECK(error_of([&] {
+          parse_json_strict(lines, "slice.json");
+        }).find("slice.json: the JSON nesting depth (line 3) is") == 0);
+  std::istringstream in(nested(100'000));
+  CHECK(error_of([&] {
+          parse_json_strict(in, "model file c.json");
+        }).find("fabtrain handles at most") != std::string::npos);
 }
 
 TEST_CASE("a JSON key given twice is an error, at any depth") {

@@ -1,9 +1,14 @@
 // The FAISS index against brute force: its top-k by cosine equals a plain loop's, flat and IVF
 // (searching every list); .npy files round-trip; a query equal to a document finds it first.
 #include <doctest/doctest.h>
+#include <faiss/IndexFlat.h>
+#include <faiss/IndexIDMap.h>
+#include <faiss/impl/io.h>
+#include <faiss/index_io.h>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -13,6 +18,7 @@
 #include "exec/model/gpt2_stage.hpp"
 #include "tests/test_support.hpp"
 #include "tests/text/text_test_support.hpp"
+#include "text/sha256.hpp"
 
 namespace fabtrain {
 namespace {
@@ -86,10 +92,8 @@ TEST_CASE("an index and a .npy file read back as written") {
   CHECK(loaded.search(std::vector<float>(m.row(3), m.row(3) + 3), 1).at(0).row == 3);
 }
 
-TEST_CASE("search: a query equal to a document's text finds that document first") {
-  const text::Gpt2Bpe* bpe = test::gpt2_bpe_or_skip();
-  if (!bpe) return;
-  test::TempDir dir("fabtrain-embed");
+// An embedding folder of the 80 paragraphs of tiny_prose_docs.jsonl under `dir`/emb.
+embed::EmbedConfig embed_prose(const test::TempDir& dir, const embed::IndexOptions& index = {}) {
   const ModelSpec model = load_model(source_dir() + "/data/gpt2-bpe-mini/config.json");
   const std::string ckpt = (dir.path() / "model.bin").string();
   write_model_checkpoint(ckpt, model, init_full_parameters(model, 3));
@@ -98,6 +102,15 @@ TEST_CASE("search: a query equal to a document's text finds that document first"
   c.model = source_dir() + "/data/gpt2-bpe-mini/config.json";
   c.checkpoint = ckpt;
   c.output_dir = (dir.path() / "emb").string();
+  c.index = index;
+  return c;
+}
+
+TEST_CASE("search: a query equal to a document's text finds that document first") {
+  const text::Gpt2Bpe* bpe = test::gpt2_bpe_or_skip();
+  if (!bpe) return;
+  test::TempDir dir("fabtrain-embed");
+  const embed::EmbedConfig c = embed_prose(dir);
   const embed::EmbedSummary s = embed::embed_documents(c);
   REQUIRE(s.documents == 80);
   CHECK(s.chunked > 0);  // some paragraphs exceed the 128-token context
@@ -112,6 +125,124 @@ TEST_CASE("search: a query equal to a document's text finds that document first"
     CHECK(hits[0].score == doctest::Approx(1.0).epsilon(1e-5));
     CHECK(hits[1].score < hits[0].score);
   }
+}
+
+// Writes `text` as the folder's file `name` and records its SHA-256 in embed.json, as an editor
+// who knows the format would: the checks after the checksum are reached.
+void rewrite(const std::string& dir, const std::string& name, const std::string& text) {
+  std::ofstream(dir + "/" + name, std::ios::binary) << text;
+  nlohmann::json meta = nlohmann::json::parse(test::text_of(dir + "/embed.json"));
+  meta["sha256"][name] = text::sha256_hex(text);
+  std::ofstream(dir + "/embed.json") << meta.dump(2);
+}
+
+TEST_CASE("search: an edited, corrupt or mismatched folder is refused by name, never read blind") {
+  if (!test::gpt2_bpe_or_skip()) return;
+  test::TempDir dir("fabtrain-embed");
+  const embed::EmbedConfig c = embed_prose(dir);
+  embed::embed_documents(c);
+  const std::string out = c.output_dir;
+  const std::string listing = test::text_of(out + "/documents.jsonl");
+  const std::string index = test::text_of(out + "/index.faiss");
+  const std::string vectors = test::text_of(out + "/vectors.npy");
+  const std::string meta = test::text_of(out + "/embed.json");
+  auto search_error = [&] {
+    return test::error_of([&] { embed::search_documents("fox", out, 3); });
+  };
+  auto flipped = [](std::string bytes, std::size_t at) {
+    bytes[at] = char(bytes[at] ^ 0x40);
+    return bytes;
+  };
+
+  std::ofstream(out + "/documents.jsonl") << "\n" << listing;
+  CHECK(test::contains(search_error(), "documents.jsonl: SHA-256"));
+  rewrite(out, "documents.jsonl", "\n" + listing + "\n");
+  CHECK(embed::search_documents("fox", out, 3).size() == 3);  // blank lines are skipped
+  rewrite(out, "documents.jsonl", "{\"id\": \"x\"}\n" + listing);
+  CHECK(test::contains(search_error(), "documents.jsonl: line 1 has no field 'first_line'"));
+  rewrite(out, "documents.jsonl", "[[[\n" + listing);
+  CHECK(test::contains(search_error(), "documents.jsonl:1: not valid JSON"));
+  rewrite(out, "documents.jsonl", listing.substr(listing.find('\n') + 1));
+  CHECK(test::contains(search_error(),
+                       "embed.json lists 80 documents; documents.jsonl holds 79, vectors.npy 80"));
+  rewrite(out, "documents.jsonl", listing);
+
+  std::ofstream(out + "/index.faiss", std::ios::binary) << flipped(index, index.size() / 2);
+  CHECK(test::contains(search_error(), "index.faiss: SHA-256"));
+  rewrite(out, "index.faiss", index.substr(0, 40));
+  CHECK(test::contains(search_error(), "index.faiss: not a FAISS index"));
+  rewrite(out, "index.faiss", index);
+  std::ofstream(out + "/vectors.npy", std::ios::binary) << flipped(vectors, 80);
+  CHECK(test::contains(search_error(), "vectors.npy: SHA-256"));
+  rewrite(out, "vectors.npy", vectors.substr(0, vectors.size() - 4));
+  CHECK(test::contains(search_error(), "vectors.npy: the header announces 80 x 64 floats"));
+  rewrite(out, "vectors.npy", vectors);
+  CHECK(embed::search_documents("fox", out, 3).size() == 3);
+
+  std::ofstream(out + "/embed.json") << test::replaced_first(meta, "\"sha256\"", "\"sums\"");
+  CHECK(test::contains(search_error(), "embed.json: no SHA-256 of documents.jsonl"));
+}
+
+TEST_CASE("search: an index whose ids lie outside the documents is refused by name") {
+  if (!test::gpt2_bpe_or_skip()) return;
+  test::TempDir dir("fabtrain-embed");
+  const embed::EmbedConfig c = embed_prose(dir);
+  embed::embed_documents(c);
+  embed::Matrix unit = embed::read_npy(c.output_dir + "/vectors.npy");
+  embed::normalize_rows(unit);
+  faiss::IndexFlatIP flat(int(unit.cols));
+  faiss::IndexIDMap shifted(&flat);
+  std::vector<faiss::Index::idx_t> ids;
+  for (std::int64_t i = 0; i < unit.rows; ++i) ids.push_back(1000 + i);
+  shifted.add_with_ids(unit.rows, unit.data.data(), ids.data());
+  faiss::VectorIOWriter writer;
+  faiss::write_index(&shifted, &writer);
+  rewrite(c.output_dir, "index.faiss", std::string(writer.data.begin(), writer.data.end()));
+  CHECK(test::contains(test::error_of([&] { embed::search_documents("fox", c.output_dir, 3); }),
+                       "index.faiss: a hit names row 10"));
+}
+
+TEST_CASE("embed: an earlier folder is replaced as a whole, a folder of other files refused") {
+  if (!test::gpt2_bpe_or_skip()) return;
+  test::TempDir dir("fabtrain-embed");
+  embed::EmbedConfig c = embed_prose(dir);
+  embed::embed_documents(c);
+  const std::string first = test::text_of(c.output_dir + "/embed.json");
+  c.inputs = {source_dir() + "/data/tiny_prose_train.txt"};
+  c.checkpoint = (dir.path() / "absent.bin").string();  // fails after the folder was checked
+  CHECK(!test::error_of([&] { embed::embed_documents(c); }).empty());
+  CHECK(test::text_of(c.output_dir + "/embed.json") == first);  // a failed run changes nothing
+  c.checkpoint = (dir.path() / "model.bin").string();
+  CHECK(embed::embed_documents(c).documents == 1);
+  CHECK(embed::search_documents("fox", c.output_dir, 3).size() == 1);
+  CHECK(std::distance(std::filesystem::directory_iterator(dir.path()),
+                      std::filesystem::directory_iterator{}) == 2);  // model.bin and emb/
+  std::ofstream(c.output_dir + "/notes.txt") << "mine";
+  CHECK(test::contains(test::error_of([&] { embed::embed_documents(c); }),
+                       "holds notes.txt, which is not one of its outputs"));
+}
+
+TEST_CASE(".npy headers that disagree with the data are refused, never allocated") {
+  const std::string good = embed::npy_bytes(random_matrix(5, 3, 9));
+  CHECK(embed::parse_npy(good, "v.npy").rows == 5);
+  const std::string huge = test::replaced_first(good, "(5, 3)", "(999999999999999999, 9999)");
+  CHECK(test::contains(test::error_of([&] { embed::parse_npy(huge, "v.npy"); }),
+                       "v.npy: the header announces 999999999999999999 x 9999 floats"));
+  CHECK(test::contains(test::error_of([&] { embed::parse_npy(good.substr(0, 12), "v.npy"); }),
+                       "header cut short"));
+}
+
+TEST_CASE("embed: a checkpoint whose weights overflow the activations is refused by name") {
+  if (!test::gpt2_bpe_or_skip()) return;
+  test::TempDir dir("fabtrain-embed");
+  embed::EmbedConfig c = embed_prose(dir);
+  const ModelSpec model = load_model(c.model);
+  std::vector<float> huge = init_full_parameters(model, 3);
+  for (float& w : huge) w = 1e30f;
+  write_model_checkpoint(c.checkpoint, model, huge);
+  CHECK(test::contains(test::error_of([&] { embed::embed_documents(c); }),
+                       "tiny_prose_docs.jsonl:1: the vector of document"));
+  CHECK(!std::filesystem::exists(c.output_dir));
 }
 
 }  // namespace

@@ -117,3 +117,29 @@ TEST_CASE("bad data files are refused with the file and the reason") {
         std::string::npos);
   fs::remove_all(dir);
 }
+
+TEST_CASE("a token file that shrinks while the run reads it is named, never read past its end") {
+  const fs::path dir = temp_dir();
+  fs::create_directories(dir);
+  std::vector<std::uint16_t> tokens(100'000, 7);
+  write_tokens(dir / "shrinks.bin", 20240520, 1, 100'000, tokens);
+  DataLoader loader({(dir / "shrinks.bin").string()}, 10, 50257, 1, false);
+  std::vector<int> in(10), tg(10);
+  loader.sequence(9000, in, tg);
+  fs::resize_file(dir / "shrinks.bin", 4096);
+  CHECK(test::contains(error_of([&] { loader.sequence(9000, in, tg); }),
+                       "shrinks.bin: shrank from 201024 to 4096 bytes while the run read it"));
+}
+
+TEST_CASE("a file name with a comma is one file when it exists; otherwise the message says how") {
+  const fs::path dir = temp_dir();
+  fs::create_directories(dir);
+  std::ofstream(dir / "comma,name.txt") << "some text";
+  const std::string name = (dir / "comma,name.txt").string();
+  CHECK(expand_data_paths({name}) == std::vector<std::string>{name});
+  const std::string absent = (dir / "other,name.txt").string();
+  const std::string message = error_of([&] { expand_data_paths({absent}); });
+  CHECK(test::contains(message, "is read as a comma-separated list"));
+  CHECK(test::contains(message, (dir / "other?name.txt").string()));
+  CHECK(expand_data_paths({(dir / "comma?name.txt").string()}) == std::vector<std::string>{name});
+}

@@ -4,9 +4,12 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <filesystem>
 
 #include "common/data_dir.hpp"
 #include "common/error.hpp"
+#include "common/limits.hpp"
 #include "platforms/fablib_import.hpp"
 #include "platforms/property_graph.hpp"
 #include "temp_yaml.hpp"
@@ -175,7 +178,7 @@ TEST_CASE("import: files that are not saved fablib slices get a clear error, nev
        "names no <key>"},
       {"nogpu.json", test::replaced_all(json, "\"GPU\"", "\"NVME\""), "VMs has a GPU"},
       {"badcap.graphml", test::replaced_first(two, "{\"core\": 16", "{\"core\": "),
-       "Capacities is not valid JSON"},
+       "Capacities: not valid JSON"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.name);
@@ -185,4 +188,67 @@ TEST_CASE("import: files that are not saved fablib slices get a clear error, nev
   }
   CHECK(import_error((dir.path() / "absent.graphml").string()).find("cannot read") !=
         std::string::npos);
+}
+
+TEST_CASE("import: nesting, sizes and counts past the stated limits are refused by name") {
+  test::TempYaml dir;
+  const std::string two = test::text_of(fixture("two-site-l2sts.graphml"));
+  const std::string json = test::text_of(fixture("fabnetv4.json"));
+  const std::string brackets = std::string(100'000, '[') + std::string(100'000, ']');
+  std::string elements;
+  for (int i = 0; i < 100; ++i) elements += "<x>";
+  for (int i = 0; i < 100; ++i) elements += "</x>";
+  struct Case {
+    std::string name, text, expected;
+  };
+  const std::vector<Case> cases = {
+      {"deep.json", test::replaced_first(json, "\"default_ubuntu_22,qcow2\"", brackets),
+       "the JSON nesting depth (line 15) is 257; fabtrain handles at most 256"},
+      {"deepattr.json",
+       test::replaced_first(json, "\"{\\\"core\\\": 16, \\\"ram\\\": 64, \\\"disk\\\": 100}\"",
+                            "\"" + brackets + "\""),
+       "Capacities: the JSON nesting depth is 257"},
+      {"deep.graphml", test::replaced_first(two, "</graphml>", elements + "</graphml>"),
+       "the XML depth (at <x>) is 65; fabtrain handles at most 64"},
+      {"bigattr.graphml",
+       test::replaced_first(two, ">utah-vm<", ">" + std::string(2 << 20, 'v') + "<"),
+       "the length of <data key=\"d8\"> in bytes is 2097152; fabtrain handles at most 1048576"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.name);
+    const std::string message = import_error(dir.write(c.name, c.text));
+    CHECK(message.find(c.expected) != std::string::npos);
+    CHECK(message.find(c.name) != std::string::npos);
+  }
+  const std::string big = dir.write("big.graphml", two);
+  std::filesystem::resize_file(big, std::uintmax_t(limits::saved_slice_bytes.max) + 1);
+  CHECK(import_error(big).find("the size in bytes is 67108865; fabtrain handles at most") !=
+        std::string::npos);
+}
+
+TEST_CASE("import: twenty thousand networks of one name are read in linear time") {
+  test::TempYaml dir;
+  std::string services;
+  for (int i = 0; i < 20'000; ++i)
+    services += fmt::format(
+        "{{\"id\": \"net{}\", \"Class\": \"NetworkService\", \"Type\": \"L2STS\", \"Name\": "
+        "\"net\"}},\n",
+        i);
+  const std::string json = test::replaced_first(test::text_of(fixture("fabnetv4.json")),
+                                                "\"nodes\": [", "\"nodes\": [" + services);
+  const auto start = std::chrono::steady_clock::now();
+  const ImportedSlice s = import_fablib_slice(dir.write("many.json", json), builtin_catalog());
+  CHECK(contains(s.left_out, "network 'net-20000' (l2sts): joins 0 VM(s)"));
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+}
+
+TEST_CASE("import: an edge between a VM and its GPU given twice is one GPU") {
+  test::TempYaml dir;
+  const std::string edge =
+      "{\"source\": \"00000000-0000-0000-0000-0000002dc6c0\", \"target\": "
+      "\"00000000-0000-0000-0000-0000002dc6c1\", \"Class\": \"has\"},";
+  const std::string json = test::replaced_first(test::text_of(fixture("fabnetv4.json")),
+                                                "\"links\": [", "\"links\": [" + edge + edge);
+  const ImportedSlice s = import_fablib_slice(dir.write("twice.json", json), builtin_catalog());
+  CHECK(vm_named(s, "star-vm").vm.gpus == 1);
 }

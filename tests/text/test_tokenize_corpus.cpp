@@ -175,5 +175,52 @@ TEST_CASE(
   CHECK(msg.find("is at position 3, byte offset 1030") != std::string::npos);
 }
 
+TEST_CASE("tokenize replaces an earlier run's shards of the name as a whole, under a lock") {
+  const text::Gpt2Bpe* bpe = test::gpt2_bpe_or_skip();
+  if (!bpe) return;
+  test::TempDir dir("fabtrain-tok");
+  text::TokenizeConfig c;
+  c.inputs = {dir.write("a.txt", "A whole file is one document, long enough for four shards.\n")};
+  c.output_dir = (dir.path() / "out").string();
+  c.val_fraction = 0;
+  c.shard_tokens = 4;
+  std::atomic<bool> stop{false};
+  text::tokenize_corpus(c, stop);
+  dir.write("out/other_train_000001.bin", "another name's shard");
+  CHECK(listing(c.output_dir).size() > 3);
+  c.shard_tokens = 1000;
+  text::tokenize_corpus(c, stop);
+  CHECK(listing(c.output_dir) ==
+        std::vector<std::string>{"corpus_train_000001.bin", "other_train_000001.bin"});
+
+  const text::ShardWriter writing(c.output_dir, "corpus", 1000);
+  CHECK(test::contains(test::error_of([&] { text::tokenize_corpus(c, stop); }),
+                       "another tokenize is writing into"));
+}
+
+TEST_CASE("tokenize: thread counts beyond the stated limit are refused by name") {
+  text::TokenizeConfig c;
+  c.inputs = {"absent.txt"};
+  std::atomic<bool> stop{false};
+  for (int threads : {-1, 100'000, 2'000'000'000}) {
+    c.threads = threads;
+    CHECK(test::contains(test::error_of([&] { text::tokenize_corpus(c, stop); }), "--threads"));
+  }
+}
+
+TEST_CASE("tokenize: a JSONL line nested past the limit is refused with its file and line") {
+  if (!test::gpt2_bpe_or_skip()) return;
+  test::TempDir dir("fabtrain-tok");
+  const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
+  text::TokenizeConfig c;
+  c.inputs = {
+      dir.write("docs.jsonl", "{\"text\": \"fine\"}\n{\"text\": \"x\", \"id\": " + deep + "}\n")};
+  c.output_dir = (dir.path() / "out").string();
+  std::atomic<bool> stop{false};
+  CHECK(
+      test::contains(test::error_of([&] { text::tokenize_corpus(c, stop); }),
+                     "docs.jsonl:2: the JSON nesting depth is 257; fabtrain handles at most 256"));
+}
+
 }  // namespace
 }  // namespace fabtrain
