@@ -24,6 +24,10 @@ std::string memory_rank_name(const RankMemory& r) {
 
 }  // namespace
 
+double ranking_cost(const Evaluated& e, double cost, const SearchOptions& options) {
+  return e.tight ? cost * (1 + options.tight_tolerance) : cost;
+}
+
 std::vector<std::pair<std::string, int>> count_gpus_by(
     const Slice& slice, const std::vector<int>& gpus,
     const std::function<std::string(const SliceGpu&)>& key_of) {
@@ -143,6 +147,8 @@ class Evaluation {
     e.memory_capacity_bytes = worst.capacity_bytes;
     e.memory_rank = memory_rank_name(worst);
     e.oom = mem.oom;
+    e.free_fraction = least_free_fraction(mem);
+    e.tight = !mem.oom && e.free_fraction < options_.memory_headroom;
     if (mem.oom)
       e.reason = fmt::format("{} needs {:.1f} GiB of {:.1f} GiB", e.memory_rank,
                              worst.peak_bytes() / GiB, worst.capacity_bytes / GiB);
@@ -150,13 +156,16 @@ class Evaluation {
     return checked_.insert_or_assign(i, e).first->second;
   }
 
-  // A recompute=on candidate whose recompute=off twin fits is not worth simulating.
+  static bool fits_with_headroom(const Evaluated& e) { return !e.oom && !e.tight; }
+
+  // A recompute=on candidate whose recompute=off twin fits (with headroom) is not worth
+  // simulating.
   bool needless_recompute(const Candidate& c) {
     if (!c.plan.recompute || !options_.space.recompute_only_if_needed) return false;
     Plan twin = c.plan;
     twin.recompute = false;
     const auto it = index_of_.find(key_of(twin, c.global_batch));
-    return it != index_of_.end() && !check_memory(it->second, nullptr).oom;
+    return it != index_of_.end() && fits_with_headroom(check_memory(it->second, nullptr));
   }
 
   // An overlap=off candidate whose overlap=on twin fits: the simulator plays the same work with
@@ -168,7 +177,7 @@ class Evaluation {
     Plan twin = c.plan;
     twin.overlap = true;
     const auto it = index_of_.find(key_of(twin, c.global_batch));
-    return it != index_of_.end() && !check_memory(it->second, nullptr).oom;
+    return it != index_of_.end() && fits_with_headroom(check_memory(it->second, nullptr));
   }
 
   // Compiles a candidate and decides: out of memory, a needless recompute or overlap=off twin,
@@ -248,7 +257,7 @@ class Evaluation {
     e.communication_s = r.communication_s;
     if (options_.train_tokens) e.time_to_train_s = *options_.train_tokens / r.tokens_per_s;
     out_.ranked.push_back(e);
-    const double cost = weight(e.candidate) / r.tokens_per_s;
+    const double cost = ranking_cost(e, weight(e.candidate) / r.tokens_per_s, options_);
     double& best = best_per_set_.try_emplace(e.candidate.subset.gpus, 1e300).first->second;
     best = std::min(best, cost);
     fastest_.insert(cost);
@@ -301,14 +310,17 @@ class Evaluation {
   std::multiset<double> fastest_;                    // the keep_top best seconds per token so far
 };
 
-// Best first by the objective's cost per token, then fewer GPUs, then by plan text.
-void rank_by_objective(std::vector<Evaluated>& ranked, Objective objective) {
+// Best first by the objective's cost per token (a tight plan's raised by the tolerance), then
+// with headroom first, then fewer GPUs, then by plan text.
+void rank_by_objective(std::vector<Evaluated>& ranked, const SearchOptions& options) {
   auto cost = [&](const Evaluated& e) {
-    return objective_weight(objective, e.candidate.plan.ranks()) / e.tokens_per_s;
+    return ranking_cost(
+        e, objective_weight(options.objective, e.candidate.plan.ranks()) / e.tokens_per_s, options);
   };
   std::sort(ranked.begin(), ranked.end(), [&](const Evaluated& a, const Evaluated& b) {
     const double ca = cost(a), cb = cost(b);
     if (ca != cb) return ca < cb;
+    if (a.tight != b.tight) return b.tight;
     if (a.candidate.plan.ranks() != b.candidate.plan.ranks())
       return a.candidate.plan.ranks() < b.candidate.plan.ranks();
     return to_string(a.candidate.plan) < to_string(b.candidate.plan);
@@ -323,7 +335,7 @@ SearchResult evaluate(const ModelSpec& model, const Slice& slice,
   SearchResult out;
   out.enumerated = int(candidates.size());
   Evaluation(model, slice, candidates, options, out).run();
-  rank_by_objective(out.ranked, options.objective);
+  rank_by_objective(out.ranked, options);
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
 }

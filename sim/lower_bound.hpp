@@ -50,7 +50,7 @@ class PlanFloor {
   int seq_;
   std::vector<double> rate_;  // per slice GPU: FLOP/s it cannot exceed (0: no peak, no floor)
   std::vector<double> capacity_;
-  double framework_bytes_ = 0;
+  std::vector<double> framework_bytes_;  // per slice GPU
   using StageKey = std::tuple<int, int, int, int, int, bool,
                               std::vector<int>>;  // b tp pp dp zero recompute layers
   mutable std::map<StageKey, std::vector<Stage>> stages_;
