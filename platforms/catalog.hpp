@@ -113,6 +113,9 @@ struct FrameworkMemory {
   std::map<std::string, double> context_bytes_by_gpu;  // GPU type -> bytes
   double cublas_workspace_bytes = 0;
   double allocator_slack = 0;  // reserved = allocated x (1 + slack)
+  // Data parallelism without ZeRO keeps a second copy of the gradients in its all-reduce
+  // buckets (PyTorch DDP unless gradient_as_bucket_view).
+  bool data_parallel_gradient_copy = false;
   std::string source;
   double context_for(const std::string& gpu_type) const;
 };

@@ -92,8 +92,8 @@ LinkClass read_link_class(const YamlFields& f, const std::string& name) {
 }
 
 FrameworkMemory read_framework_memory(const YamlFields& f, const std::string& name) {
-  f.allow_only(
-      {"context_mib", "context_mib_by_gpu", "cublas_workspace_mib", "allocator_slack", "source"});
+  f.allow_only({"context_mib", "context_mib_by_gpu", "cublas_workspace_mib", "allocator_slack",
+                "data_parallel_gradient_copy", "source"});
   FrameworkMemory m;
   m.name = name;
   m.context_bytes = non_negative(f, "context_mib") * kMiB;
@@ -110,6 +110,7 @@ FrameworkMemory read_framework_memory(const YamlFields& f, const std::string& na
   if (m.allocator_slack >= 1)
     fail("{}: {} is a fraction of the allocated bytes, below 1", f.field("allocator_slack"),
          m.allocator_slack);
+  m.data_parallel_gradient_copy = f.flag_or("data_parallel_gradient_copy", false);
   m.source = required_source(f);
   return m;
 }

@@ -116,6 +116,10 @@ MemoryEstimate estimate_memory(const Schedule& schedule, const Slice& slice,
     m.gpu_type = d.type->name;
     m.site = d.site;
     add_model_state(schedule, r, m);
+    if (framework.data_parallel_gradient_copy && schedule.plan.dp > 1 && schedule.plan.zero == 0) {
+      m.gradient_bytes *= 2;  // the buckets' copy
+      m.static_bytes += m.gradient_bytes / 2;
+    }
     m.activation_bytes = peak_activation_bytes(schedule.ranks[r]);
     m.buffer_bytes = buffers_in_flight(schedule.ranks[r]);
     m.workspace_bytes = framework.cublas_workspace_bytes;

@@ -1,7 +1,8 @@
 // Memory per rank of one training step, computed from the schedule alone (no simulation), so the
 // selector can prune plans before simulating them:
 //   static      the model state (schedule.model_state: weights, gradients, optimizer state per
-//               ZeRO stage; schedule.static_bytes where a schedule has no split)
+//               ZeRO stage; schedule.static_bytes where a schedule has no split), the gradients
+//               twice where the profile's data parallelism keeps a copy in its buckets
 //   activations the peak of activation bytes held while walking the rank's stream in order
 //               (Forward keeps its activation_bytes, the matching Backward releases them; so GPipe
 //               holds all microbatches, 1F1B the in-flight ones, recomputation only block inputs)

@@ -178,6 +178,15 @@ TEST_CASE("memory: the framework profile's terms and NCCL's buffers per communic
   CHECK(estimate_memory(s, slice).ranks[0].comm_buffer_bytes == 0);
   const Slice fast = test_slice(catalog, {4}, 2, 0.02, 1e9, "GPU_FAST");
   CHECK(estimate_memory(s, fast).ranks[0].context_bytes == doctest::Approx(3 * GiB));
+  // PyTorch DDP's buckets: a second copy of the gradients under data parallelism without ZeRO.
+  framework.data_parallel_gradient_copy = true;
+  CHECK(estimate_memory(s, slice).ranks[0].gradient_bytes == doctest::Approx(2 * r.gradient_bytes));
+  CHECK(estimate_memory(s, slice).ranks[0].static_bytes ==
+        doctest::Approx(r.static_bytes + r.gradient_bytes));
+  plan.zero = 1;
+  const Schedule zero1 = compile(model, plan, 8, 128);
+  CHECK(estimate_memory(zero1, slice).ranks[0].gradient_bytes == doctest::Approx(r.gradient_bytes));
+  framework.data_parallel_gradient_copy = false;
   // least_free_fraction and the terms a user reads.
   CHECK(least_free_fraction(m) ==
         doctest::Approx((r.capacity_bytes - r.peak_bytes()) / r.capacity_bytes));
