@@ -10,6 +10,7 @@
 #include "calibrate/framework_profile.hpp"
 #include "common/error.hpp"
 #include "plan/schedule.hpp"
+#include "sim/memory.hpp"
 #include "sim/simulator.hpp"
 
 namespace fabtrain {
@@ -59,28 +60,50 @@ Slice published_slice(const PublishedRun& run, const Catalog& catalog) {
 
 namespace {
 
+// The bytes of one rank that a source's kind of peak memory counts.
+double bytes_of_kind(const RankMemory& m, MemoryKind kind) {
+  switch (kind) {
+    case MemoryKind::allocated:
+      return m.allocated_bytes();
+    case MemoryKind::reserved:
+      return m.reserved_bytes();
+    case MemoryKind::device_used:
+      return m.peak_bytes();
+  }
+  return m.peak_bytes();
+}
+
+// Memory with the run's framework memory profile: the peak of the measured kind and the verdict.
+void check_memory(const PublishedRun& run, const Schedule& schedule, const Slice& slice,
+                  PublishedCheck& c) {
+  const MemoryEstimate mem = estimate_memory(
+      schedule, slice, &slice.catalog->framework_memory_profile(run.framework_memory));
+  c.oom = mem.oom;
+  c.measured_oom = run.measured.oom;
+  if (!run.measured.peak_memory_bytes) return;
+  double peak = 0;
+  for (const RankMemory& r : mem.ranks)
+    peak = std::max(peak, bytes_of_kind(r, run.measured.memory_kind));
+  c.predicted_memory_bytes = peak;
+  c.measured_memory_bytes = run.measured.peak_memory_bytes;
+  c.memory_error = (peak - *c.measured_memory_bytes) / *c.measured_memory_bytes;
+}
+
 // One run on a Simulator already built for its slice.
-PublishedCheck check_on(const PublishedRun& run, Simulator& simulator) {
+PublishedCheck check_on(const PublishedRun& run, Simulator& simulator, const Slice& slice) {
   PublishedCheck c;
   c.id = run.id;
+  c.timed = run.measured.timed();
   c.measured_step_s = run.measured.step_time_s;
   try {
     Schedule schedule = compile(run.model, run.plan, run.global_batch, run.seq);
     if (run.framework_profile) apply_framework(schedule, run.model, *run.framework_profile);
-    const SimResult result = simulator.run(run.model, schedule);
-    c.predicted_step_s = result.step_time_s;
-    c.oom = result.oom;
-    if (run.measured.peak_memory_bytes) {
-      double peak = 0;
-      for (const auto& r : result.ranks) peak = std::max(peak, r.peak_memory_bytes);
-      c.predicted_memory_bytes = peak;
-      c.measured_memory_bytes = run.measured.peak_memory_bytes;
-      c.memory_error = (peak - *c.measured_memory_bytes) / *c.measured_memory_bytes;
-    }
+    check_memory(run, schedule, slice, c);
+    if (c.timed) c.predicted_step_s = simulator.run(run.model, schedule).step_time_s;
   } catch (const Error& e) {
     fail("row {} ({}): cannot be simulated: {}", run.row, run.id, e.what());
   }
-  c.error = (c.predicted_step_s - c.measured_step_s) / c.measured_step_s;
+  if (c.timed) c.error = (c.predicted_step_s - c.measured_step_s) / c.measured_step_s;
   return c;
 }
 
@@ -88,8 +111,9 @@ PublishedCheck check_on(const PublishedRun& run, Simulator& simulator) {
 
 PublishedCheck check_published_run(const PublishedRun& run, const Catalog& catalog) {
   const Catalog shaped = shaped_catalog(run, catalog);
-  Simulator simulator(published_slice(run, shaped));
-  return check_on(run, simulator);
+  const Slice slice = published_slice(run, shaped);
+  Simulator simulator(slice);
+  return check_on(run, simulator, slice);
 }
 
 double median_abs(std::vector<double> values) {
@@ -108,23 +132,29 @@ PublishedSummary check_published(const std::string& path, const Catalog& catalog
   // SimGrid seals its platform at the first simulation: every slice is built before any run.
   std::vector<std::unique_ptr<Simulator>> simulators;
   std::deque<Catalog> catalogs;  // each slice points at its run's (shaped) catalog
+  std::vector<Slice> slices;
   for (const PublishedRun& run : file.runs) {
     catalogs.push_back(shaped_catalog(run, catalog));
-    simulators.push_back(std::make_unique<Simulator>(published_slice(run, catalogs.back())));
+    slices.push_back(published_slice(run, catalogs.back()));
+    simulators.push_back(std::make_unique<Simulator>(slices.back()));
   }
   std::vector<double> errors, memory_errors;
   for (std::size_t i = 0; i < file.runs.size(); ++i) {
     const PublishedRun& run = file.runs[i];
     try {
-      s.checks.push_back(check_on(run, *simulators[i]));
+      s.checks.push_back(check_on(run, *simulators[i], slices[i]));
     } catch (const Error& e) {
       s.problems.push_back(e.what());
       continue;
     }
     s.runs.push_back(run);
-    errors.push_back(s.checks.back().error);
-    if (s.checks.back().memory_error) memory_errors.push_back(*s.checks.back().memory_error);
+    const PublishedCheck& c = s.checks.back();
+    if (c.timed) errors.push_back(c.error);
+    if (c.memory_error) memory_errors.push_back(*c.memory_error);
+    s.oom_rows += c.measured_oom.has_value();
+    s.oom_agreeing += c.oom_agrees();
   }
+  s.timed_rows = int(errors.size());
   s.median_abs_error = median_abs(errors);
   s.memory_rows = int(memory_errors.size());
   if (!memory_errors.empty()) s.median_abs_memory_error = median_abs(memory_errors);

@@ -2,7 +2,9 @@
 // each published run's slice from its stated hardware, compiles its plan (adding the kernels of
 // its framework profile, where it names one: calibrate/framework_profile.hpp), simulates one step
 // uncalibrated (catalog defaults) with the communicator profile the run's NCCL transport
-// corresponds to, and compares with the measured step time (and peak memory where published).
+// corresponds to, and compares with the measured step time, the peak memory of the kind the
+// source measured (with the framework memory profile of the run's framework) and the source's
+// out-of-memory verdict, each where published.
 #pragma once
 #include <optional>
 #include <string>
@@ -15,11 +17,15 @@ namespace fabtrain {
 
 struct PublishedCheck {
   std::string id;
+  bool timed = false;  // the row has a measured step time (the others check memory only)
   double predicted_step_s = 0;
   double measured_step_s = 0;
-  double error = 0;  // (predicted - measured) / measured
+  double error = 0;  // (predicted - measured) / measured; 0 for a row without a step time
+  // The peak of the measured kind over the run's ranks (with the run's framework memory profile).
   std::optional<double> predicted_memory_bytes, measured_memory_bytes, memory_error;
-  bool oom = false;  // the simulator says the plan does not fit the stated GPUs
+  bool oom = false;                  // the memory model says the plan does not fit the stated GPUs
+  std::optional<bool> measured_oom;  // what the source says, where it does
+  bool oom_agrees() const { return measured_oom && *measured_oom == oom; }
 };
 
 // The slice of a published run: nodes ONPREM/node0..n-1 of gpus_per_node GPUs on NVLink or PCIe,
@@ -39,9 +45,13 @@ struct PublishedSummary {
   std::vector<PublishedCheck> checks;  // parallel to runs
   std::vector<std::string> problems;   // bad rows and rows that could not be simulated
   int rows = 0;
-  double median_abs_error = 0;                    // over checks, step time
+  double median_abs_error = 0;  // over checks with a step time
+  int timed_rows = 0;
   std::optional<double> median_abs_memory_error;  // over checks with published memory
   int memory_rows = 0;
+  // Rows whose source says whether the run ran out of memory, and those the model puts on the
+  // same side.
+  int oom_rows = 0, oom_agreeing = 0;
 };
 // Loads the file and checks every good row, collecting problems instead of stopping.
 PublishedSummary check_published(const std::string& path,

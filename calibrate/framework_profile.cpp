@@ -31,7 +31,8 @@ void read_pair(const YamlFields& f, const std::string& key, ExtraKernels& forwar
 
 FrameworkProfile read_framework_profile(const std::string& name, const YamlFields& f) {
   f.allow_only({"dropout", "dropout_mask_bytes", "activation", "scores", "logits",
-                "step_kernels_per_tensor", "ddp_kernels_per_tensor", "source", "assumed"});
+                "step_kernels_per_tensor", "ddp_kernels_per_tensor", "autocast", "source",
+                "assumed"});
   FrameworkProfile p;
   p.name = name;
   for (const std::string& site : f.text_list_or("dropout")) {
@@ -60,6 +61,7 @@ FrameworkProfile read_framework_profile(const std::string& name, const YamlField
   for (const char* key : {"step_kernels_per_tensor", "ddp_kernels_per_tensor"})
     if (f.integer_or(key, 0) < 0)
       fail("{}: {} must not be negative", f.field(key), f.integer_or(key, 0));
+  p.autocast = f.flag_or("autocast", false);
   p.source = f.text("source");
   (void)f.text_list_or("assumed");  // documentation only, but it must be a list of text
   return p;
@@ -83,8 +85,8 @@ void apply_framework(Schedule& schedule, const ModelSpec& model, const Framework
           add(*f, framework_extra_cost(profile, model, block, b, s, tp, plan.precision,
                                        plan.attention, false));
           if (!plan.recompute)
-            f->activation_bytes +=
-                framework_extra_activation_bytes(profile, model, block, b, s, tp, plan.attention);
+            f->activation_bytes += framework_extra_activation_bytes(profile, model, block, b, s, tp,
+                                                                    plan.attention, plan.precision);
         }
       } else if (auto* w = std::get_if<Backward>(&instruction)) {
         last_backward = w;
@@ -96,8 +98,8 @@ void apply_framework(Schedule& schedule, const ModelSpec& model, const Framework
             add(*w, framework_extra_cost(profile, model, block, b, s, tp, plan.precision,
                                          plan.attention, false));
           else
-            w->activation_bytes +=
-                framework_extra_activation_bytes(profile, model, block, b, s, tp, plan.attention);
+            w->activation_bytes += framework_extra_activation_bytes(profile, model, block, b, s, tp,
+                                                                    plan.attention, plan.precision);
         }
       }
     }

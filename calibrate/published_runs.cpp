@@ -76,17 +76,49 @@ PublishedHardware read_hardware(const YamlFields& row, const Catalog& catalog) {
   return h;
 }
 
+// The peak memory and out-of-memory fields of a measurement: a peak needs its kind, and must fit
+// the GPU of a run that ran; a run that ran out of memory has no peak or step time.
+void read_memory(const YamlFields& f, const PublishedRun& r, const Catalog& catalog,
+                 PublishedMeasurement& m) {
+  if (f.has("oom")) m.oom = f.flag_or("oom", false);
+  if (f.has("memory_kind") && !f.has("peak_memory_gib"))
+    fail("{}: a memory kind without peak_memory_gib", f.field("memory_kind"));
+  if (f.has("peak_memory_gib")) {
+    const double gib = f.number("peak_memory_gib");
+    if (!(gib > 0)) fail("{}: {} must be positive", f.field("peak_memory_gib"), gib);
+    if (!f.has("memory_kind"))
+      fail("{}: say what the peak counts: allocated, reserved or device_used",
+           f.field("memory_kind"));
+    try {
+      m.memory_kind = parse_memory_kind(f.text("memory_kind"));
+    } catch (const Error& e) {
+      fail("{}: {}", f.field("memory_kind"), e.what());
+    }
+    m.peak_memory_bytes = gib * double(1 << 30);
+    const double capacity = catalog.gpu(r.hardware.gpu).memory_bytes;
+    if (*m.peak_memory_bytes > capacity)
+      fail("{}: {} GiB is above the {} GiB of a {} for a run that ran", f.field("peak_memory_gib"),
+           gib, capacity / double(1 << 30), r.hardware.gpu);
+  }
+  if (m.oom.value_or(false) && (m.peak_memory_bytes || m.timed()))
+    fail("{}: a run that ran out of memory has no peak memory or step time", f.field("oom"));
+}
+
 // Seconds per step from what the source published: a step time, a throughput in tokens/s, or
-// TFLOP/s per GPU by the formula the source used.
-PublishedMeasurement read_measurement(const YamlFields& row, const PublishedRun& r) {
+// TFLOP/s per GPU by the formula the source used; and the peak memory or out-of-memory verdict.
+PublishedMeasurement read_measurement(const YamlFields& row, const PublishedRun& r,
+                                      const Catalog& catalog) {
   const YamlFields f(row.file(), row.where() + ".measured", row.mapping("measured"));
   f.allow_only({"step_time_s", "tokens_per_s", "tflops_per_gpu", "flops_formula", "as_published",
-                "peak_memory_gib"});
+                "peak_memory_gib", "memory_kind", "oom"});
   const int given =
       int(f.has("step_time_s")) + int(f.has("tokens_per_s")) + int(f.has("tflops_per_gpu"));
-  if (given != 1)
-    fail("{}: give exactly one of step_time_s, tokens_per_s, tflops_per_gpu (found {})",
-         f.field("step_time_s"), given);
+  const bool memory_only = f.has("peak_memory_gib") || f.has("oom");
+  if (given > 1 || (given == 0 && !memory_only))
+    fail(
+        "{}: give one of step_time_s, tokens_per_s, tflops_per_gpu (found {}), or a memory "
+        "row's peak_memory_gib or oom",
+        f.field("step_time_s"), given);
   PublishedMeasurement m;
   m.as_published = f.text("as_published");
   auto positive = [&](const char* key) {
@@ -98,7 +130,7 @@ PublishedMeasurement read_measurement(const YamlFields& row, const PublishedRun&
     m.step_time_s = positive("step_time_s");
   } else if (f.has("tokens_per_s")) {
     m.step_time_s = double(r.global_batch) * r.seq / positive("tokens_per_s");
-  } else {
+  } else if (f.has("tflops_per_gpu")) {
     const double tflops = positive("tflops_per_gpu");
     const std::string formula = f.text("flops_formula");
     double flops = 0;
@@ -110,15 +142,15 @@ PublishedMeasurement read_measurement(const YamlFields& row, const PublishedRun&
       fail("{}: '{}' is not a known formula (megatron, alpa)", f.field("flops_formula"), formula);
     m.step_time_s = flops / (tflops * 1e12 * r.hardware.gpus());
   }
-  if (f.has("peak_memory_gib")) m.peak_memory_bytes = positive("peak_memory_gib") * double(1 << 30);
+  read_memory(f, r, catalog, m);
   return m;
 }
 
 PublishedRun read_run(const YamlFields& f, int row, const Catalog& catalog,
                       const std::map<std::string, FrameworkProfile>& profiles) {
   f.allow_only({"id", "source", "url", "model", "seq", "global_batch", "plan", "framework",
-                "framework_profile", "hardware", "communicator", "measured", "unstated",
-                "large_error_reason", "compare"});
+                "framework_profile", "framework_memory", "hardware", "communicator", "measured",
+                "unstated", "large_error_reason", "compare"});
   PublishedRun r;
   r.row = row;
   r.id = f.text("id");
@@ -159,14 +191,38 @@ PublishedRun read_run(const YamlFields& f, int row, const Catalog& catalog,
   r.communicator = f.text("communicator");
   if (!catalog.communicators.count(r.communicator))
     fail("{}: unknown communicator profile '{}'", f.field("communicator"), r.communicator);
-  r.measured = read_measurement(f, r);
+  r.framework_memory = f.text_or("framework_memory", "");
+  if (!r.framework_memory.empty() && !catalog.framework_memory.count(r.framework_memory))
+    fail("{}: unknown framework memory profile '{}'", f.field("framework_memory"),
+         r.framework_memory);
+  r.measured = read_measurement(f, r, catalog);
   r.unstated = f.text_list_or("unstated");
   r.large_error_reason = f.text_or("large_error_reason", "");
   r.compare = f.text_or("compare", "");
+  if (!r.compare.empty() && !r.measured.timed())
+    fail("{}: plans are compared by their step times; this row has none", f.field("compare"));
   return r;
 }
 
 }  // namespace
+
+MemoryKind parse_memory_kind(const std::string& text) {
+  for (MemoryKind k : {MemoryKind::allocated, MemoryKind::reserved, MemoryKind::device_used})
+    if (text == to_string(k)) return k;
+  fail("'{}' is not a memory kind (allocated, reserved, device_used)", text);
+}
+
+const char* to_string(MemoryKind kind) {
+  switch (kind) {
+    case MemoryKind::allocated:
+      return "allocated";
+    case MemoryKind::reserved:
+      return "reserved";
+    case MemoryKind::device_used:
+      return "device_used";
+  }
+  return "?";
+}
 
 PublishedFile load_published_runs(const std::string& path, const Catalog& catalog) {
   const YAML::Node root = load_yaml_file(path, "published runs");

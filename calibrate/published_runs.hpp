@@ -32,11 +32,24 @@ struct PublishedHardware {
   int gpus() const { return nodes * gpus_per_node; }
 };
 
-// What the source measured, converted to seconds per optimizer step.
+// What a published peak memory counts (sim/memory.hpp maps each onto the model's terms):
+// allocated (torch.cuda.max_memory_allocated, PyTorch's memory summary "Allocated memory"),
+// reserved (the caching allocator's segments), or device_used (nvidia-smi's or cudaMemGetInfo's
+// used memory: the context and every library's buffers too).
+enum class MemoryKind { allocated, reserved, device_used };
+MemoryKind parse_memory_kind(const std::string& text);  // refuses others, naming the known
+const char* to_string(MemoryKind kind);
+
+// What the source measured, converted to seconds per optimizer step. A row gives a step time, a
+// peak memory, or whether the run ran out of memory, or several of them.
 struct PublishedMeasurement {
-  double step_time_s = 0;
+  double step_time_s = 0;    // 0: the source gives none (a memory or out-of-memory row)
   std::string as_published;  // "1310000 tokens/s", "137 TFLOP/s per GPU (Megatron formula)"
   std::optional<double> peak_memory_bytes;  // per GPU, where published
+  MemoryKind memory_kind = MemoryKind::device_used;
+  // Where the source says so: the run ran out of GPU memory (true) or ran (false).
+  std::optional<bool> oom;
+  bool timed() const { return step_time_s > 0; }
 };
 
 struct PublishedRun {
@@ -54,6 +67,8 @@ struct PublishedRun {
   std::optional<FrameworkProfile> framework_profile;
   PublishedHardware hardware;
   std::string communicator;  // catalog profile the run's NCCL transport corresponds to
+  // The catalog's framework memory profile of the run's framework ("": the catalog's default).
+  std::string framework_memory;
   PublishedMeasurement measured;
   std::vector<std::string> unstated;  // what the source leaves out, and what this file assumed
   std::string large_error_reason;     // why a prediction may miss by more than 50%, if known

@@ -53,9 +53,32 @@ WorkCost framework_extra_cost(const FrameworkProfile& f, const ModelSpec& m, Blo
   return w;
 }
 
+namespace {
+
+// Elements autocast keeps in fp32 where a half-precision model would keep 2-byte ones: each
+// layer norm's output and the residual sum (attention and MLP blocks), the softmax's
+// probabilities (where the scores are materialised), and the head's log-probabilities.
+double autocast_fp32_elements(const Sizes& n, Block block, Attention attention) {
+  switch (block.kind) {
+    case BlockKind::embed:
+      return 0;
+    case BlockKind::attn:
+      return 2 * n.activation + (attention == Attention::flash ? 0 : n.scores);
+    case BlockKind::mlp:
+      return 2 * n.activation;
+    case BlockKind::head:
+      return n.activation + n.logits;
+  }
+  return 0;
+}
+
+}  // namespace
+
 double framework_extra_activation_bytes(const FrameworkProfile& f, const ModelSpec& m, Block block,
-                                        int b, int s, int tp, Attention attention) {
+                                        int b, int s, int tp, Attention attention, Precision p) {
   const Sizes n = sizes_of(m, b, s, tp);
+  const double autocast =
+      f.autocast && element_bytes(p) == 2 ? 2 * autocast_fp32_elements(n, block, attention) : 0;
   double elements = 0;
   switch (block.kind) {
     case BlockKind::embed:
@@ -71,7 +94,7 @@ double framework_extra_activation_bytes(const FrameworkProfile& f, const ModelSp
     case BlockKind::head:
       break;
   }
-  return elements * f.dropout_mask_bytes;
+  return elements * f.dropout_mask_bytes + autocast;
 }
 
 int parameter_tensors(const ModelSpec& m, Block block) {

@@ -40,6 +40,10 @@ struct FrameworkProfile {
   // and, with data parallelism, DDP's per-tensor copies into and out of its buckets.
   int step_kernels_per_tensor = 0;
   int ddp_kernels_per_tensor = 0;
+  // Mixed precision by autocast (torch.cuda.amp) rather than a half-precision model: under an
+  // fp16 or bf16 plan the layer norms, the softmax and the loss's log-softmax run in fp32 and the
+  // residual stream stays fp32, so those kept outputs take 4 bytes an element, not 2.
+  bool autocast = false;
   std::string source;
 };
 
@@ -47,9 +51,10 @@ struct FrameworkProfile {
 // same sizes forward_cost takes); backward: the gradient kernels.
 WorkCost framework_extra_cost(const FrameworkProfile& f, const ModelSpec& m, Block block, int b,
                               int s, int tp, Precision p, Attention attention, bool backward);
-// Bytes the extra kernels keep from forward for backward: the dropout masks.
+// Bytes the framework keeps from forward for backward beyond costs.hpp's activation_bytes: the
+// dropout masks, and under autocast the 2 more bytes an element of what it keeps in fp32.
 double framework_extra_activation_bytes(const FrameworkProfile& f, const ModelSpec& m, Block block,
-                                        int b, int s, int tp, Attention attention);
+                                        int b, int s, int tp, Attention attention, Precision p);
 // Parameter tensors of a block as GPT-2's modules hold them (a weight and a bias per layer norm
 // and per product; wte and wpe; an untied output matrix).
 int parameter_tensors(const ModelSpec& m, Block block);

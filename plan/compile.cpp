@@ -79,9 +79,9 @@ class StepBuilder {
   Schedule build() {
     for (int rank = 0; rank < plan_.ranks(); ++rank) {
       const int stage = rank_coord(plan_, rank).pp;
-      schedule_.static_bytes.push_back(model_state_bytes(stage_parameters(m_, plan_, stage),
-                                                         plan_.precision, plan_.zero, plan_.dp)
-                                           .total());
+      schedule_.model_state.push_back(model_state_bytes(stage_parameters(m_, plan_, stage),
+                                                        plan_.precision, plan_.zero, plan_.dp));
+      schedule_.static_bytes.push_back(schedule_.model_state.back().total());
       emit_step(rank);
     }
     return std::move(schedule_);

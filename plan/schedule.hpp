@@ -18,6 +18,7 @@
 #include <variant>
 #include <vector>
 
+#include "models/costs.hpp"
 #include "models/matmul_shape.hpp"
 #include "plan/plan.hpp"
 
@@ -143,7 +144,8 @@ struct Schedule {
   std::vector<std::vector<int>> groups;         // collective groups, ranks in ring order
   std::vector<GroupKind> group_kinds;           // what each group is for
   std::vector<std::vector<Instruction>> ranks;  // ranks[r] = r's instruction stream
-  std::vector<double> static_bytes;             // per rank: weights+grads+optimizer+buffers
+  std::vector<double> static_bytes;             // per rank: weights+grads+optimizer
+  std::vector<ModelStateBytes> model_state;     // per rank: the same, split
 };
 
 // Compiles one training step. Validates the plan against the model and batch first.

@@ -56,6 +56,16 @@ const CommunicatorProfile& Catalog::communicator(const std::string& name) const 
   return find_named(communicators, name, "communicator profile");
 }
 
+const FrameworkMemory& Catalog::framework_memory_profile(const std::string& name) const {
+  return find_named(framework_memory, name.empty() ? default_framework_memory : name,
+                    "framework memory profile");
+}
+
+double FrameworkMemory::context_for(const std::string& gpu_type) const {
+  const auto it = context_bytes_by_gpu.find(gpu_type);
+  return it == context_bytes_by_gpu.end() ? context_bytes : it->second;
+}
+
 SiteLatency Catalog::latency(const std::string& a, const std::string& b) const {
   const Site& site_a = site(a);
   const Site& site_b = site(b);

@@ -93,13 +93,35 @@ struct CommunicatorProfile {
   // (true: Open MPI 4.1's libnbc, which has no other algorithm for it). YAML
   // started_reduce_scatter: ring | reduce_then_scatter.
   bool started_reduce_scatter_via_root = false;
+  // Buffers the library keeps in GPU memory for each communicator (NCCL: NCCL_BUFFSIZE per
+  // channel, per peer, per direction); 0 channels: none on the GPU (Open MPI's TCP path).
+  int device_buffer_channels = 0;
+  double device_buffer_bytes = 0;  // per channel, peer and direction
   std::string source;
   // Its collectives' protocols; empty: none modelled (every call a plain ring or tree).
   std::vector<CollectiveProtocol> protocols;
 };
 
+// What a training framework holds on each GPU besides the step's tensors (the catalog's
+// framework_memory:): the CUDA context with the framework's kernels (by GPU type where a source
+// measured one), the cuBLAS workspace, and the caching allocator's slack (reserved over
+// allocated, as a fraction of what the step allocates). Communication buffers come from the
+// communicator profile.
+struct FrameworkMemory {
+  std::string name;
+  double context_bytes = 0;
+  std::map<std::string, double> context_bytes_by_gpu;  // GPU type -> bytes
+  double cublas_workspace_bytes = 0;
+  double allocator_slack = 0;  // reserved = allocated x (1 + slack)
+  // Data parallelism without ZeRO keeps a second copy of the gradients in its all-reduce
+  // buckets (PyTorch DDP unless gradient_as_bucket_view).
+  bool data_parallel_gradient_copy = false;
+  std::string source;
+  double context_for(const std::string& gpu_type) const;
+};
+
 // Per-kind compute efficiencies and overheads: fractions of peak reached by matrix products and
-// element-wise kernels, a per-kernel launch overhead, and the framework/CUDA context memory.
+// element-wise kernels and a per-kernel launch overhead.
 struct ComputeDefaults {
   double matmul_efficiency = 0.5;            // of the FP32 peak (no tensor cores)
   double tensor_core_matmul_efficiency = 0;  // of the fp16/bf16/tf32 tensor-core peak; 0: as above
@@ -108,7 +130,6 @@ struct ComputeDefaults {
   bool serial_kernels = false;
   double memory_efficiency = 0.7;
   double kernel_overhead_s = 10e-6;
-  double framework_memory_bytes = 0;
   // Output tile (rows = columns) of one thread block of a matrix product, for tile and wave
   // quantization (sim/cost/matmul_efficiency.hpp); 0: not charged.
   int matmul_tile = 0;
@@ -136,6 +157,8 @@ struct Catalog {
   std::map<std::string, CommunicatorProfile> communicators;
   std::string default_communicator;  // what a slice that names none runs
   ComputeDefaults compute;
+  std::map<std::string, FrameworkMemory> framework_memory;
+  std::string default_framework_memory;  // the profile plans are checked against
   LatencyEstimate latency_estimate;
   std::string path;  // the file it was loaded from
 
@@ -144,6 +167,8 @@ struct Catalog {
   const Site& site(const std::string& name) const;
   const LinkClass& link_class(const std::string& name) const;
   const CommunicatorProfile& communicator(const std::string& name) const;
+  // A framework memory profile by name; "" is the default one.
+  const FrameworkMemory& framework_memory_profile(const std::string& name = "") const;
   // Round-trip latency between two sites: measured, or estimated from great-circle distance.
   SiteLatency latency(const std::string& a, const std::string& b) const;
 };

@@ -91,6 +91,30 @@ LinkClass read_link_class(const YamlFields& f, const std::string& name) {
   return c;
 }
 
+FrameworkMemory read_framework_memory(const YamlFields& f, const std::string& name) {
+  f.allow_only({"context_mib", "context_mib_by_gpu", "cublas_workspace_mib", "allocator_slack",
+                "data_parallel_gradient_copy", "source"});
+  FrameworkMemory m;
+  m.name = name;
+  m.context_bytes = non_negative(f, "context_mib") * kMiB;
+  if (f.has("context_mib_by_gpu")) {
+    const YamlFields by(f.file(), f.where() + ".context_mib_by_gpu",
+                        f.mapping("context_mib_by_gpu"));
+    for (const auto& kv : by.node()) {
+      const std::string gpu = kv.first.Scalar();
+      m.context_bytes_by_gpu[gpu] = non_negative(by, gpu, true) * kMiB;
+    }
+  }
+  m.cublas_workspace_bytes = non_negative(f, "cublas_workspace_mib") * kMiB;
+  m.allocator_slack = non_negative(f, "allocator_slack");
+  if (m.allocator_slack >= 1)
+    fail("{}: {} is a fraction of the allocated bytes, below 1", f.field("allocator_slack"),
+         m.allocator_slack);
+  m.data_parallel_gradient_copy = f.flag_or("data_parallel_gradient_copy", false);
+  m.source = required_source(f);
+  return m;
+}
+
 CollectiveProtocol read_protocol(const YamlFields& f) {
   f.allow_only({"name", "call_latency_us", "step_latency_intra_us", "step_latency_net_us",
                 "bandwidth_fraction"});
@@ -109,7 +133,7 @@ CollectiveProtocol read_protocol(const YamlFields& f) {
 CommunicatorProfile read_communicator(const YamlFields& f, const std::string& name) {
   f.allow_only({"library", "streams_per_peer", "max_in_flight_mib", "eager_limit_kib",
                 "rendezvous_round_trips", "knobs", "protocols", "concurrent_collectives",
-                "started_reduce_scatter", "source"});
+                "started_reduce_scatter", "device_buffers", "source"});
   CommunicatorProfile c;
   c.name = name;
   c.library = f.text("library");
@@ -125,6 +149,13 @@ CommunicatorProfile read_communicator(const YamlFields& f, const std::string& na
     fail("{}: '{}' is not ring or reduce_then_scatter", f.field("started_reduce_scatter"),
          reduce_scatter);
   c.started_reduce_scatter_via_root = reduce_scatter == "reduce_then_scatter";
+  if (f.has("device_buffers")) {
+    const YamlFields b(f.file(), f.where() + ".device_buffers", f.mapping("device_buffers"));
+    b.allow_only({"channels", "buffsize_mib"});
+    c.device_buffer_channels = b.integer("channels");
+    if (c.device_buffer_channels < 1) fail("{}: must be at least 1", b.field("channels"));
+    c.device_buffer_bytes = non_negative(b, "buffsize_mib", true) * kMiB;
+  }
   const YAML::Node protocols = f.sequence_or_empty("protocols");
   for (std::size_t i = 0; i < protocols.size(); ++i) {
     const std::string where = f.where() + ".protocols[" + std::to_string(i) + "]";
@@ -156,12 +187,28 @@ std::string sub(const YamlFields& top, const std::string& key) {
   return top.where().empty() ? key : top.where() + "." + key;
 }
 
+// framework_memory: {default: NAME, profiles: {NAME: {...}}}; GPU types named per profile must
+// be in the catalog.
+void read_framework_memory_section(const YamlFields& top, Catalog& cat) {
+  const YamlFields f(top.file(), sub(top, "framework_memory"), top.mapping("framework_memory"));
+  f.allow_only({"default", "profiles"});
+  if (f.has("profiles")) read_named(f, "profiles", cat.framework_memory, read_framework_memory);
+  if (f.has("default")) cat.default_framework_memory = f.text("default");
+  if (!cat.framework_memory.count(cat.default_framework_memory))
+    fail("{}: '{}' is not in profiles", f.field("default"), cat.default_framework_memory);
+  for (const auto& [name, m] : cat.framework_memory)
+    for (const auto& [gpu, bytes] : m.context_bytes_by_gpu)
+      if (!cat.gpus.count(gpu))
+        fail("{}: profiles.{}.context_mib_by_gpu: unknown GPU type '{}'", f.field("profiles"), name,
+             gpu);
+}
+
 // Reads the sections of a catalog mapping into `cat`. A full catalog (overlay=false) must have
 // every section; an overlay may have any of them, and its entries add to or replace the base's.
 void read_sections(const YamlFields& top, Catalog& cat, bool overlay) {
   const std::string& path = top.file();
   top.allow_only({"gpus", "nics", "sites", "latencies", "latency_estimate", "link_classes",
-                  "communicators", "default_communicator", "compute"});
+                  "communicators", "default_communicator", "compute", "framework_memory"});
   auto wanted = [&](const char* key) { return !overlay || top.has(key); };
   if (wanted("gpus")) read_named(top, "gpus", cat.gpus, read_gpu);
   if (wanted("nics")) read_named(top, "nics", cat.nics, read_nic);
@@ -174,6 +221,8 @@ void read_sections(const YamlFields& top, Catalog& cat, bool overlay) {
   if (wanted("default_communicator")) cat.default_communicator = top.text("default_communicator");
   if (!cat.communicators.count(cat.default_communicator))
     fail("{}: default_communicator '{}' is not in communicators", path, cat.default_communicator);
+
+  if (wanted("framework_memory")) read_framework_memory_section(top, cat);
 
   const YAML::Node lats = top.sequence_or_empty("latencies");
   std::set<std::pair<std::string, std::string>> seen_pairs;
@@ -214,8 +263,7 @@ void read_sections(const YamlFields& top, Catalog& cat, bool overlay) {
   if (wanted("compute")) {
     const YamlFields comp(path, sub(top, "compute"), top.mapping("compute"));
     comp.allow_only({"matmul_efficiency", "tensor_core_matmul_efficiency", "memory_efficiency",
-                     "kernel_overhead_us", "framework_memory_gib", "roofline", "matmul_tile",
-                     "source"});
+                     "kernel_overhead_us", "roofline", "matmul_tile", "source"});
     // Optional: max (overlapped, the default) or sum (kernels one after the other).
     const std::string roofline = comp.text_or("roofline", "max");
     if (roofline != "max" && roofline != "sum")
@@ -233,7 +281,6 @@ void read_sections(const YamlFields& top, Catalog& cat, bool overlay) {
     for (const char* k : {"matmul_efficiency", "memory_efficiency"})
       if (comp.number(k) > 1) fail("{}: a fraction of peak must be at most 1", comp.field(k));
     cat.compute.kernel_overhead_s = non_negative(comp, "kernel_overhead_us") * 1e-6;
-    cat.compute.framework_memory_bytes = non_negative(comp, "framework_memory_gib") * kGiB;
     cat.compute.matmul_tile = comp.integer_or("matmul_tile", 0);
     if (cat.compute.matmul_tile < 0)
       fail("{}: must be zero or positive", comp.field("matmul_tile"));

@@ -37,9 +37,12 @@ Recommendation recommend(const SearchResult& result, const Slice& slice, double 
     return a.time_to_train_s < b.time_to_train_s;
   });
   if (rec.choices.empty()) return rec;
-  // Costs per token in the objective's terms (seconds, or GPU-seconds): lower is better.
+  // Costs per token in the objective's terms (seconds, or GPU-seconds): lower is better; a
+  // tight plan's raised by the tolerance, so a count whose best plan has headroom and comes
+  // within the tolerance is chosen before it.
   auto cost = [&](const CountChoice& x) {
-    return objective_weight(objective, x.gpus) / x.best.tokens_per_s;
+    const double c = objective_weight(objective, x.gpus) / x.best.tokens_per_s;
+    return x.best.tight ? c * (1 + tolerance) : c;
   };
   size_t best = 0;
   for (size_t i = 0; i < rec.choices.size(); ++i)

@@ -25,6 +25,10 @@ std::string memory_rank_name(const RankMemory& r) {
 
 }  // namespace
 
+double ranking_cost(const Evaluated& e, double cost, const SearchOptions& options) {
+  return e.tight ? cost * (1 + options.tight_tolerance) : cost;
+}
+
 std::vector<std::pair<std::string, int>> count_gpus_by(
     const Slice& slice, const std::vector<int>& gpus,
     const std::function<std::string(const SliceGpu&)>& key_of) {
@@ -184,6 +188,8 @@ class Evaluation {
     e.memory_capacity_bytes = worst.capacity_bytes;
     e.memory_rank = memory_rank_name(worst);
     e.oom = mem.oom;
+    e.free_fraction = least_free_fraction(mem);
+    e.tight = !mem.oom && e.free_fraction < options_.memory_headroom;
     if (mem.oom)
       e.reason = fmt::format("{} needs {:.1f} GiB of {:.1f} GiB", e.memory_rank,
                              worst.peak_bytes() / GiB, worst.capacity_bytes / GiB);
@@ -225,13 +231,17 @@ class Evaluation {
     return it->second;
   }
 
-  // Whether the candidate's twin (the same plan with one field changed) is in the space and fits.
+  // Whether the candidate's twin (the same plan with one field changed) is in the space and fits
+  // with headroom.
   bool twin_fits(const Candidate& c, Plan twin) {
     const auto it = index_of_.find(key_of(twin, c.global_batch));
-    return it != index_of_.end() && !check_memory(it->second, nullptr).oom;
+    return it != index_of_.end() && fits_with_headroom(check_memory(it->second, nullptr));
   }
 
-  // A recompute=on candidate whose recompute=off twin fits is not worth simulating.
+  static bool fits_with_headroom(const Evaluated& e) { return !e.oom && !e.tight; }
+
+  // A recompute=on candidate whose recompute=off twin fits (with headroom) is not worth
+  // simulating.
   bool needless_recompute(const Candidate& c) {
     if (!c.plan.recompute || !options_.space.recompute_only_if_needed) return false;
     Plan twin = c.plan;
@@ -368,7 +378,7 @@ class Evaluation {
     e.communication_s = r.communication_s;
     if (options_.train_tokens) e.time_to_train_s = *options_.train_tokens / r.tokens_per_s;
     out_.ranked.push_back(e);
-    const double cost = weight(e.candidate) / r.tokens_per_s;
+    const double cost = ranking_cost(e, weight(e.candidate) / r.tokens_per_s, options_);
     double& best = best_per_set_.try_emplace(e.candidate.subset.gpus, 1e300).first->second;
     best = std::min(best, cost);
     fastest_.insert(cost);
@@ -451,14 +461,17 @@ class Evaluation {
   bool smallest_first_ = false;                  // see fall_back_to_smallest()
 };
 
-// Best first by the objective's cost per token, then fewer GPUs, then by plan text.
-void rank_by_objective(std::vector<Evaluated>& ranked, Objective objective) {
+// Best first by the objective's cost per token (a tight plan's raised by the tolerance), then
+// with headroom first, then fewer GPUs, then by plan text.
+void rank_by_objective(std::vector<Evaluated>& ranked, const SearchOptions& options) {
   auto cost = [&](const Evaluated& e) {
-    return objective_weight(objective, e.candidate.plan.ranks()) / e.tokens_per_s;
+    return ranking_cost(
+        e, objective_weight(options.objective, e.candidate.plan.ranks()) / e.tokens_per_s, options);
   };
   std::sort(ranked.begin(), ranked.end(), [&](const Evaluated& a, const Evaluated& b) {
     const double ca = cost(a), cb = cost(b);
     if (ca != cb) return ca < cb;
+    if (a.tight != b.tight) return b.tight;
     if (a.candidate.plan.ranks() != b.candidate.plan.ranks())
       return a.candidate.plan.ranks() < b.candidate.plan.ranks();
     return to_string(a.candidate.plan) < to_string(b.candidate.plan);
@@ -474,7 +487,7 @@ SearchResult evaluate(const ModelSpec& model, const Slice& slice,
   Evaluation evaluation(model, slice, options, out);
   evaluation.add_candidates(candidates);
   evaluation.run();
-  rank_by_objective(out.ranked, options.objective);
+  rank_by_objective(out.ranked, options);
   out.least_unsimulated_cost = evaluation.least_unsimulated();
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
@@ -514,7 +527,7 @@ SearchResult search(const ModelSpec& model, const Slice& slice, const SearchOpti
   out.subsets = int(subsets.size());
   evaluation.add_subsets(subsets);
   evaluation.run();
-  rank_by_objective(out.ranked, options.objective);
+  rank_by_objective(out.ranked, options);
   out.least_unsimulated_cost = evaluation.least_unsimulated();
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;

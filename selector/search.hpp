@@ -68,6 +68,12 @@ struct SearchOptions {
   // A lower bound of a plan's cost per token known from elsewhere (the same plan simulated at a
   // shorter round trip, for break-even), raising its floor and bound; none: 0.
   std::function<double(const Plan& plan, int global_batch)> known_floor;
+  // A plan whose predicted peak leaves less than this fraction of a GPU free is "tight": the
+  // memory model's error (calibrate/data/published_runs.yaml, check-published) and what it leaves out could take it
+  // over, and an out-of-memory failure costs the reservation. A tight plan ranks below every plan
+  // with headroom whose cost is within tight_tolerance of its own. 0: no plan is tight.
+  double memory_headroom = 0.10;
+  double tight_tolerance = 0.10;
 };
 
 struct Evaluated {
@@ -79,6 +85,8 @@ struct Evaluated {
   double time_to_train_s = 0;        // 0 when no token count was given
   double peak_memory_bytes = 0;      // of the rank with the least headroom
   double memory_capacity_bytes = 0;  // of that rank
+  double free_fraction = 0;          // the least free fraction of a GPU over the plan's ranks
+  bool tight = false;                // fits, but leaves less free than options.memory_headroom
   std::string memory_rank;           // "rank 3 (GPU_TeslaT4 at GPN)"
   // The simulated step's split on its critical rank (sim/simulator.hpp's Breakdown).
   double compute_s = 0, exposed_comm_s = 0, bubble_s = 0;
@@ -122,6 +130,10 @@ struct SearchResult {
   // best's cost (0: the best is exact).
   double gap(Objective objective) const;
 };
+
+// The cost per token a plan ranks by: its objective's `cost`, raised by the tolerance when the
+// plan is tight, so that a plan with headroom within the tolerance ranks before it.
+double ranking_cost(const Evaluated& e, double cost, const SearchOptions& options);
 
 // Evaluates the given candidates (memory, then simulation); used by search() and by the rule.
 SearchResult evaluate(const ModelSpec& model, const Slice& slice,

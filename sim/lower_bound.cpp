@@ -148,9 +148,13 @@ PlanFloor::PlanFloor(const ModelSpec& model, const Slice& slice, SlicePlatform& 
     : model_(model), slice_(slice), platform_(platform), seq_(seq), precision_(precision) {
   static const Calibration none;
   const Calibration& cal = calibration ? *calibration : none;
-  framework_bytes_ = slice.catalog->compute.framework_memory_bytes;
   calibrated_collectives_ = !cal.collectives.empty();
+  // The framework's memory that every plan pays whatever it allocates: the context and the
+  // cuBLAS workspace (the allocator's slack and the communicator's buffers only add to it).
+  const FrameworkMemory& framework = slice.catalog->framework_memory_profile();
   for (const auto& g : slice.gpus()) {
+    framework_bytes_.push_back(framework.context_for(g.type->name) +
+                               framework.cublas_workspace_bytes);
     double peak = 0;
     try {
       peak = peak_flops(*g.type, precision);
@@ -301,7 +305,7 @@ int PlanFloor::short_of_memory(const Plan& plan, int global_batch, double* bytes
     // runs pp - stage forwards before its first backward frees any.
     const int held =
         plan.schedule == PipelineSchedule::gpipe ? plan.mb : std::min(plan.mb, plan.pp - stage);
-    const double need = st[stage].state + held * st[stage].activations + framework_bytes_;
+    const double need = st[stage].state + held * st[stage].activations + framework_bytes_[dev];
     if (need - capacity_[dev] > worst_excess) {
       worst = r, worst_excess = need - capacity_[dev];
       if (bytes) *bytes = need;

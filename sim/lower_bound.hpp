@@ -61,9 +61,9 @@ class PlanFloor {
   Precision precision_;
   std::vector<double> rate_;  // per slice GPU: FLOP/s it cannot exceed (0: no peak, no floor)
   std::vector<double> capacity_;
-  double framework_bytes_ = 0;
   bool calibrated_collectives_ = false;  // a fitted correction: no bandwidth term (as the bound)
   mutable std::map<std::tuple<std::vector<int>, double, int>, double> cut_seconds_;
+  std::vector<double> framework_bytes_;  // per slice GPU
   using StageKey = std::tuple<int, int, int, int, int, bool,
                               std::vector<int>>;  // b tp pp dp zero recompute layers
   mutable std::map<StageKey, std::vector<Stage>> stages_;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "common/error.hpp"
 #include "sim/slice_devices.hpp"
@@ -58,12 +59,54 @@ double buffers_in_flight(const std::vector<Instruction>& stream) {
   return peak;
 }
 
+// Sends' and receives' peers of one rank's stream.
+std::set<int> pipeline_peers(const std::vector<Instruction>& stream) {
+  std::set<int> peers;
+  for (const auto& instruction : stream) {
+    if (const auto* s = std::get_if<Send>(&instruction)) peers.insert(s->peer);
+    if (const auto* r = std::get_if<Recv>(&instruction)) peers.insert(r->peer);
+  }
+  return peers;
+}
+
+// The model state of one rank, split where the schedule says how.
+void add_model_state(const Schedule& schedule, int r, RankMemory& m) {
+  if (r < int(schedule.model_state.size())) {
+    const ModelStateBytes& s = schedule.model_state[r];
+    m.weights_bytes = s.weights, m.gradient_bytes = s.gradients, m.optimizer_bytes = s.optimizer;
+    m.static_bytes = s.total();
+  } else {
+    m.static_bytes = r < int(schedule.static_bytes.size()) ? schedule.static_bytes[r] : 0;
+    m.weights_bytes = m.static_bytes;
+  }
+}
+
 }  // namespace
 
-MemoryEstimate estimate_memory(const Schedule& schedule, const Slice& slice) {
+double communicator_buffer_bytes(const Schedule& schedule, int rank,
+                                 const CommunicatorProfile& communicator) {
+  double peers = double(pipeline_peers(schedule.ranks[rank]).size());
+  for (const auto& group : schedule.groups)
+    if (group.size() > 1 && std::find(group.begin(), group.end(), rank) != group.end())
+      peers += std::min<double>(double(group.size()) - 1, 2);  // a ring's two neighbours
+  return peers * communicator.device_buffer_channels * 2 * communicator.device_buffer_bytes;
+}
+
+double least_free_fraction(const MemoryEstimate& estimate) {
+  double least = 1;
+  for (const RankMemory& m : estimate.ranks)
+    if (m.capacity_bytes > 0)
+      least = std::min(least, (m.capacity_bytes - m.peak_bytes()) / m.capacity_bytes);
+  return least;
+}
+
+MemoryEstimate estimate_memory(const Schedule& schedule, const Slice& slice,
+                               const FrameworkMemory* profile) {
   const auto devices = slice_devices(slice, schedule);
+  if (!profile && slice.catalog) profile = &slice.catalog->framework_memory_profile();
+  const FrameworkMemory none;
+  const FrameworkMemory& framework = profile ? *profile : none;
   MemoryEstimate estimate;
-  const double framework = slice.catalog ? slice.catalog->compute.framework_memory_bytes : 0;
   double worst_headroom = 0;
   for (int r = 0; r < schedule.world; ++r) {
     const auto& d = devices[r];
@@ -72,10 +115,18 @@ MemoryEstimate estimate_memory(const Schedule& schedule, const Slice& slice) {
     m.gpu = d.gpu;
     m.gpu_type = d.type->name;
     m.site = d.site;
-    m.static_bytes = r < int(schedule.static_bytes.size()) ? schedule.static_bytes[r] : 0;
+    add_model_state(schedule, r, m);
+    if (framework.data_parallel_gradient_copy && schedule.plan.dp > 1 && schedule.plan.zero == 0) {
+      m.gradient_bytes *= 2;  // the buckets' copy
+      m.static_bytes += m.gradient_bytes / 2;
+    }
     m.activation_bytes = peak_activation_bytes(schedule.ranks[r]);
     m.buffer_bytes = buffers_in_flight(schedule.ranks[r]);
-    m.framework_bytes = framework;
+    m.workspace_bytes = framework.cublas_workspace_bytes;
+    m.slack_bytes = framework.allocator_slack * m.allocated_bytes();
+    m.context_bytes = framework.context_for(m.gpu_type);
+    m.comm_buffer_bytes = communicator_buffer_bytes(schedule, r, slice.communicator);
+    m.framework_bytes = m.workspace_bytes + m.slack_bytes + m.context_bytes + m.comm_buffer_bytes;
     m.capacity_bytes = d.type->memory_bytes;
     const double headroom = m.capacity_bytes - m.peak_bytes();
     if (estimate.worst_rank < 0 || headroom < worst_headroom) {

@@ -10,6 +10,7 @@
 #include "common/error.hpp"
 #include "common/human_units.hpp"
 #include "plan/chrome_trace.hpp"
+#include "sim/memory.hpp"
 
 namespace fabtrain {
 
@@ -55,8 +56,15 @@ nlohmann::json result_json(const SimResult& result, const Schedule& schedule,
                      {"memory_capacity_bytes", rr.memory_capacity_bytes},
                      {"memory",
                       {{"static_bytes", m.static_bytes},
+                       {"weights_bytes", m.weights_bytes},
+                       {"gradient_bytes", m.gradient_bytes},
+                       {"optimizer_bytes", m.optimizer_bytes},
                        {"activation_bytes", m.activation_bytes},
                        {"buffer_bytes", m.buffer_bytes},
+                       {"workspace_bytes", m.workspace_bytes},
+                       {"allocator_slack_bytes", m.slack_bytes},
+                       {"context_bytes", m.context_bytes},
+                       {"comm_buffer_bytes", m.comm_buffer_bytes},
                        {"framework_bytes", m.framework_bytes}}}});
   }
   j["ranks"] = ranks;
@@ -85,8 +93,19 @@ nlohmann::json chrome_trace_json(const SimResult& result, const Schedule& schedu
   return chrome_trace(schedule, result.trace, labels);
 }
 
+std::string memory_terms(const RankMemory& m) {
+  auto gib = [](double bytes) { return bytes / GiB; };
+  return fmt::format(
+      "{:.2f} GiB = weights {:.2f} + gradients {:.2f} + optimizer {:.2f} + activations at the "
+      "peak {:.2f} + buffers in flight {:.2f} + framework {:.2f} (CUDA context {:.2f}, cuBLAS "
+      "workspace {:.2f}, allocator slack {:.2f}, communicator buffers {:.2f})",
+      gib(m.peak_bytes()), gib(m.weights_bytes), gib(m.gradient_bytes), gib(m.optimizer_bytes),
+      gib(m.activation_bytes), gib(m.buffer_bytes), gib(m.framework_bytes), gib(m.context_bytes),
+      gib(m.workspace_bytes), gib(m.slack_bytes), gib(m.comm_buffer_bytes));
+}
+
 std::string human_summary(const SimResult& result, const Schedule& schedule,
-                          std::optional<double> train_tokens) {
+                          std::optional<double> train_tokens, double memory_headroom) {
   std::string out;
   const auto& b = result.breakdown;
   const double step = result.step_time_s;
@@ -115,14 +134,23 @@ std::string human_summary(const SimResult& result, const Schedule& schedule,
     out += fmt::format("  rank {:>4} {:<14} {:<10} {:7.2f} GiB of {:6.2f} GiB{}\n", rr.rank, rr.gpu,
                        rr.site, rr.peak_memory_bytes / GiB, rr.memory_capacity_bytes / GiB,
                        rr.peak_memory_bytes > rr.memory_capacity_bytes ? "  <- over" : "");
+  if (result.memory.worst_rank >= 0)
+    out += fmt::format("  rank {}: {}\n", result.memory.worst_rank,
+                       memory_terms(result.memory.ranks[result.memory.worst_rank]));
+  const double free = least_free_fraction(result.memory);
   if (result.oom) {
     const auto& w = result.ranks[result.memory.worst_rank];
     out += fmt::format(
         "OUT OF MEMORY: rank {} ({} at {}) needs {:.2f} GiB of {:.2f} GiB ({:.2f} GiB over)\n",
         w.rank, w.gpu, w.site, w.peak_memory_bytes / GiB, w.memory_capacity_bytes / GiB,
         result.memory.worst_excess / GiB);
+  } else if (free < memory_headroom) {
+    out += fmt::format(
+        "memory: TIGHT: fits, but leaves {:.0f}% of a GPU free, less than the {:g}% asked "
+        "(--memory-headroom)\n",
+        100 * free, 100 * memory_headroom);
   } else {
-    out += "memory: fits on every GPU\n";
+    out += fmt::format("memory: fits on every GPU, at least {:.0f}% free\n", 100 * free);
   }
   return out;
 }

@@ -25,8 +25,15 @@ nlohmann::json result_json(const SimResult& result, const Schedule& schedule,
 nlohmann::json chrome_trace_json(const SimResult& result, const Schedule& schedule);
 
 // A few lines for the terminal: step, tokens/s, TFLOP/s per GPU, MFU, breakdown, memory per
-// GPU against capacity and the OUT OF MEMORY verdict.
+// GPU against capacity, the terms of the peak of the rank with the least free memory, and the
+// OUT OF MEMORY or tight verdict (tight: less than memory_headroom of a GPU free).
 std::string human_summary(const SimResult& result, const Schedule& schedule,
-                          std::optional<double> train_tokens = std::nullopt);
+                          std::optional<double> train_tokens = std::nullopt,
+                          double memory_headroom = 0);
+
+// The terms of one rank's peak memory, one line: weights, gradients, optimizer state,
+// activations at the peak, buffers in flight, and the framework's (context, cuBLAS workspace,
+// allocator slack, communicator buffers).
+std::string memory_terms(const RankMemory& m);
 
 }  // namespace fabtrain

@@ -45,6 +45,8 @@ nlohmann::json to_json(const Evaluated& e, const Slice& slice) {
                       {"batch", e.candidate.global_batch},
                       {"peak_memory_bytes", e.peak_memory_bytes},
                       {"memory_capacity_bytes", e.memory_capacity_bytes},
+                      {"free_fraction", e.free_fraction},
+                      {"tight", e.tight},
                       {"oom", e.oom}};
   if (!e.oom && e.reason.empty()) {
     j["step_time_s"] = e.step_time_s;
@@ -95,7 +97,7 @@ void print_table(const SearchResult& r, const Slice& slice, const Options& o, Ob
   columns.insert(columns.end(), ranked.begin(), ranked.end());
   columns.insert(
       columns.end(),
-      {{"step s", true, 2}, {"TFLOP/s", true, 3}, {fmt::format("mem {}", unit_name), true}});
+      {{"step s", true, 2}, {"TFLOP/s", true, 3}, {fmt::format("mem {} free", unit_name), true}});
   TextTable table(columns);
   for (int i = 0; i < std::min<int>(o.top, int(r.ranked.size())); ++i) {
     const Evaluated& e = r.ranked[i];
@@ -106,19 +108,19 @@ void print_table(const SearchResult& r, const Slice& slice, const Options& o, Ob
         technique_name(e.candidate.plan), gpu_cell(slice, e.candidate.subset.gpus)};
     const auto cells = objective_first<std::string>(objective, t, g, k);
     row.insert(row.end(), cells.begin(), cells.end());
-    row.insert(
-        row.end(),
-        {fmt::format("{:.3f}", e.step_time_s), fmt::format("{:.2f}", e.tflops_per_gpu),
-         fmt::format("{:.1f}/{:.1f}", e.peak_memory_bytes / unit, e.memory_capacity_bytes / unit)});
+    row.insert(row.end(), {fmt::format("{:.3f}", e.step_time_s),
+                           fmt::format("{:.2f}", e.tflops_per_gpu), memory_cell(e, unit)});
     table.add_row(row);
   }
   const RenderedTable t = table.render(table_width(o.wide));
   fmt::print("{}", t.text);
-  fmt::print("ranked by {} (--objective time-to-train | tokens-per-s | gpu-hours){}\n",
-             to_string(objective),
-             t.dropped.empty() ? ""
-                               : fmt::format("; left out to fit {} columns: {} (--wide shows them)",
-                                             table_width(o.wide), fmt::join(t.dropped, ", ")));
+  fmt::print(
+      "ranked by {} (--objective time-to-train | tokens-per-s | gpu-hours); tight: less than "
+      "{:g}% of a GPU free (--memory-headroom), ranked after plans with headroom within {:g}%{}\n",
+      to_string(objective), 100 * o.search.memory_headroom, 100 * SearchOptions{}.tight_tolerance,
+      t.dropped.empty() ? ""
+                        : fmt::format("; left out to fit {} columns: {} (--wide shows them)",
+                                      table_width(o.wide), fmt::join(t.dropped, ", ")));
 }
 
 // What was searched, what was skipped and why, and whether the answer is exact.

@@ -33,6 +33,9 @@ nlohmann::json to_json(const Recommendation& rec, const Slice& slice, double tok
                             {"tokens_per_s", c.best.tokens_per_s},
                             {"time_to_train_s", c.time_to_train_s},
                             {"gpu_hours", c.gpu_hours},
+                            {"peak_memory_bytes", c.best.peak_memory_bytes},
+                            {"memory_capacity_bytes", c.best.memory_capacity_bytes},
+                            {"tight", c.best.tight},
                             {"recommended", int(i) == rec.chosen}});
   }
   return j;
@@ -40,6 +43,7 @@ nlohmann::json to_json(const Recommendation& rec, const Slice& slice, double tok
 
 void run(Options& o) {
   auto [model, slice, options] = o.search.resolve();
+  options.tight_tolerance = o.tolerance;
   const double tokens = *options.train_tokens;
   const Objective objective = options.objective;
   std::FILE* text = o.json.text();
@@ -60,12 +64,14 @@ void run(Options& o) {
                    {"to train", true},
                    {"GPU-h", true},
                    {"tokens/s", true},
+                   {"mem GiB free", true},
                    {"", false}});
   for (size_t i = 0; i < rec.choices.size(); ++i) {
     const auto& c = rec.choices[i];
     table.add_row({std::to_string(c.gpus), gpu_cell(slice, c.best.candidate.subset.gpus),
                    to_short_string(c.best.candidate.plan), format_train_time(c.time_to_train_s),
                    format_gpu_hours(c.gpu_hours), fmt::format("{:.0f}", c.best.tokens_per_s),
+                   memory_cell(c.best, 1024.0 * 1024 * 1024),
                    int(i) == rec.chosen ? "<- chosen" : ""});
   }
   fmt::print(text, "{}", table.render(table_width(o.wide)).text);

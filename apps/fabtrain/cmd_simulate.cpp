@@ -13,6 +13,7 @@
 #include "plan/default_batch.hpp"
 #include "plan/schedule.hpp"
 #include "platforms/slice.hpp"
+#include "search_cli.hpp"
 #include "sim/cost/calibration.hpp"
 #include "sim/sim_report.hpp"
 #include "sim/simulator.hpp"
@@ -25,6 +26,7 @@ struct SimulateOptions {
   int batch = 0, seq = 0;
   double wan_latency_ms = -1;
   double tokens = 0, epochs = 0, dataset_tokens = 0;
+  double memory_headroom = 0.10;
 };
 
 void write_text(const std::string& path, const std::string& text) {
@@ -57,6 +59,7 @@ void run(const SimulateOptions& o) {
   }
   Calibration calibration;
   if (!o.calibration.empty()) calibration = load_calibration(o.calibration);
+  check_memory_headroom(o.memory_headroom);
 
   // Resolved configuration first, on stderr when JSON goes to stdout.
   auto* info = o.json == "-" ? stderr : stdout;
@@ -91,7 +94,7 @@ void run(const SimulateOptions& o) {
   options.calibration = &calibration;
   options.trace = !o.trace.empty();
   const SimResult result = simulator.run(model, schedule, options);
-  fmt::print(info, "{}", human_summary(result, schedule, train_tokens));
+  fmt::print(info, "{}", human_summary(result, schedule, train_tokens, o.memory_headroom));
   if (!o.json.empty())
     write_text(o.json, result_json(result, schedule, model, slice, train_tokens).dump(2));
   if (!o.trace.empty()) write_text(o.trace, chrome_trace_json(result, schedule).dump());
@@ -122,6 +125,7 @@ Registration reg(40, [](CLI::App& app) {
   cmd->add_option("--tokens", o->tokens, "Tokens to train, for the time to train");
   cmd->add_option("--epochs", o->epochs, "Epochs over --dataset-tokens, for the time to train");
   cmd->add_option("--dataset-tokens", o->dataset_tokens, "Tokens in one epoch of the data set");
+  add_memory_headroom_option(cmd, o->memory_headroom);
   cmd->callback([o] { run(*o); });
 });
 

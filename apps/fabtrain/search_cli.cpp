@@ -41,6 +41,7 @@ void SearchCli::add_to(CLI::App* cmd, bool with_slice) {
   cmd->add_option("--objective", objective,
                   "What the search ranks by: time-to-train, tokens-per-s or gpu-hours")
       ->capture_default_str();
+  add_memory_headroom_option(cmd, memory_headroom);
   cmd->add_option("--workers", workers,
                   "Simulations at once, each in a process of its own (default: one per core)");
 }
@@ -68,6 +69,8 @@ SearchSetup SearchCli::resolve() {
   options.space.precision = parse_precision(precision);
   options.workers = workers;
   options.objective = parse_objective(objective);
+  check_memory_headroom(memory_headroom);
+  options.memory_headroom = memory_headroom;
   options.train_tokens = train_tokens().tokens;
   return setup;
 }
@@ -86,10 +89,10 @@ TrainingAmount SearchCli::train_tokens() const {
 std::string SearchCli::describe() const {
   return fmt::format(
       "model={} slice={} communicator={}\n"
-      "  batch={} seq={} precision={} objective={}{}{}\n  to train: {}",
+      "  batch={} seq={} precision={} objective={} memory-headroom={:g}%{}{}\n  to train: {}",
       model, slice, communicator.empty() ? "the slice's" : communicator,
       batch > 0 ? std::to_string(batch) : "8/GPU", seq > 0 ? std::to_string(seq) : "context",
-      precision, objective,
+      precision, objective, 100 * memory_headroom,
       wan_latency_ms >= 0 ? fmt::format(" wan-latency={}ms", wan_latency_ms) : "",
       calibration_file.empty() ? " calibration=catalog defaults"
                                : " calibration=" + calibration_file,
@@ -124,6 +127,28 @@ double memory_unit_bytes(const std::vector<double>& capacities) {
   for (double c : capacities)
     if (c >= GiB) return GiB;
   return MiB;
+}
+
+void add_memory_headroom_option(CLI::App* cmd, double& headroom) {
+  cmd->add_option("--memory-headroom", headroom,
+                  "Fraction of each GPU's memory a plan should leave free; a plan leaving less is "
+                  "shown as tight and not recommended while one with headroom is within 10% of "
+                  "it (the memory model misses published peaks by about 10%, see "
+                  "check-published, and an out-of-memory failure costs the reservation); 0 "
+                  "turns it off")
+      ->capture_default_str();
+}
+
+void check_memory_headroom(double headroom) {
+  if (!(headroom >= 0 && headroom < 1))
+    fail("--memory-headroom={} must be at least 0 and below 1 (a fraction of a GPU's memory)",
+         headroom);
+}
+
+std::string memory_cell(const Evaluated& e, double unit) {
+  return fmt::format("{:.1f}/{:.1f} {:.0f}%{}", e.peak_memory_bytes / unit,
+                     e.memory_capacity_bytes / unit, 100 * e.free_fraction,
+                     e.tight ? " tight" : "");
 }
 
 void print_launch(std::FILE* out, const std::string& model_arg, const Slice& slice,

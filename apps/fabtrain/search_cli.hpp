@@ -36,6 +36,7 @@ struct SearchCli {
   std::string catalog_file;  // --catalog: the user's own GPU types, NICs, sites
   std::string precision = "fp32";
   std::string objective = "time-to-train";
+  double memory_headroom = 0.10;
   int workers = 0;
 
   Calibration calibration;  // loaded by resolve()
@@ -55,6 +56,13 @@ std::string gpu_cell(const Slice& slice, const std::vector<int>& gpus);
 std::string gpu_types_line(const Slice& slice);  // "" when there are several types
 // The unit a table's memory column uses: GiB, or MiB when no capacity reaches 1 GiB.
 double memory_unit_bytes(const std::vector<double>& capacities);
+// The --memory-headroom option of plan, recommend and simulate, with its reason.
+void add_memory_headroom_option(CLI::App* cmd, double& headroom);
+// Refuses a headroom outside [0, 1).
+void check_memory_headroom(double headroom);
+// A table's memory cell: "16.8/24.0 30%", "23.0/24.0 4% tight".
+std::string memory_cell(const Evaluated& e, double unit);
+
 // "recommended: mpirun ..." (or why the plan is simulate-only) and how to fill it in.
 void print_launch(std::FILE* out, const std::string& model_arg, const Slice& slice,
                   const Evaluated& e, int seq);

@@ -62,7 +62,7 @@ TEST_CASE("a profile's extra work per block: dropout with its mask, gelu_new's k
   CHECK(back.bytes == doctest::Approx(24 * hidden * e + activation * (2 * e + 1)));
   CHECK(back.kernels == 10);
   // the masks are what forward keeps for backward
-  CHECK(framework_extra_activation_bytes(f, m, attn, b, s, 1, Attention::eager) ==
+  CHECK(framework_extra_activation_bytes(f, m, attn, b, s, 1, Attention::eager, Precision::fp32) ==
         doctest::Approx(scores + activation));
 }
 
@@ -85,7 +85,8 @@ TEST_CASE("applied to a schedule: every block's extra work, and per-tensor launc
                                             Attention::eager, false);
     bytes += w.bytes;
     kernels += w.kernels;
-    kept += framework_extra_activation_bytes(f, m, block_at(m, i), 4, 512, 1, Attention::eager);
+    kept += framework_extra_activation_bytes(f, m, block_at(m, i), 4, 512, 1, Attention::eager,
+                                             Precision::fp32);
   }
   CHECK(fwd1.bytes - fwd0.bytes == doctest::Approx(bytes));
   CHECK(fwd1.kernels - fwd0.kernels == kernels);
@@ -161,14 +162,18 @@ TEST_CASE("profiles in the file: read strictly, and a row naming an unknown one 
           "framework_profiles.eager.dropout: unknown dropout site 'attention_scores'"));
 }
 
-TEST_CASE("the shipped file: exactly the Hugging Face Trainer rows run a framework profile") {
+TEST_CASE(
+    "the shipped file: exactly the Hugging Face transformers rows run a framework profile, and "
+    "PyTorch's autocast where nothing else is known") {
   const PublishedFile f = load_published_runs(builtin_published_runs_path());
-  CHECK(f.framework_profiles.size() >= 2);
+  CHECK(f.framework_profiles.size() >= 3);
   int profiled = 0;
   for (const PublishedRun& r : f.runs) {
     CAPTURE(r.id);
     const bool hf = r.framework.rfind("HF transformers", 0) == 0;
-    CHECK(hf == bool(r.framework_profile));
+    const bool autocast = r.framework_profile && r.framework_profile->name == "pytorch-autocast";
+    CHECK((hf || autocast) == bool(r.framework_profile));
+    if (autocast) CHECK(r.framework.find("PyTorch 2") != std::string::npos);
     profiled += hf;
     if (r.framework_profile) CHECK(!r.framework_profile->source.empty());
   }

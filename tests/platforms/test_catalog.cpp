@@ -49,7 +49,11 @@ link_classes:
 default_communicator: nccl-socket
 communicators:
   nccl-socket: {library: test, streams_per_peer: 2, max_in_flight_mib: 4, eager_limit_kib: 0, rendezvous_round_trips: 0, knobs: {channels: "2"}, source: test}
-compute: {matmul_efficiency: 0.5, memory_efficiency: 0.7, kernel_overhead_us: 10, framework_memory_gib: 1, source: test}
+compute: {matmul_efficiency: 0.5, memory_efficiency: 0.7, kernel_overhead_us: 10, source: test}
+framework_memory:
+  default: torch
+  profiles:
+    torch: {context_mib: 300, context_mib_by_gpu: {GPU_X: 500}, cublas_workspace_mib: 8, allocator_slack: 0.05, source: test}
 )";
 
 std::string replaced(std::string text, const std::string& from, const std::string& to) {
@@ -89,7 +93,39 @@ TEST_CASE("the built-in catalog has the FABRIC GPUs and NICs, each with a source
     CHECK_FALSE(cat.nic(nic).source.empty());
   }
   CHECK(cat.nic("NIC_ConnectX_6").bandwidth == doctest::Approx(100e9 / 8));
-  CHECK(cat.compute.framework_memory_bytes == doctest::Approx(1 * kGiB));
+  // The framework's memory: a default profile, a context measured on the V100 16GB where the
+  // default is not, NCCL's device buffers and none for Open MPI's TCP path.
+  const FrameworkMemory& framework = cat.framework_memory_profile();
+  CHECK(framework.context_bytes > 0);
+  CHECK(framework.allocator_slack > 0);
+  CHECK_FALSE(framework.source.empty());
+  const FrameworkMemory& eager = cat.framework_memory_profile("pytorch-eager");
+  CHECK(eager.context_for("GPU_V100_16GB") > eager.context_for("GPU_A100_40GB"));
+  CHECK(cat.communicator("nccl-socket").device_buffer_bytes == doctest::Approx(4 * 1024 * 1024));
+  CHECK(cat.communicator("nccl-socket").device_buffer_channels == 2);
+  CHECK(cat.communicator("openmpi-tcp").device_buffer_channels == 0);
+}
+
+TEST_CASE("a catalog's framework memory profile is read with its units, and bad ones are named") {
+  test::TempYaml tmp;
+  const Catalog cat = load_catalog(tmp.write("c.yaml", kMinimalCatalog));
+  const FrameworkMemory& torch = cat.framework_memory_profile();
+  CHECK(torch.context_bytes == doctest::Approx(300 * 1024.0 * 1024));
+  CHECK(torch.context_for("GPU_X") == doctest::Approx(500 * 1024.0 * 1024));
+  CHECK(torch.context_for("GPU_Y") == doctest::Approx(300 * 1024.0 * 1024));
+  CHECK(torch.cublas_workspace_bytes == doctest::Approx(8 * 1024.0 * 1024));
+  CHECK(torch.allocator_slack == doctest::Approx(0.05));
+  CHECK_THROWS_WITH(cat.framework_memory_profile("jax"), doctest::Contains("jax"));
+  auto refused = [&](const std::string& from, const std::string& to, const std::string& says) {
+    CAPTURE(to);
+    CHECK_THROWS_WITH(load_catalog(tmp.write("bad.yaml", replaced(kMinimalCatalog, from, to))),
+                      doctest::Contains(says.c_str()));
+  };
+  refused("GPU_X: 500", "GPU_NONE: 500", "unknown GPU type 'GPU_NONE'");
+  refused("allocator_slack: 0.05", "allocator_slack: 1.5", "allocator_slack");
+  refused("default: torch", "default: jax", "'jax' is not in profiles");
+  refused("allocator_slack: 0.05, source: test", "allocator_slack: 0.05", "source");
+  refused("cublas_workspace_mib: 8", "cublas_workspace_mib: -8", "cublas_workspace_mib");
 }
 
 TEST_CASE("the built-in catalog has the FABRIC sites and all five link classes") {

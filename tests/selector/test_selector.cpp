@@ -209,3 +209,32 @@ TEST_CASE("recommend refuses a tolerance below 0 or of 1 and more, by name") {
                          doctest::Contains("must be at least 0 and below 1"), Error);
   CHECK(recommend(SearchResult{}, slice, 1e9, 0.0).choices.empty());
 }
+
+TEST_CASE("a tight plan ranks after plans with headroom within the tolerance; 0 turns it off") {
+  // GPT-2 medium on two RTX 6000 of one site: ZeRO-3 at mb=2 is fastest but leaves about 4% of
+  // the GPU free; data parallel is within 2% of it with about 30% free.
+  const ModelSpec model = load_model("gpt2-medium");
+  const Slice slice = load_slice("utah-amst");
+  SearchOptions o;
+  o.keep_top = 10;
+  o.memory_headroom = 0;
+  const SearchResult off = search(model, slice, o);
+  REQUIRE_FALSE(off.ranked.empty());
+  const Evaluated& fastest = off.ranked.front();
+  CHECK_FALSE(fastest.tight);
+  CHECK(fastest.free_fraction < 0.10);  // what the default headroom calls tight
+
+  o.memory_headroom = 0.10;
+  const SearchResult on = search(model, slice, o);
+  REQUIRE_FALSE(on.ranked.empty());
+  const Evaluated& best = on.ranked.front();
+  CHECK_FALSE(best.tight);
+  CHECK(best.free_fraction >= 0.10);
+  CHECK(best.tokens_per_s < fastest.tokens_per_s);
+  CHECK(best.tokens_per_s * (1 + o.tight_tolerance) >= fastest.tokens_per_s);
+  // Every tight plan ranks after every plan with headroom within the tolerance of it.
+  for (std::size_t i = 0; i < on.ranked.size(); ++i)
+    for (std::size_t j = i + 1; j < on.ranked.size(); ++j)
+      if (on.ranked[i].tight && !on.ranked[j].tight)
+        CHECK(on.ranked[j].tokens_per_s * (1 + o.tight_tolerance) < on.ranked[i].tokens_per_s);
+}

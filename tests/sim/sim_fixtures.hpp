@@ -40,7 +40,12 @@ inline Catalog test_catalog() {
   c.compute.matmul_efficiency = 0.5;
   c.compute.memory_efficiency = 1.0;
   c.compute.kernel_overhead_s = 0;
-  c.compute.framework_memory_bytes = 1 * GiB;
+  FrameworkMemory framework;  // 1 GiB of context, nothing else
+  framework.name = "test";
+  framework.context_bytes = 1 * GiB;
+  framework.source = "test";
+  c.framework_memory[framework.name] = framework;
+  c.default_framework_memory = framework.name;
   return c;
 }
 

@@ -142,6 +142,60 @@ TEST_CASE("memory: static part is the ZeRO model-state formula per stage") {
     }
 }
 
+TEST_CASE("memory: the framework profile's terms and NCCL's buffers per communicator and peer") {
+  build_test_platforms();
+  Catalog catalog = test_catalog();
+  FrameworkMemory& framework = catalog.framework_memory.at(catalog.default_framework_memory);
+  framework.context_bytes_by_gpu["GPU_FAST"] = 3 * GiB;
+  framework.cublas_workspace_bytes = 8 * 1024 * 1024;
+  framework.allocator_slack = 0.1;
+  Slice slice = test_slice(catalog, {4}, 2);
+  slice.communicator.device_buffer_channels = 2;
+  slice.communicator.device_buffer_bytes = 4 * 1024 * 1024;
+  const ModelSpec model = load_model("gpt2");
+  Plan plan;
+  plan.dp = 4;
+  plan.pp = 2;
+  plan.mb = 2;
+  const Schedule s = compile(model, plan, 8, 128);
+  const MemoryEstimate m = estimate_memory(s, slice);
+  const RankMemory& r = m.ranks[0];
+  CHECK(r.static_bytes == doctest::Approx(r.weights_bytes + r.gradient_bytes + r.optimizer_bytes));
+  CHECK(r.gradient_bytes == doctest::Approx(r.weights_bytes));  // fp32, ZeRO-0
+  CHECK(r.workspace_bytes == doctest::Approx(8 * 1024 * 1024));
+  CHECK(r.slack_bytes == doctest::Approx(0.1 * r.allocated_bytes()));
+  CHECK(r.context_bytes == doctest::Approx(GiB));  // GPU_TEST: the profile's default
+  // The dp group of 4 (two ring neighbours), the tied-embedding pair (one), the world of 8
+  // (two) and the next pipeline stage (one): 6 peers x 2 channels x 2 directions x 4 MiB.
+  CHECK(communicator_buffer_bytes(s, 0, slice.communicator) ==
+        doctest::Approx(6 * 2 * 2 * 4.0 * 1024 * 1024));
+  CHECK(r.comm_buffer_bytes == communicator_buffer_bytes(s, 0, slice.communicator));
+  CHECK(r.peak_bytes() == doctest::Approx(r.allocated_bytes() * 1.1 + GiB + r.comm_buffer_bytes));
+  CHECK(r.framework_bytes ==
+        doctest::Approx(r.workspace_bytes + r.slack_bytes + r.context_bytes + r.comm_buffer_bytes));
+  // Open MPI's TCP path keeps no buffers on the GPU; another GPU type has its own context.
+  slice.communicator.device_buffer_channels = 0;
+  CHECK(estimate_memory(s, slice).ranks[0].comm_buffer_bytes == 0);
+  const Slice fast = test_slice(catalog, {4}, 2, 0.02, 1e9, "GPU_FAST");
+  CHECK(estimate_memory(s, fast).ranks[0].context_bytes == doctest::Approx(3 * GiB));
+  // PyTorch DDP's buckets: a second copy of the gradients under data parallelism without ZeRO.
+  framework.data_parallel_gradient_copy = true;
+  CHECK(estimate_memory(s, slice).ranks[0].gradient_bytes == doctest::Approx(2 * r.gradient_bytes));
+  CHECK(estimate_memory(s, slice).ranks[0].static_bytes ==
+        doctest::Approx(r.static_bytes + r.gradient_bytes));
+  plan.zero = 1;
+  const Schedule zero1 = compile(model, plan, 8, 128);
+  CHECK(estimate_memory(zero1, slice).ranks[0].gradient_bytes == doctest::Approx(r.gradient_bytes));
+  framework.data_parallel_gradient_copy = false;
+  // least_free_fraction and the terms a user reads.
+  CHECK(least_free_fraction(m) ==
+        doctest::Approx((r.capacity_bytes - r.peak_bytes()) / r.capacity_bytes));
+  const std::string terms = memory_terms(r);
+  for (const char* term : {"weights", "gradients", "optimizer", "activations at the peak",
+                           "buffers in flight", "CUDA context", "allocator slack"})
+    CHECK(terms.find(term) != std::string::npos);
+}
+
 TEST_CASE("memory: GPipe holds every microbatch, 1F1B the in-flight ones, too much is OOM") {
   build_test_platforms();
   const Catalog catalog = test_catalog();
