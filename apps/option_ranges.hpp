@@ -88,6 +88,12 @@ inline constexpr OptionRange table[] = {
     {"--flat-max", 0, kCount},
     {"--nlist", 0, kCount},
     {"--nprobe", 0, kCount},
+    // memory headroom (a fraction of a GPU left free), advise's caps, generated slices
+    {"--memory-headroom", 0, 1, false, true},
+    {"--max-gpus", 0, double(limits::gpus.max)},
+    {"--max-sites", 0, 1000},
+    {"--gpus-per-vm", 0, 64},
+    {"--sites", 1, 1000},
     {"-k", 1, kCount},
 };
 }  // namespace option_ranges

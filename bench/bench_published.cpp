@@ -1,8 +1,8 @@
 // The simulator against published measurements: the median absolute error of the predicted step
-// time, uncalibrated, over the runs of calibrate/data/published_runs.yaml (target <= 15%, goal 10%), the
-// rows off by more than 50%, the median absolute error of the peak memory over the rows that
-// publish one (target <= 10%, goal 6%), and whether every run a source says ran out of memory is
-// predicted to (target: all). Not a timing benchmark: the figures are accuracies. The per-row
+// time, uncalibrated, over the runs of calibrate/data/published_runs.yaml (target <= 15%, goal
+// 10%), the rows off by more than 50%, the median absolute error of the peak memory over the rows
+// that publish one (target <= 10%, goal 6%), and whether every run a source says ran out of memory
+// is predicted to (target: all). Not a timing benchmark: the figures are accuracies. The per-row
 // table is `fabtrain check-published`.
 #include <fmt/format.h>
 

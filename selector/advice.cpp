@@ -40,7 +40,8 @@ std::string nic_for(const SiteAvailability& site, const Testbed& testbed, int vm
 
 std::string vm_name(const std::string& site, int k) {
   std::string name = fmt::format("{}-gpu{}", site, k + 1);
-  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   return name;
 }
 
@@ -96,14 +97,16 @@ SliceDraft testbed_slice(const Availability& availability, const Testbed& testbe
   d.name = "fabric-free";
   d.description = fmt::format("every GPU free on FABRIC per {}", availability.path);
   d.assumptions = {fmt::format("a GPU VM takes {} cores, {} GB RAM, {} GB disk (assumption)",
-                               testbed.gpu_vm.cores, testbed.gpu_vm.ram_gb, testbed.gpu_vm.disk_gb)};
+                               testbed.gpu_vm.cores, testbed.gpu_vm.ram_gb,
+                               testbed.gpu_vm.disk_gb)};
   for (const auto& site : availability.sites) {
     if (listed(o.avoid, site.name)) continue;
     const std::string type = strongest_type(site);
     const TestbedGpu* gpu = nullptr;
     for (const auto& g : testbed.gpus)
       if (g.model == type) gpu = &g;
-    const int per_vm = o.gpus_per_vm > 0 ? std::min(o.gpus_per_vm, gpu->max_per_vm) : gpu->max_per_vm;
+    const int per_vm =
+        o.gpus_per_vm > 0 ? std::min(o.gpus_per_vm, gpu->max_per_vm) : gpu->max_per_vm;
     int left = site.free_gpus.at(type);
     for (int k = 0; left > 0 && k < site.gpu_vms; ++k) {
       Vm vm;
@@ -146,8 +149,9 @@ SliceDraft slice_to_reserve(const Slice& testbed, const Evaluated& chosen, const
     copy.gpus = n;
     d.vms.push_back(copy);
   }
-  d.description = fmt::format("the slice `fabtrain advise` chose for {} ({})",
-                              to_string(chosen.candidate.plan), technique_name(chosen.candidate.plan));
+  d.description =
+      fmt::format("the slice `fabtrain advise` chose for {} ({})", to_string(chosen.candidate.plan),
+                  technique_name(chosen.candidate.plan));
   d.assumptions = testbed.assumptions;
   d.networks = networks_for(d.vms, o.network);
   d.comment = "Chosen by `fabtrain advise`; reserve.py next to it reserves exactly these VMs.";

@@ -18,14 +18,13 @@ namespace fabtrain {
 namespace {
 
 // Resources fablib reports that a GPU VM does not need: known, not GPUs, not listed as unknown.
-const std::set<std::string> kOtherResources = {"cores", "ram",       "disk",          "nvme",
+const std::set<std::string> kOtherResources = {"cores",     "ram",         "disk",      "nvme",
                                                "fpga_u280", "fpga_sn1022", "p4-switch", "hosts",
-                                               "cpus",  "storage",   "smartnic"};
+                                               "cpus",      "storage",     "smartnic"};
 
 int count_of(const std::string& path, const std::string& site, const std::string& key,
              const nlohmann::json& v) {
-  if (!v.is_number())
-    fail("{}: site {}: {} must be a number, found {}", path, site, key, v.dump());
+  if (!v.is_number()) fail("{}: site {}: {} must be a number, found {}", path, site, key, v.dump());
   const double x = v.get<double>();
   if (!std::isfinite(x) || x < 0 || x != std::floor(x) || x > 1e9)
     fail("{}: site {}: {} must be a whole number from 0, found {}", path, site, key, v.dump());
@@ -41,8 +40,7 @@ std::string nic_of(const Testbed& t, const std::string& key) {
 SiteAvailability read_fablib_site(const std::string& path, const nlohmann::json& s,
                                   const Testbed& testbed, Availability& out, bool& usable) {
   if (!s.is_object() || !s.contains("name") || !s["name"].is_string())
-    fail("{}: every site must be an object with a string 'name' (fablib list_sites output)",
-         path);
+    fail("{}: every site must be an object with a string 'name' (fablib list_sites output)", path);
   SiteAvailability site{s["name"].get<std::string>()};
   const std::string state = s.value("state", std::string("Active"));
   auto available = [&](const std::string& resource) {
@@ -67,8 +65,8 @@ SiteAvailability read_fablib_site(const std::string& path, const nlohmann::json&
   const int disk = available("disk");
   const GpuVmNeeds& need = testbed.gpu_vm;
   auto vms_by = [](int have, double each) { return have < 0 ? 1 << 20 : int(have / each); };
-  site.gpu_vms = std::min({vms_by(cores, need.cores), vms_by(ram, need.ram_gb),
-                           vms_by(disk, need.disk_gb)});
+  site.gpu_vms =
+      std::min({vms_by(cores, need.cores), vms_by(ram, need.ram_gb), vms_by(disk, need.disk_gb)});
   int nics = 0;
   for (const auto& [m, n] : site.free_nics) nics += n;
   std::string why;
@@ -77,9 +75,10 @@ SiteAvailability read_fablib_site(const std::string& path, const nlohmann::json&
   else if (site.free_gpus.empty())
     why = "no free GPU of a known type";
   else if (site.gpu_vms == 0)
-    why = fmt::format("too few cores, RAM or disk for a GPU VM ({} cores, {} GB RAM, {} GB disk "
-                      "free; a GPU VM takes {}, {}, {})",
-                      cores, ram, disk, need.cores, need.ram_gb, need.disk_gb);
+    why = fmt::format(
+        "too few cores, RAM or disk for a GPU VM ({} cores, {} GB RAM, {} GB disk "
+        "free; a GPU VM takes {}, {}, {})",
+        cores, ram, disk, need.cores, need.ram_gb, need.disk_gb);
   else if (!site.free_nics.empty() && nics == 0)
     why = "no free NIC for the data-plane network";
   usable = why.empty();
@@ -110,9 +109,10 @@ void read_plain_yaml(const std::string& path, const std::string& text, const Tes
     fail("{}: neither fablib's JSON nor a YAML of site -> free GPUs: {}", path, e.what());
   }
   if (!root.IsMap())
-    fail("{}: expected fablib's JSON array of sites, or a YAML mapping of site -> "
-         "{{GPU: free count}}",
-         path);
+    fail(
+        "{}: expected fablib's JSON array of sites, or a YAML mapping of site -> "
+        "{{GPU: free count}}",
+        path);
   for (const auto& entry : root) {
     const std::string name = entry.first.as<std::string>();
     if (!entry.second.IsMap())

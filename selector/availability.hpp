@@ -23,9 +23,9 @@ struct SiteAvailability {
 
 struct Availability {
   std::string path;
-  std::vector<SiteAvailability> sites;   // usable, in file order
-  std::vector<std::string> left_out;     // "MAX: state is Maint (not Active)"
-  std::vector<std::string> unknown;      // "UTAH: h100_available (unknown resource, left out)"
+  std::vector<SiteAvailability> sites;  // usable, in file order
+  std::vector<std::string> left_out;    // "MAX: state is Maint (not Active)"
+  std::vector<std::string> unknown;     // "UTAH: h100_available (unknown resource, left out)"
 };
 
 // Throws fabtrain::Error naming the file, the site and the key: not fablib's format, a negative

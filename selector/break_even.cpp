@@ -34,8 +34,10 @@ bool uses_site(const std::vector<std::string>& site_of, const Plan& plan, const 
   return false;
 }
 
-double cost_of(const Evaluated& e, Objective objective) {
-  return objective_weight(objective, e.candidate.plan.ranks()) / e.tokens_per_s;
+// As the search ranks: a tight plan's cost raised by the tolerance (search.hpp).
+double cost_of(const Evaluated& e, const SearchOptions& options) {
+  return ranking_cost(
+      e, objective_weight(options.objective, e.candidate.plan.ranks()) / e.tokens_per_s, options);
 }
 
 constexpr double kLowestMs = 0.1, kHighestMs = 1000, kPrecision = 1.05;
@@ -87,7 +89,6 @@ class PairSweep {
     spanning_.memo = nullptr;        // the pair's round trip changes every spanning plan's time...
     spanning_.compiled = &compiled;  // ...but not what it is, nor its memory
     spanning_.keep_schedules = false;
-    objective_ = one.objective;
   }
 
   int searches() const { return searches_; }
@@ -100,11 +101,13 @@ class PairSweep {
     SearchOptions options = spanning_;
     std::optional<Evaluated> best = apart_;
     auto consider = [&](const Evaluated& e) {
-      if (!best || cost_of(e, objective_) < cost_of(*best, objective_)) best = e;
+      if (!best || cost_of(e, spanning_) < cost_of(*best, spanning_)) best = e;
     };
-    if (const Evaluated* longer = best_at_longer(ms)) consider(*longer);
-    if (best) options.must_beat = cost_of(*best, objective_);
-    options.known_floor = [&](const Plan& plan, int batch) { return floor_at(plan, batch, ms); };
+    if (const Evaluated* longer = best_at_longer(ms)) {
+      const SearchResult again = evaluate(model_, what_if, {longer->candidate}, options);
+      if (!again.ranked.empty()) consider(again.ranked.front());
+    }
+    if (best) options.must_beat = cost_of(*best, spanning_);
     const SearchResult r = search(model_, what_if, options);
     ++searches_;
     for (const auto& e : r.ranked)
@@ -118,14 +121,6 @@ class PairSweep {
     return uses_site(site_of_, plan, a_) && uses_site(site_of_, plan, b_);
   }
 
-  // The plan's cost at the longest shorter round trip it was simulated at (0: none).
-  double floor_at(const Plan& plan, int batch, double ms) const {
-    const auto it = seen_.find(memo_key(plan, batch));
-    if (it == seen_.end()) return 0;
-    auto at = it->second.upper_bound(ms);
-    return at == it->second.begin() ? 0.0 : cost_of(std::prev(at)->second, objective_);
-  }
-
   // Of the plans simulated at longer round trips, the one of least cost at the nearest longer
   // one (what it costs here is no more).
   const Evaluated* best_at_longer(double ms) const {
@@ -133,7 +128,7 @@ class PairSweep {
     for (const auto& [key, by_ms] : seen_) {
       const auto at = by_ms.lower_bound(ms);
       if (at == by_ms.end()) continue;
-      if (!best || cost_of(at->second, objective_) < cost_of(*best, objective_)) best = &at->second;
+      if (!best || cost_of(at->second, spanning_) < cost_of(*best, spanning_)) best = &at->second;
     }
     return best;
   }
@@ -142,7 +137,6 @@ class PairSweep {
   const Slice& slice_;
   const std::vector<std::string>& site_of_;
   std::string a_, b_;
-  Objective objective_ = Objective::time_to_train;
   SearchOptions spanning_;
   std::optional<Evaluated> apart_;
   std::map<double, std::string> winners_;                    // by round trip in ms

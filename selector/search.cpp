@@ -115,10 +115,6 @@ class Evaluation {
     return objective_weight(options_.objective, c.plan.ranks());
   }
 
-  double known_floor(const Candidate& c) const {
-    return options_.known_floor ? options_.known_floor(c.plan, c.global_batch) : 0.0;
-  }
-
   static std::string key_of(const Plan& plan, int global_batch) {
     return memo_key(plan, global_batch);
   }
@@ -136,9 +132,7 @@ class Evaluation {
     const int i = int(candidates_.size());
     candidates_.push_back(c);
     index_of_.emplace(key_of(c.plan, c.global_batch), i);
-    floors_.push(
-        {std::max(floor_.seconds_per_token(c.plan, c.global_batch) * weight(c), known_floor(c)),
-         i});
+    floors_.push({floor_.seconds_per_token(c.plan, c.global_batch) * weight(c), i});
   }
 
   void open_next_subset() {
@@ -278,8 +272,7 @@ class Evaluation {
       ++out_.skipped_overlap_off;
       return;
     }
-    const double bound = std::max(
-        bound_of(c, *schedule) * weight(c) / (double(c.global_batch) * seq_), known_floor(c));
+    const double bound = bound_of(c, *schedule) * weight(c) / (double(c.global_batch) * seq_);
     if (bound >= threshold(c.subset.gpus))
       skip(bound);
     else

@@ -65,13 +65,11 @@ struct SearchOptions {
   double simulate_budget = 1.5e4;
   // Plans enumerated (what memory grows with): subsets are no longer opened beyond it.
   double enumerate_budget = 2e5;
-  // A lower bound of a plan's cost per token known from elsewhere (the same plan simulated at a
-  // shorter round trip, for break-even), raising its floor and bound; none: 0.
-  std::function<double(const Plan& plan, int global_batch)> known_floor;
   // A plan whose predicted peak leaves less than this fraction of a GPU free is "tight": the
-  // memory model's error (calibrate/data/published_runs.yaml, check-published) and what it leaves out could take it
-  // over, and an out-of-memory failure costs the reservation. A tight plan ranks below every plan
-  // with headroom whose cost is within tight_tolerance of its own. 0: no plan is tight.
+  // memory model's error (calibrate/data/published_runs.yaml, check-published) and what it leaves
+  // out could take it over, and an out-of-memory failure costs the reservation. A tight plan ranks
+  // below every plan with headroom whose cost is within tight_tolerance of its own. 0: no plan is
+  // tight.
   double memory_headroom = 0.10;
   double tight_tolerance = 0.10;
 };

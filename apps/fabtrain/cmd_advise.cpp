@@ -37,12 +37,11 @@ int sites_of(const Slice& slice, const std::vector<int>& gpus) {
 }
 
 std::string summary(const Slice& slice, const Evaluated& e) {
-  return fmt::format("{} ({}) on {}: {} to train, {} GPU-hours, {:.0f} tokens/s",
-                     to_short_string(e.candidate.plan), technique_name(e.candidate.plan),
-                     describe_gpus(slice, e.candidate.subset.gpus),
-                     format_train_time(e.time_to_train_s),
-                     format_gpu_hours(e.time_to_train_s * e.candidate.plan.ranks() / 3600),
-                     e.tokens_per_s);
+  return fmt::format(
+      "{} ({}) on {}: {} to train, {} GPU-hours, {:.0f} tokens/s",
+      to_short_string(e.candidate.plan), technique_name(e.candidate.plan),
+      describe_gpus(slice, e.candidate.subset.gpus), format_train_time(e.time_to_train_s),
+      format_gpu_hours(e.time_to_train_s * e.candidate.plan.ranks() / 3600), e.tokens_per_s);
 }
 
 // The best plans using fewer GPUs, and fewer sites, than the chosen one: each its own search with
@@ -91,7 +90,8 @@ void run(Options& o) {
   const std::string all_path =
       (std::filesystem::temp_directory_path() / fmt::format("fabtrain-free-{}.yaml", ::getpid()))
           .string();
-  const Slice all = write_slice(testbed_slice(free, testbed, o.advice), all_path, builtin_catalog());
+  const Slice all =
+      write_slice(testbed_slice(free, testbed, o.advice), all_path, builtin_catalog());
   fmt::print(info, "  every free GPU: {} GPUs in {} VMs at {} sites\n", all.gpu_count(),
              all.vms.size(), all.site_names().size());
   o.search.slice = all_path;
@@ -107,23 +107,26 @@ void run(Options& o) {
   const Evaluated& best = r.ranked.front();
   const double gap = r.gap(options.objective);
   fmt::print(info, "\nbest: {}\n", summary(slice, best));
-  fmt::print(info, "  {} (searched {} plans in {:.1f} s)\n",
-             gap == 0 ? "exact" : fmt::format("not exact: at most {:.1f}% better possible", 100 * gap),
-             r.enumerated, r.seconds);
+  fmt::print(
+      info, "  {} (searched {} plans in {:.1f} s)\n",
+      gap == 0 ? "exact" : fmt::format("not exact: at most {:.1f}% better possible", 100 * gap),
+      r.enumerated, r.seconds);
   const SliceDraft reserve = slice_to_reserve(slice, best, o.advice, "fabtrain-advised");
   fmt::print(info, "reserve:\n");
   for (const auto& vm : reserve.vms)
     fmt::print(info, "  {} at {}: {} x {}, {}\n", vm.name, vm.site, vm.gpus, vm.gpu, vm.nic);
-  fmt::print(info, "  network: {}\n", reserve.networks.empty() ? "none (one VM)" : reserve.networks.front().kind);
+  fmt::print(info, "  network: {}\n",
+             reserve.networks.empty() ? "none (one VM)" : reserve.networks.front().kind);
   nlohmann::json j = {{"availability", free.path},
                       {"left_out", free.left_out},
                       {"unknown", free.unknown},
-                      {"best", {{"plan", to_string(best.candidate.plan)},
-                                {"technique", technique_name(best.candidate.plan)},
-                                {"gpus", best.candidate.plan.ranks()},
-                                {"where", describe_gpus(slice, best.candidate.subset.gpus)},
-                                {"time_to_train_s", best.time_to_train_s},
-                                {"tokens_per_s", best.tokens_per_s}}},
+                      {"best",
+                       {{"plan", to_string(best.candidate.plan)},
+                        {"technique", technique_name(best.candidate.plan)},
+                        {"gpus", best.candidate.plan.ranks()},
+                        {"where", describe_gpus(slice, best.candidate.subset.gpus)},
+                        {"time_to_train_s", best.time_to_train_s},
+                        {"tokens_per_s", best.tokens_per_s}}},
                       {"gap", gap},
                       {"alternatives", nlohmann::json::array()}};
   for (const auto& [label, e] : alternatives(model, slice, options, best)) {
@@ -132,14 +135,16 @@ void run(Options& o) {
       continue;
     }
     fmt::print(info, "with {}: {}\n", label, summary(slice, *e));
-    j["alternatives"].push_back({{"kind", label}, {"plan", to_string(e->candidate.plan)},
+    j["alternatives"].push_back({{"kind", label},
+                                 {"plan", to_string(e->candidate.plan)},
                                  {"where", describe_gpus(slice, e->candidate.subset.gpus)},
                                  {"time_to_train_s", e->time_to_train_s}});
   }
   const auto dir = std::filesystem::path(o.out_dir);
   write_slice(reserve, (dir / "slice.yaml").string(), builtin_catalog());
   write_text((dir / "reserve.py").string(), reserve_script(reserve, testbed));
-  fmt::print(info, "wrote {} and {}\n", (dir / "slice.yaml").string(), (dir / "reserve.py").string());
+  fmt::print(info, "wrote {} and {}\n", (dir / "slice.yaml").string(),
+             (dir / "reserve.py").string());
   JsonOutput{o.json}.write(j);
 }
 
@@ -155,7 +160,8 @@ Registration reg(52, [](CLI::App& app) {
       ->required();
   o->search.add_to(cmd, false);
   cmd->add_option("--max-gpus", o->advice.max_gpus, "Use at most this many GPUs (default: no cap)");
-  cmd->add_option("--max-sites", o->advice.max_sites, "Use at most this many sites (default: no cap)");
+  cmd->add_option("--max-sites", o->advice.max_sites,
+                  "Use at most this many sites (default: no cap)");
   cmd->add_option("--avoid", o->advice.avoid, "Sites not to use (comma-separated)");
   cmd->add_option("--include", o->advice.include, "Sites the slice must use (comma-separated)");
   cmd->add_option("--gpus-per-vm", o->advice.gpus_per_vm,

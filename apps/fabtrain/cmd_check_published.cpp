@@ -1,6 +1,6 @@
 // fabtrain check-published: the simulator, uncalibrated, against training runs others measured
-// and published (calibrate/data/published_runs.yaml): predicted and measured step time per run, peak
-// memory of the kind each source measured, and whether each run the source says ran out of
+// and published (calibrate/data/published_runs.yaml): predicted and measured step time per run,
+// peak memory of the kind each source measured, and whether each run the source says ran out of
 // memory (or ran) is predicted so; the medians and the agreement as the last lines.
 #include <fmt/format.h>
 
@@ -138,7 +138,8 @@ Registration reg(75, [](CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "check-published",
       "Check the simulator, uncalibrated, against published measured training runs");
-  cmd->add_option("--file", o->file, "Published runs YAML (default: calibrate/data/published_runs.yaml)");
+  cmd->add_option("--file", o->file,
+                  "Published runs YAML (default: calibrate/data/published_runs.yaml)");
   o->json.add_to(cmd,
                  "every run's predicted and measured step, memory and out-of-memory verdict, and "
                  "the medians");

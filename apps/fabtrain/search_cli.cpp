@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <set>
 
 #include "common/error.hpp"
 #include "selector/launch_line.hpp"
+#include "selector/site_sets.hpp"
 
 namespace fabtrain {
 
@@ -113,8 +115,14 @@ std::string gpu_types_line(const Slice& slice) {
 
 std::string gpu_cell(const Slice& slice, const std::vector<int>& gpus) {
   const bool one_type = !gpu_types_line(slice).empty();
+  // A class of interchangeable sites shows its members after its first: the row stands for each.
+  std::map<std::string, std::string> shown;
+  for (const auto& c : site_classes(slice))
+    shown[c.sites.front()] = fmt::format("{}", fmt::join(c.sites, "|"));
   const auto groups = count_gpus_by(slice, gpus, [&](const SliceGpu& g) {
-    return (one_type ? "" : short_type(g.type->name)) + "@" + slice.vms[g.vm].site;
+    const std::string& site = slice.vms[g.vm].site;
+    return (one_type ? "" : short_type(g.type->name)) + "@" +
+           (shown.count(site) ? shown.at(site) : site);
   });
   std::string out;
   for (const auto& [key, n] : groups)

@@ -72,7 +72,7 @@ test -s "$tmp/s-utah-amst.svg" && test -s "$tmp/s-emulated-2site.svg" || fail "s
 # The search's words are explained, not jargon.
 "$bin/fabtrain" plan $nano --top 3 >"$tmp/plan.txt" 2>&1
 grep -q "twins\|bounded plans" "$tmp/plan.txt" && fail "plan prints jargon: $(sed -n 2p "$tmp/plan.txt")"
-grep -q "lower bound on the step time" "$tmp/plan.txt" || fail "plan does not explain what it pruned"
+grep -q "whose lower bound cannot reach the top" "$tmp/plan.txt" || fail "plan does not explain what it pruned"
 
 # Hugging Face configs: other architectures and unknown keys refused; n_inner and untied read.
 refused "model_type is \"llama\"; fabtrain supports GPT-2 configs only" \

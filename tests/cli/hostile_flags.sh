@@ -23,7 +23,8 @@ declare -A valid=(
   [--lr-min-fraction]=0 [--weight-decay]=0 [--grad-clip]=0 [--seed]=0 [--checkpoint-every]=0
   [--keep-checkpoints]=0 [--stop-after]=0 [--val-every]=0 [--timeout-s]=0 [--threads]=0
   [--tcp-streams]=0 [--val-fraction]=0 [--temperature]=0 [--top-k]=0
-  [--flat-max]=0 [--nlist]=0 [--nprobe]=0
+  [--flat-max]=0 [--nlist]=0 [--nprobe]=0 [--memory-headroom]=0 [--max-gpus]=0 [--max-sites]=0
+  [--gpus-per-vm]=0
 )
 
 # Base arguments that make each subcommand with numeric options run, quickly, on tiny inputs.
@@ -35,6 +36,7 @@ declare -A base=(
   ["fabtrain plan"]="$nano_slice --break-even off"
   ["fabtrain recommend"]="$nano_slice"
   ["fabtrain study"]="--clusters emulated-2site --models gpt2-nano --html $tmp/study.html"
+  ["fabtrain advise"]="--availability $src/tests/selector/availability/plain.yaml --model gpt2-nano -o $tmp/advise"
   ["fabtrain calibrate"]="--bench $src/tests/fuzz/seeds/bench/bench.json -o $tmp/cal.yaml"
   ["fabtrain-exec train"]="--model gpt2-nano --plan dp=1 --data $data --steps 1 --batch 2 --seq 16"
   ["fabtrain-exec bench"]="--model gpt2-nano --budget-s 0.01 --memory-mib 1 --p2p-mib 1 --collective-mib 1"
