@@ -2,8 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <fstream>
-
+#include "common/atomic_file.hpp"
 #include "common/error.hpp"
 
 namespace fabtrain {
@@ -46,12 +45,7 @@ std::string to_slice_yaml(const SliceDraft& s) {
 }
 
 Slice write_slice(const SliceDraft& draft, const std::string& path, const Catalog& catalog) {
-  {
-    std::ofstream out(path);
-    out << to_slice_yaml(draft);
-    out.flush();
-    if (!out) fail("cannot write the slice file '{}'", path);
-  }
+  write_text_atomically(path, to_slice_yaml(draft), "the slice file");
   try {
     return load_slice(path, catalog);
   } catch (const Error& e) {

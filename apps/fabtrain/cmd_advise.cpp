@@ -12,6 +12,7 @@
 #include <set>
 
 #include "command.hpp"
+#include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "common/human_units.hpp"
 #include "json_output.hpp"
@@ -64,17 +65,6 @@ std::vector<std::pair<std::string, std::optional<Evaluated>>> alternatives(
   if (sites > 1)
     smaller("fewer sites", [&](const Plan& p) { return sites_of(slice, p.devices) < sites; });
   return out;
-}
-
-void write_text(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << text;
-    out.flush();
-    if (!out) fail("cannot write '{}'", tmp);
-  }
-  std::filesystem::rename(tmp, path);
 }
 
 void run(Options& o) {
@@ -142,7 +132,8 @@ void run(Options& o) {
   }
   const auto dir = std::filesystem::path(o.out_dir);
   write_slice(reserve, (dir / "slice.yaml").string(), builtin_catalog());
-  write_text((dir / "reserve.py").string(), reserve_script(reserve, testbed));
+  write_text_atomically((dir / "reserve.py").string(), reserve_script(reserve, testbed),
+                        "the reserve script");
   fmt::print(info, "wrote {} and {}\n", (dir / "slice.yaml").string(),
              (dir / "reserve.py").string());
   JsonOutput{o.json}.write(j);
