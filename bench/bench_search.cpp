@@ -55,6 +55,7 @@ double plan_like(const std::string& model_name, const Slice& slice) {
 Case run_case(const std::string& model, const std::string& slice_path) {
   int fds[2];
   if (::pipe(fds) != 0) return {};
+  std::fflush(stdout);  // else the child prints the parent's buffered lines again
   const auto start = std::chrono::steady_clock::now();
   const pid_t pid = ::fork();
   if (pid == 0) {

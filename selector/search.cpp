@@ -294,14 +294,17 @@ class Evaluation {
 
   static double work_of(const Candidate& c) { return double(c.plan.ranks()) * c.plan.mb; }
 
-  // Spent once the work passes the budget, if something was simulated (so there is an answer).
+  // Spent once the work passes the budget, if something was simulated (so there is an answer);
+  // with nothing simulated yet the search goes on best first up to eight budgets, then falls back
+  // to the smallest subsets.
   bool over_budget() {
     if (options_.exhaustive) return false;
     if (smallest_first_) return !out_.ranked.empty();
+    const double stretch = out_.ranked.empty() ? 8 : 1;
     const bool over =
-        (options_.compile_budget > 0 && compile_work_ >= options_.compile_budget) ||
-        (options_.simulate_budget > 0 && simulate_work_ >= options_.simulate_budget) ||
-        (options_.enumerate_budget > 0 && out_.enumerated >= options_.enumerate_budget);
+        (options_.compile_budget > 0 && compile_work_ >= stretch * options_.compile_budget) ||
+        (options_.simulate_budget > 0 && simulate_work_ >= stretch * options_.simulate_budget) ||
+        (options_.enumerate_budget > 0 && out_.enumerated >= stretch * options_.enumerate_budget);
     out_.budget_spent = out_.budget_spent || over;
     if (over && out_.ranked.empty()) fall_back_to_smallest();
     return over && !smallest_first_;

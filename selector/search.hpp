@@ -61,8 +61,8 @@ struct SearchOptions {
   // compiling it, and simulating it, grows with): beyond, it stops and reports the gap between
   // its best plan and the least bound of what it did not simulate. Sized so that a search stays
   // within seconds on 2 cores (bench/bench_search.cpp); 0: no limit.
-  double compile_budget = 4e5;
-  double simulate_budget = 1.5e4;
+  double compile_budget = 1e6;
+  double simulate_budget = 3e4;
   // Plans enumerated (what memory grows with): subsets are no longer opened beyond it.
   double enumerate_budget = 2e5;
   // A plan whose predicted peak leaves less than this fraction of a GPU free is "tight": the

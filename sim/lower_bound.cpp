@@ -243,9 +243,11 @@ double PlanFloor::gradient_seconds(const Plan& plan) const {
     std::sort(group.begin(), group.end());
     double bytes = stage_parameters(model_, plan, c.pp) * element_bytes(plan.precision);
     if (plan.zero > 0) bytes *= double(plan.dp - 1) / plan.dp;
-    // At most one call per bucket, or per bucket and microbatch where ZeRO-2/3 reduce each one.
+    // One call per bucket; ZeRO-2/3 reduce every microbatch's gradients (plan/compile.cpp), so
+    // they move the bytes mb times, in mb times the calls.
+    const int times = plan.zero >= 2 ? plan.mb : 1;
     const int buckets = int(gradient_buckets(model_, plan, c.pp).size());
-    worst = std::max(worst, cut_seconds(group, bytes, buckets * (plan.zero >= 2 ? plan.mb : 1)));
+    worst = std::max(worst, cut_seconds(group, bytes * times, buckets * times));
   }
   return worst;
 }
