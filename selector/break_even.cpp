@@ -88,7 +88,6 @@ class PairSweep {
     spanning_.only = [this](const Plan& plan) { return spans(plan); };
     spanning_.memo = nullptr;        // the pair's round trip changes every spanning plan's time...
     spanning_.compiled = &compiled;  // ...but not what it is, nor its memory
-    spanning_.keep_schedules = false;
   }
 
   int searches() const { return searches_; }

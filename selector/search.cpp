@@ -192,7 +192,7 @@ class Evaluation {
 
   // Memory, from the compiled schedule; cached (a recompute=on candidate asks about its twin, and
   // the searches of one command share the plan memo). With `keep`, the schedule is put there.
-  const Evaluated& check_memory(int i, std::shared_ptr<const Schedule>* keep) {
+  const Evaluated& check_memory(int i, Schedule* keep) {
     auto it = checked_.find(i);
     if (it != checked_.end() && !keep) return it->second;
     const Candidate& c = candidates_[i];
@@ -200,19 +200,14 @@ class Evaluation {
     if (const int r = floor_.short_of_memory(c.plan, c.global_batch, &floor_bytes); r >= 0)
       return checked_.insert_or_assign(i, floor_out_of_memory(c, r, floor_bytes)).first->second;
     const std::string key = key_of(c.plan, c.global_batch);
-    if (options_.compiled) {
-      const auto known = options_.compiled->find(key);
-      if (known != options_.compiled->end() && (!keep || known->second.schedule)) {
-        if (keep) *keep = known->second.schedule;
-        return checked_.insert_or_assign(i, known->second.memory).first->second;
-      }
-    }
-    auto schedule = std::make_shared<const Schedule>(compile(model_, c.plan, c.global_batch, seq_));
+    if (options_.compiled && !keep)
+      if (const auto known = options_.compiled->find(key); known != options_.compiled->end())
+        return checked_.insert_or_assign(i, known->second).first->second;
+    Schedule schedule = compile(model_, c.plan, c.global_batch, seq_);
     ++out_.compiled;
     compile_work_ += work_of(c);
-    const Evaluated e = memory_of(c, *schedule);
-    if (options_.compiled)
-      (*options_.compiled)[key] = {e, options_.keep_schedules ? schedule : nullptr};
+    const Evaluated e = memory_of(c, schedule);
+    if (options_.compiled) (*options_.compiled)[key] = e;
     if (keep) *keep = std::move(schedule);
     return checked_.insert_or_assign(i, e).first->second;
   }
@@ -257,7 +252,7 @@ class Evaluation {
   // Compiles a candidate and decides: out of memory, a needless recompute or overlap=off twin,
   // bounded, or to be simulated (pushed on the queue by its full bound).
   void expand(int i) {
-    std::shared_ptr<const Schedule> schedule;
+    Schedule schedule;
     const Evaluated& e = check_memory(i, &schedule);
     if (e.oom) {
       if (out_.out_of_memory_count++ < kOutOfMemoryKept) out_.out_of_memory.push_back(e);
@@ -272,7 +267,7 @@ class Evaluation {
       ++out_.skipped_overlap_off;
       return;
     }
-    const double bound = bound_of(c, *schedule) * weight(c) / (double(c.global_batch) * seq_);
+    const double bound = bound_of(c, schedule) * weight(c) / (double(c.global_batch) * seq_);
     if (bound >= threshold(c.subset.gpus))
       skip(bound);
     else

@@ -31,8 +31,8 @@ struct SimMemo {
   std::map<std::string, SimOutcome> outcomes;
   std::map<std::string, double> bounds;  // step_lower_bound, seconds
 };
-struct CompiledPlan;
-using PlanMemo = std::map<std::string, CompiledPlan>;
+// What compiling a plan told of its memory (Evaluated's memory fields, and whether it fits).
+using PlanMemo = std::map<std::string, Evaluated>;
 
 struct SearchOptions {
   SearchSpace space;
@@ -50,10 +50,9 @@ struct SearchOptions {
   // Simulations already made on this slice with this calibration, by plan and batch: reused, and
   // the search's own added (the "why" and what-if searches share the main search's).
   SimMemo* memo = nullptr;
-  // Memory estimates (and, with keep_schedules, the compiled schedules) shared by searches of the
-  // same hardware under other round trips (break-even's what-ifs).
+  // Memory estimates shared by searches of the same hardware under other round trips (the "why"
+  // searches, break-even's what-ifs).
   PlanMemo* compiled = nullptr;
-  bool keep_schedules = false;
   // A cost per token (the objective's) known to be reachable elsewhere: plans whose bound cannot
   // beat it are skipped (none simulated may then be returned).
   double must_beat = 1e300;
@@ -94,11 +93,6 @@ struct Evaluated {
 };
 
 inline constexpr int kOutOfMemoryKept = 1000;
-
-struct CompiledPlan {
-  Evaluated memory;  // its memory fields, and whether it fits
-  std::shared_ptr<const Schedule> schedule;
-};
 
 struct SearchResult {
   std::vector<Evaluated> ranked;         // best first by the objective, then fewer GPUs
