@@ -37,6 +37,23 @@ wan_skip_unless_namespaces() {
     command -v "$tool" >/dev/null || { echo "SKIP: '$tool' is not installed (scripts/install-deps.sh)"; exit 77; }
   done
 }
+
+# For tests: runs COMMAND (a scripts/wan/run.sh line) with its output in LOG. A run the emulator
+# marks not valid (exit 75: it could not keep up, so it measured the emulator, not the link) is
+# tried once more; not valid twice, the test is skipped (exit 77) with the reason. Other exits
+# are returned.
+wan_test_run() {
+  local log=$1 attempt rc
+  shift
+  for attempt in 1 2; do
+    rc=0
+    "$@" >"$log" 2>&1 || rc=$?
+    [ "$rc" -eq 75 ] || return "$rc"
+    echo "wan: attempt $attempt not valid: $(grep -m1 'could not keep up' "$log" || echo 'exit 75')"
+  done
+  echo "SKIP: this machine could not emulate the link on time twice; nothing was measured"
+  exit 77
+}
 wan_namespace_exists() { ip netns list 2>/dev/null | awk '{print $1}' | grep -qx "$1"; }
 
 # TERM, then KILL, whatever runs in our namespaces; wait until none is left; delete them.

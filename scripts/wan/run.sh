@@ -5,8 +5,8 @@
 # held throughout. COMMAND runs in the root namespace; it reaches the sites through
 # `ip netns exec siteA|siteB ...` or scripts/wan/mpirun-2site.sh.
 # Afterwards the emulator's statistics are printed, and the run fails if more than
-# FABTRAIN_WAN_MAX_LATE_FRACTION (default 0.01) of the frames (and at least 10) left more than 1 ms late: then
-# the run measured the emulator, not the link.
+# FABTRAIN_WAN_MAX_LATE_FRACTION (default 0.01) of the frames (and at least 10) left more than 1 ms
+# late: then the run measured the emulator, not the link, and run.sh exits 75 (not valid).
 #
 # Usage: scripts/wan/run.sh DELAY_MS RATE_MBIT -- COMMAND [ARGS...]
 set -euo pipefail
@@ -29,15 +29,16 @@ finish() {
   wan_teardown
   wan_print_stats
   if [ "$rc" -eq 0 ] && [ -f "$WAN_STATE_DIR/stats.json" ]; then
-    python3 - "$WAN_STATE_DIR/stats.json" "${FABTRAIN_WAN_MAX_LATE_FRACTION:-0.01}" <<'PY' || rc=1
+    python3 - "$WAN_STATE_DIR/stats.json" "${FABTRAIN_WAN_MAX_LATE_FRACTION:-0.01}" <<'PY' || rc=$?
 import json, sys
 total = json.load(open(sys.argv[1]))["total"]
 frames, late = total["forwarded_frames"], total["late_over_1ms"]
 # A run that barely used the link (an MPI start-up's few dozen frames) measured nothing through
 # it: one late frame of 48 says nothing about the emulator. Ten late frames at least.
 if frames and late / frames > float(sys.argv[2]) and late >= 10:
-    sys.exit(f"wan: error: {late} of {frames} frames left more than 1 ms late "
-             f"(> {sys.argv[2]}): the emulator could not keep up, the run is not valid")
+    print(f"wan: error: {late} of {frames} frames left more than 1 ms late "
+          f"(> {sys.argv[2]}): the emulator could not keep up, the run is not valid", file=sys.stderr)
+    sys.exit(75)
 PY
   fi
   exit "$rc"
