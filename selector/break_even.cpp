@@ -70,10 +70,11 @@ std::string sentence(const PairBreakEvens& p) {
 
 // One site pair's round trips swept: the winner at each round trip tried. Plans that do not span
 // the pair take the same time at every round trip, so their best is searched once; at each round
-// trip only the spanning plans are searched, and only those whose bound beats it. A plan's time
-// never falls as a round trip grows (the simulator's links only slow down: tested), so a spanning
-// plan simulated at a shorter round trip bounds it from below, and one simulated at a longer
-// round trip gives the winner to beat.
+// trip only the spanning plans are searched, and only those whose bound beats the best known.
+// Two things bound a spanning plan at a round trip from what was simulated at others: its step at
+// the nearest shorter one, less kShorterRoundTripSlack, from below (links only slow down as the
+// round trip grows; the slack covers flows that reorder), and the winner at the nearest longer
+// one, re-simulated here, from above.
 class PairSweep {
  public:
   PairSweep(const ModelSpec& model, const Slice& slice, const SearchOptions& one,
@@ -86,8 +87,8 @@ class PairSweep {
     if (!apart.ranked.empty()) apart_ = apart.ranked.front();
     spanning_ = one;
     spanning_.only = [this](const Plan& plan) { return spans(plan); };
-    spanning_.memo = nullptr;        // the pair's round trip changes every spanning plan's time...
-    spanning_.compiled = &compiled;  // ...but not what it is, nor its memory
+    spanning_.compiled = &compiled;  // the pair's round trip changes every spanning plan's time,
+                                     // but not what it is, nor its memory
   }
 
   int searches() const { return searches_; }
@@ -97,7 +98,10 @@ class PairSweep {
     if (it != winners_.end()) return it->second;
     Slice what_if = slice_;
     override_pair_latency(what_if, a_, b_, ms / 1e3);
+    SimMemo memo;
+    memo.floors = floors_below(ms);
     SearchOptions options = spanning_;
+    options.memo = &memo;
     std::optional<Evaluated> best = apart_;
     auto consider = [&](const Evaluated& e) {
       if (!best || cost_of(e, spanning_) < cost_of(*best, spanning_)) best = e;
@@ -109,15 +113,53 @@ class PairSweep {
     if (best) options.must_beat = cost_of(*best, spanning_);
     const SearchResult r = search(model_, what_if, options);
     ++searches_;
+    for (const auto& [key, outcome] : memo.outcomes)
+      if (outcome.ok) simulated_[key][ms] = outcome.step_time_s;
     for (const auto& e : r.ranked)
       seen_[memo_key(e.candidate.plan, e.candidate.global_batch)][ms] = e;
     if (!r.ranked.empty()) consider(r.ranked.front());
+    if (best) best_[ms] = *best;
     return winners_[ms] = best ? winner_name(what_if, *best) : "nothing fits";
+  }
+
+  // Where the winners at `near` and at `far` (both searched) cost the same, were each cost linear
+  // in the round trip between them: each is simulated at the other's round trip. None when either
+  // end has no winner or the costs do not cross.
+  std::optional<double> crossing(double near, double far) {
+    const auto a = best_.find(near), b = best_.find(far);
+    if (a == best_.end() || b == best_.end()) return std::nullopt;
+    const std::optional<double> a_far = cost_at(a->second, far), b_near = cost_at(b->second, near);
+    if (!a_far || !b_near) return std::nullopt;
+    const double gap_near = *b_near - cost_of(a->second, spanning_);
+    const double gap_far = cost_of(b->second, spanning_) - *a_far;
+    if (gap_near <= gap_far) return std::nullopt;
+    return near + gap_near * (far - near) / (gap_near - gap_far);
   }
 
  private:
   bool spans(const Plan& plan) const {
     return uses_site(site_of_, plan, a_) && uses_site(site_of_, plan, b_);
+  }
+
+  // What a plan costs at a round trip (the same at every one when it does not span the pair).
+  std::optional<double> cost_at(const Evaluated& e, double ms) {
+    if (!spans(e.candidate.plan)) return cost_of(e, spanning_);
+    Slice what_if = slice_;
+    override_pair_latency(what_if, a_, b_, ms / 1e3);
+    const SearchResult r = evaluate(model_, what_if, {e.candidate}, spanning_);
+    if (r.ranked.empty()) return std::nullopt;
+    return cost_of(r.ranked.front(), spanning_);
+  }
+
+  // Each plan simulated at a shorter round trip: its step at the nearest one, less the slack.
+  std::map<std::string, double> floors_below(double ms) const {
+    std::map<std::string, double> floors;
+    for (const auto& [key, by_ms] : simulated_) {
+      const auto above = by_ms.lower_bound(ms);
+      if (above != by_ms.begin())
+        floors[key] = std::prev(above)->second * (1 - kShorterRoundTripSlack);
+    }
+    return floors;
   }
 
   // Of the plans simulated at longer round trips, the one of least cost at the nearest longer
@@ -138,10 +180,64 @@ class PairSweep {
   std::string a_, b_;
   SearchOptions spanning_;
   std::optional<Evaluated> apart_;
-  std::map<double, std::string> winners_;                    // by round trip in ms
-  std::map<std::string, std::map<double, Evaluated>> seen_;  // spanning plans, by ms
+  std::map<double, std::string> winners_;                      // by round trip in ms
+  std::map<double, Evaluated> best_;                           // the winners, by round trip
+  std::map<std::string, std::map<double, Evaluated>> seen_;    // spanning plans kept, by ms
+  std::map<std::string, std::map<double, double>> simulated_;  // every step simulated, by ms
   int searches_ = 0;
 };
+
+namespace {
+
+// Tries the round trips just either side of a guessed change (kPrecision apart, those strictly
+// inside the step): where the guess holds, the change lies between them; else the step is
+// narrowed. False when neither is inside.
+bool try_guess(PairSweep& sweep, const std::string& here, double guess, double& near, double& far) {
+  const double half = std::sqrt(kPrecision);
+  const double towards_near = near < far ? guess / half : guess * half;
+  const double towards_far = near < far ? guess * half : guess / half;
+  auto inside = [&](double ms) { return std::min(near, far) < ms && ms < std::max(near, far); };
+  const bool near_inside = inside(towards_near), far_inside = inside(towards_far);
+  if (near_inside) {
+    if (sweep.winner_at(towards_near) != here) {
+      far = towards_near;
+      return true;
+    }
+    near = towards_near;
+  }
+  if (far_inside) (sweep.winner_at(towards_far) == here ? near : far) = towards_far;
+  return near_inside || far_inside;
+}
+
+// The nearest change from the slice's round trip `from` towards the round trips `away` (in order
+// of distance): the first whose winner differs; then the step to it narrowed around where the two
+// winners' costs would cross were they linear in the round trip (at most kGuesses times), and
+// bisected (geometric) to within kPrecision. Winners further away are not searched.
+std::optional<BreakEven> nearest_change(PairSweep& sweep, double from,
+                                        const std::vector<double>& away) {
+  constexpr int kGuesses = 3;
+  const std::string here = sweep.winner_at(from);
+  double near = from;
+  for (double far : away) {
+    if (sweep.winner_at(far) == here) {
+      near = far;
+      continue;
+    }
+    for (int guesses = 0; std::max(near, far) / std::min(near, far) > kPrecision * 1.000001;) {
+      const std::optional<double> guess =
+          guesses++ < kGuesses ? sweep.crossing(near, far) : std::nullopt;
+      if (guess && try_guess(sweep, here, *guess, near, far)) continue;
+      const double mid = std::sqrt(near * far);
+      (sweep.winner_at(mid) == here ? near : far) = mid;
+    }
+    const std::string& other = sweep.winner_at(far);
+    const double at = std::sqrt(near * far);
+    return far > near ? BreakEven{at, here, other} : BreakEven{at, other, here};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 std::vector<PairBreakEvens> break_evens(const ModelSpec& model, const Slice& slice,
                                         const SearchOptions& options) {
@@ -158,42 +254,15 @@ std::vector<PairBreakEvens> break_evens(const ModelSpec& model, const Slice& sli
       p.site_a = sites[i], p.site_b = sites[j];
       p.rtt_ms = 1e3 * pair_rtt_s(slice, sites[i], sites[j]);
       PairSweep sweep(model, slice, one, site_of, compiled, p.site_a, p.site_b);
-      auto winner_at = [&](double ms) -> const std::string& { return sweep.winner_at(ms); };
-      p.winner = winner_at(p.rtt_ms);
-      std::vector<double> grid;
-      for (double ms = kLowestMs; ms <= kHighestMs * 1.0001; ms *= std::sqrt(10.0))
-        grid.push_back(ms);
-      for (double ms : grid) winner_at(ms);
-      grid.push_back(p.rtt_ms);
-      std::sort(grid.begin(), grid.end());
-      // Bisect every neighbouring pair of round trips with different winners.
-      std::vector<std::pair<double, double>> open;
-      for (std::size_t k = 0; k + 1 < grid.size(); ++k)
-        if (winner_at(grid[k]) != winner_at(grid[k + 1])) open.push_back({grid[k], grid[k + 1]});
-      // A third winner in between splits the interval in two, each bisected in turn.
-      std::map<double, BreakEven> changes;  // by round trip
-      while (!open.empty()) {
-        auto [lo, hi] = open.back();
-        open.pop_back();
-        const std::string low = winner_at(lo), high = winner_at(hi);
-        bool split = false;
-        while (hi / lo > kPrecision) {
-          const double mid = std::sqrt(lo * hi);
-          const std::string& w = winner_at(mid);
-          if (w == low) {
-            lo = mid;
-          } else if (w == high) {
-            hi = mid;
-          } else {
-            open.push_back({lo, mid});
-            open.push_back({mid, hi});
-            split = true;
-            break;
-          }
-        }
-        if (!split) changes[std::sqrt(lo * hi)] = {std::sqrt(lo * hi), low, high};
+      p.winner = sweep.winner_at(p.rtt_ms);
+      // The grid, 0.1 ms to 1 s in steps of sqrt(10), less the points near the slice's own.
+      std::vector<double> shorter, longer;
+      for (double ms = kLowestMs; ms <= kHighestMs * 1.0001; ms *= std::sqrt(10.0)) {
+        if (ms * kPrecision < p.rtt_ms) shorter.insert(shorter.begin(), ms);
+        if (ms > p.rtt_ms * kPrecision) longer.push_back(ms);
       }
-      for (const auto& [ms, change] : changes) p.changes.push_back(change);
+      if (auto below = nearest_change(sweep, p.rtt_ms, shorter)) p.changes.push_back(*below);
+      if (auto above = nearest_change(sweep, p.rtt_ms, longer)) p.changes.push_back(*above);
       p.searches = sweep.searches();
       p.sentence = sentence(p);
       out.push_back(std::move(p));

@@ -215,9 +215,11 @@ class Evaluation {
   // The step's lower bound (sim/lower_bound.hpp), from the memo where this slice's is known.
   double bound_of(const Candidate& c, const Schedule& schedule) {
     if (!options_.memo) return pool_.step_lower_bound(schedule);
-    const auto [it, fresh] = options_.memo->bounds.try_emplace(key_of(c.plan, c.global_batch), 0.0);
+    const std::string key = key_of(c.plan, c.global_batch);
+    const auto [it, fresh] = options_.memo->bounds.try_emplace(key, 0.0);
     if (fresh) it->second = pool_.step_lower_bound(schedule);
-    return it->second;
+    const auto floor = options_.memo->floors.find(key);
+    return floor == options_.memo->floors.end() ? it->second : std::max(it->second, floor->second);
   }
 
   // Whether the candidate's twin (the same plan with one field changed) is in the space and fits

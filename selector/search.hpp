@@ -30,6 +30,9 @@ struct Evaluated;
 struct SimMemo {
   std::map<std::string, SimOutcome> outcomes;
   std::map<std::string, double> bounds;  // step_lower_bound, seconds
+  // Steps known by other means to bound a plan from below, seconds (break-even: its step at a
+  // shorter round trip); a plan's bound is the larger of this and its own.
+  std::map<std::string, double> floors;
 };
 // What compiling a plan told of its memory (Evaluated's memory fields, and whether it fits).
 using PlanMemo = std::map<std::string, Evaluated>;

@@ -129,6 +129,43 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "break-even: no plan spanning the pair runs faster at a longer round trip, beyond the slack") {
+  const ModelSpec model = load_model("gpt2-medium");
+  const Slice slice = load_slice("utah-amst");
+  SearchOptions options = with(Objective::time_to_train, 1);
+  options.memory_headroom = 0;
+  const std::vector<std::string> plans = {"dp=4,mb=8",
+                                          "dp=4,mb=8,zero=1",
+                                          "dp=4,mb=8,zero=3",
+                                          "dp=4,mb=8,overlap=off",
+                                          "dp=2,pp=2,mb=16,schedule=1f1b",
+                                          "dp=2,pp=2,mb=16,schedule=gpipe,recompute=on",
+                                          "pp=4,mb=16",
+                                          "dp=2,tp=2,mb=8"};
+  const std::vector<double> rtts_ms = {0.1, 1, 3, 10, 30, 60, 103, 300};
+  double worst_gain = 0;  // the largest fraction by which a longer round trip was faster
+  for (const std::string& text : plans) {
+    Candidate c;
+    c.plan = parse_plan(text + ",devices=0:1:2:3");
+    c.global_batch = 32;
+    c.subset.gpus = {0, 1, 2, 3};
+    double shorter = 0;
+    for (double ms : rtts_ms) {
+      Slice what_if = slice;
+      override_pair_latency(what_if, "UTAH", "AMST", ms / 1e3);
+      const SearchResult r = evaluate(model, what_if, {c}, options);
+      INFO(text << " at " << ms << " ms");
+      REQUIRE(r.ranked.size() == 1);
+      const double step = r.ranked[0].step_time_s;
+      if (shorter > 0) worst_gain = std::max(worst_gain, 1 - step / shorter);
+      CHECK(step >= shorter * (1 - kShorterRoundTripSlack));
+      shorter = step;
+    }
+  }
+  MESSAGE("largest gain from a longer round trip: " << worst_gain);
+}
+
+TEST_CASE(
     "the launch line places ranks on VMs in device order, keeps the model path, asks for cuda") {
   const Slice slice = load_slice("utah-amst");
   Evaluated e;
