@@ -104,7 +104,8 @@ std::string first_reason(const std::string& diagnostics) {
 // Turns the event stream into nodes, with an explicit stack (no recursion on nesting).
 class YamlTreeBuilder {
  public:
-  YamlTreeBuilder(std::string file, std::string what) : file_(std::move(file)), what_(std::move(what)) {}
+  YamlTreeBuilder(std::string file, std::string what)
+      : file_(std::move(file)), what_(std::move(what)) {}
 
   // false once the stream has ended.
   bool take(fy_event* e) {
@@ -128,8 +129,8 @@ class YamlTreeBuilder {
         scalar(e, line);
         break;
       case FYET_ALIAS:
-        fail("{}: line {}: {}: an alias (*{}); fabtrain's files write every value out", file_,
-             line, place(), token_text(e->alias.anchor));
+        fail("{}: line {}: {}: an alias (*{}); fabtrain's files write every value out", file_, line,
+             place(), token_text(e->alias.anchor));
       default:
         break;
     }
@@ -207,8 +208,8 @@ class YamlTreeBuilder {
     fy_token* value = e->scalar.value;
     std::string text = token_text(value);
     const bool plain = !value || fy_token_scalar_style(value) == FYSS_PLAIN;
-    const bool null =
-        plain && (text.empty() || text == "~" || text == "null" || text == "Null" || text == "NULL");
+    const bool null = plain && (text.empty() || text == "~" || text == "null" || text == "Null" ||
+                                text == "NULL");
     if (documents_ <= 1 && !stack_.empty() && stack_.back().node->kind == YamlNode::Kind::mapping &&
         !stack_.back().have_key) {
       key(std::move(text), null, line);

@@ -63,15 +63,18 @@ TEST_CASE("YAML tree: second documents, aliases, odd keys and deep nesting are r
   CHECK(refusal("{[1]: 2}\n").find("line 1: top level: a key must be a plain name, found a list") !=
         std::string::npos);
   CHECK(refusal("~: 2\n").find("a key must be a plain name, found nothing") != std::string::npos);
-  const std::string deep = std::string(kMaxYamlDepth + 1, '[') + std::string(kMaxYamlDepth + 1, ']');
+  const std::string deep =
+      std::string(kMaxYamlDepth + 1, '[') + std::string(kMaxYamlDepth + 1, ']');
   CHECK(refusal(deep).find("nested more than 64 levels deep") != std::string::npos);
   CHECK(parse(std::string(kMaxYamlDepth, '[') + std::string(kMaxYamlDepth, ']')).is_sequence());
 }
 
-TEST_CASE("YAML tree: syntax errors name the line and column, bytes that are not UTF-8 their offset") {
+TEST_CASE(
+    "YAML tree: syntax errors name the line and column, bytes that are not UTF-8 their offset") {
   CHECK(refusal("a: [1, 2\nb: 3\n").find("f.yaml: not valid YAML: line 3, column 1: ") == 0);
   CHECK(refusal("a: 1\n  b: 2\n").find("f.yaml: not valid YAML: line 1, column 4: ") == 0);
-  CHECK(refusal("a: \xff\n") == "f.yaml: byte 3 (0xff) is not UTF-8 text; a test file is YAML text");
+  CHECK(refusal("a: \xff\n") ==
+        "f.yaml: byte 3 (0xff) is not UTF-8 text; a test file is YAML text");
 }
 
 // The inputs on which the former parser never returned, and unclosed brackets by the hundred
