@@ -12,10 +12,10 @@ namespace fabtrain {
 namespace {
 
 ModelSpec read_model(const YamlFields& row) {
-  const YAML::Node node = row.node()["model"];
+  const YamlNode node = row.node()["model"];
   if (!node)
     fail("{}: missing (a built-in model name or a mapping of its shape)", row.field("model"));
-  if (node.IsScalar()) return load_model(node.Scalar());
+  if (node.is_scalar()) return load_model(node.text());
   const YamlFields f(row.file(), row.where() + ".model", row.mapping("model"));
   f.allow_only({"name", "n_layer", "n_embd", "n_head", "n_ctx", "vocab_size"});
   ModelSpec m;
@@ -225,18 +225,18 @@ const char* to_string(MemoryKind kind) {
 }
 
 PublishedFile load_published_runs(const std::string& path, const Catalog& catalog) {
-  const YAML::Node root = load_yaml_file(path, "published runs");
+  const YamlNode root = load_yaml_file(path, "published runs");
   const YamlFields top(path, "", root);
   top.allow_only({"framework_profiles", "runs"});
-  const YAML::Node runs = top.sequence_or_empty("runs");
+  const YamlNode runs = top.sequence_or_empty("runs");
   if (runs.size() == 0) fail("{}: no runs (expected a list under runs:)", top.field("runs"));
   PublishedFile file;
   if (top.has("framework_profiles")) {
-    const YAML::Node profiles = top.mapping("framework_profiles");
-    for (const auto& entry : profiles) {
-      const std::string name = entry.first.as<std::string>();
+    const YamlNode profiles = top.mapping("framework_profiles");
+    for (const auto& entry : profiles.entries()) {
+      const std::string name = entry.first;
       const std::string where = "framework_profiles." + name;
-      if (!entry.second.IsMap()) fail("{}: {}: expected a mapping", path, where);
+      if (!entry.second.is_mapping()) fail("{}: {}: expected a mapping", path, where);
       file.framework_profiles[name] =
           read_framework_profile(name, YamlFields(path, where, entry.second));
     }
@@ -244,8 +244,9 @@ PublishedFile load_published_runs(const std::string& path, const Catalog& catalo
   file.rows = int(runs.size());
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const std::string where = fmt::format("runs[{}]", i);
-    const std::string id =
-        runs[i].IsMap() && runs[i]["id"] && runs[i]["id"].IsScalar() ? runs[i]["id"].Scalar() : "?";
+    const std::string id = runs[i].is_mapping() && runs[i]["id"] && runs[i]["id"].is_scalar()
+                               ? runs[i]["id"].text()
+                               : "?";
     try {
       file.runs.push_back(
           read_run(YamlFields(path, where, runs[i]), int(i), catalog, file.framework_profiles));

@@ -13,6 +13,7 @@
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "embed/faiss_layout.hpp"
 
 namespace fabtrain::embed {
 namespace {
@@ -62,6 +63,7 @@ VectorIndex::VectorIndex(const Matrix& unit, const IndexOptions& o) {
 VectorIndex::VectorIndex(const std::string& path) : VectorIndex(read_index_file(path), path) {}
 
 VectorIndex::VectorIndex(const std::string& bytes, const std::string& path) {
+  check_faiss_layout(bytes, path);  // FAISS trusts the sizes it reads
   faiss::VectorIOReader reader;
   reader.data.assign(bytes.begin(), bytes.end());
   try {
@@ -69,6 +71,30 @@ VectorIndex::VectorIndex(const std::string& bytes, const std::string& path) {
   } catch (const std::exception& e) {
     fail("{}: not a FAISS index ({})", path, e.what());
   }
+  check_inverted_lists(path);
+}
+
+// Every id of an inverted file names one of its vectors, once: search returns them as rows.
+void VectorIndex::check_inverted_lists(const std::string& path) const {
+  const auto* ivf = dynamic_cast<const faiss::IndexIVFFlat*>(index_.get());
+  if (!ivf) return;
+  std::vector<bool> seen(std::size_t(ivf->ntotal), false);
+  std::int64_t total = 0;
+  for (std::size_t list = 0; list < ivf->nlist; ++list) {
+    const std::size_t n = ivf->invlists->list_size(list);
+    const faiss::Index::idx_t* ids = ivf->invlists->get_ids(list);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (ids[i] < 0 || ids[i] >= ivf->ntotal || seen[std::size_t(ids[i])])
+        fail("{}: list {} holds id {}, outside the {} vectors or twice: the index is corrupt", path,
+             list, ids[i], ivf->ntotal);
+      seen[std::size_t(ids[i])] = true;
+    }
+    ivf->invlists->release_ids(list, ids);
+    total += std::int64_t(n);
+  }
+  if (total != ivf->ntotal)
+    fail("{}: the lists hold {} vectors, the index says {}: the index is corrupt", path, total,
+         ivf->ntotal);
 }
 
 VectorIndex::~VectorIndex() = default;

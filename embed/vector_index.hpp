@@ -47,6 +47,7 @@ class VectorIndex {
   int dimension() const;
 
  private:
+  void check_inverted_lists(const std::string& path) const;
   std::unique_ptr<faiss::Index> index_;
 };
 

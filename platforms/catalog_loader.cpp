@@ -1,6 +1,7 @@
 // Loads platforms/data/catalog.yaml (or another catalog file) into a Catalog, converting the
 // file's units (GiB, TFLOP/s, GB/s, Gbit/s, ms, us, MiB) to bytes, FLOP/s, bytes/s and seconds.
 // Rejects unknown keys, wrong types, missing or negative numbers and dangling site names.
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -100,8 +101,8 @@ FrameworkMemory read_framework_memory(const YamlFields& f, const std::string& na
   if (f.has("context_mib_by_gpu")) {
     const YamlFields by(f.file(), f.where() + ".context_mib_by_gpu",
                         f.mapping("context_mib_by_gpu"));
-    for (const auto& kv : by.node()) {
-      const std::string gpu = kv.first.Scalar();
+    for (const auto& kv : by.node().entries()) {
+      const std::string gpu = kv.first;
       m.context_bytes_by_gpu[gpu] = non_negative(by, gpu, true) * kMiB;
     }
   }
@@ -142,7 +143,7 @@ CommunicatorProfile read_communicator(const YamlFields& f, const std::string& na
   c.max_in_flight_bytes = non_negative(f, "max_in_flight_mib") * kMiB;
   c.eager_limit_bytes = non_negative(f, "eager_limit_kib") * 1024;
   c.rendezvous_round_trips = non_negative(f, "rendezvous_round_trips");
-  for (const auto& kv : f.mapping("knobs")) c.knobs[kv.first.Scalar()] = kv.second.Scalar();
+  for (const auto& kv : f.mapping("knobs").entries()) c.knobs[kv.first] = kv.second.text();
   c.concurrent_collectives = f.flag_or("concurrent_collectives", false);
   const std::string reduce_scatter = f.text_or("started_reduce_scatter", "ring");
   if (reduce_scatter != "ring" && reduce_scatter != "reduce_then_scatter")
@@ -156,10 +157,10 @@ CommunicatorProfile read_communicator(const YamlFields& f, const std::string& na
     if (c.device_buffer_channels < 1) fail("{}: must be at least 1", b.field("channels"));
     c.device_buffer_bytes = non_negative(b, "buffsize_mib", true) * kMiB;
   }
-  const YAML::Node protocols = f.sequence_or_empty("protocols");
+  const YamlNode protocols = f.sequence_or_empty("protocols");
   for (std::size_t i = 0; i < protocols.size(); ++i) {
     const std::string where = f.where() + ".protocols[" + std::to_string(i) + "]";
-    if (!protocols[i].IsMap()) fail("{}: {}: must be a mapping", f.file(), where);
+    if (!protocols[i].is_mapping()) fail("{}: {}: must be a mapping", f.file(), where);
     c.protocols.push_back(read_protocol(YamlFields(f.file(), where, protocols[i])));
     for (std::size_t j = 0; j + 1 < c.protocols.size(); ++j)
       if (c.protocols[j].name == c.protocols.back().name)
@@ -175,8 +176,8 @@ template <typename Map, typename Reader>
 void read_named(const YamlFields& top, const std::string& key, Map& out, Reader read) {
   const std::string where = top.where().empty() ? key : top.where() + "." + key;
   std::set<std::string> seen;
-  for (const auto& kv : top.mapping(key)) {
-    const std::string name = kv.first.Scalar();
+  for (const auto& kv : top.mapping(key).entries()) {
+    const std::string name = kv.first;
     if (!seen.insert(name).second) fail("{}: {}.{}: duplicate name", top.file(), where, name);
     out.insert_or_assign(name, read(YamlFields(top.file(), where + "." + name, kv.second), name));
   }
@@ -224,7 +225,7 @@ void read_sections(const YamlFields& top, Catalog& cat, bool overlay) {
 
   if (wanted("framework_memory")) read_framework_memory_section(top, cat);
 
-  const YAML::Node lats = top.sequence_or_empty("latencies");
+  const YamlNode lats = top.sequence_or_empty("latencies");
   std::set<std::pair<std::string, std::string>> seen_pairs;
   for (std::size_t i = 0; i < lats.size(); ++i) {
     const YamlFields f(path, fmt::format("{}[{}]", sub(top, "latencies"), i), lats[i]);
@@ -291,7 +292,7 @@ void read_sections(const YamlFields& top, Catalog& cat, bool overlay) {
 }  // namespace
 
 Catalog load_catalog(const std::string& path) {
-  const YAML::Node root = load_yaml_file(path, "catalog");
+  const YamlNode root = load_yaml_file(path, "catalog");
   Catalog cat;
   cat.path = path;
   read_sections(YamlFields(path, "", root), cat, false);
@@ -307,7 +308,7 @@ Catalog extend_catalog(const Catalog& base, const YamlFields& section) {
 }
 
 Catalog extend_catalog(const Catalog& base, const std::string& path) {
-  const YAML::Node root = load_yaml_file(path, "catalog");
+  const YamlNode root = load_yaml_file(path, "catalog");
   return extend_catalog(base, YamlFields(path, "", root));
 }
 

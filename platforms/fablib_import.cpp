@@ -1,8 +1,6 @@
 // Mapping a FIM property graph (a saved fablib slice) onto fabtrain's slice, see fablib_import.hpp.
 #include "platforms/fablib_import.hpp"
 
-#include <yaml-cpp/yaml.h>
-
 #include <algorithm>
 #include <deque>
 #include <filesystem>

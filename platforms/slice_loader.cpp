@@ -211,14 +211,14 @@ std::string resolve_slice_path(const std::string& name_or_path) {
 // catalog's default profile.
 CommunicatorProfile read_communicator_choice(const YamlFields& top, const Catalog& catalog) {
   if (!top.has("communicator")) return catalog.communicator(catalog.default_communicator);
-  const YAML::Node node = top.node()["communicator"];
+  const YamlNode node = top.node()["communicator"];
   auto profile = [&](const std::string& name, const std::string& field) {
     if (!catalog.communicators.count(name))
       fail("{}: unknown communicator profile '{}' (known: {})", field, name,
            known_names(catalog.communicators));
     return catalog.communicator(name);
   };
-  if (node.IsScalar()) return profile(node.Scalar(), top.field("communicator"));
+  if (node.is_scalar()) return profile(node.text(), top.field("communicator"));
   const YamlFields f(top.file(), "communicator", top.mapping("communicator"));
   f.allow_only({"profile", "streams_per_peer", "max_in_flight_mib", "eager_limit_kib",
                 "rendezvous_round_trips"});
@@ -241,7 +241,7 @@ CommunicatorProfile read_communicator_choice(const YamlFields& top, const Catalo
 
 Slice load_slice(const std::string& name_or_path, const Catalog& catalog) {
   const std::string path = resolve_slice_path(name_or_path);
-  const YAML::Node root = load_yaml_file(path, "slice");
+  const YamlNode root = load_yaml_file(path, "slice");
   const YamlFields top(path, "", root);
   top.allow_only({"name", "description", "assumptions", "catalog", "communicator", "vms",
                   "networks", "links"});
@@ -259,7 +259,7 @@ Slice load_slice(const std::string& name_or_path, const Catalog& catalog) {
   s.communicator = read_communicator_choice(top, *s.catalog);
 
   if (!top.has("vms")) fail("{}: missing (expected a list of VMs)", top.field("vms"));
-  const YAML::Node vms = top.sequence_or_empty("vms");
+  const YamlNode vms = top.sequence_or_empty("vms");
   if (vms.size() == 0) fail("{}: a slice needs at least one VM", top.field("vms"));
   std::int64_t gpus = 0;
   for (std::size_t i = 0; i < vms.size(); ++i) {
@@ -272,7 +272,7 @@ Slice load_slice(const std::string& name_or_path, const Catalog& catalog) {
     s.vms.push_back(vm);
   }
 
-  const YAML::Node nets = top.sequence_or_empty("networks");
+  const YamlNode nets = top.sequence_or_empty("networks");
   for (std::size_t i = 0; i < nets.size(); ++i) {
     Network n =
         read_network(YamlFields(path, fmt::format("networks[{}]", i), nets[i]), s.vms, *s.catalog);
@@ -282,7 +282,7 @@ Slice load_slice(const std::string& name_or_path, const Catalog& catalog) {
     s.networks.push_back(n);
   }
 
-  const YAML::Node links = top.sequence_or_empty("links");
+  const YamlNode links = top.sequence_or_empty("links");
   for (std::size_t i = 0; i < links.size(); ++i) {
     SiteLink l = read_link(YamlFields(path, fmt::format("links[{}]", i), links[i]), s.site_names());
     if (s.link_between(l.a, l.b))

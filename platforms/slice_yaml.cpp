@@ -1,47 +1,93 @@
 #include "platforms/slice_yaml.hpp"
 
-#include <yaml-cpp/yaml.h>
+#include <fmt/format.h>
+
+#include <cctype>
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 
 namespace fabtrain {
+namespace {
+
+// A name fablib gives (site, VM, GPU model) is written plain when YAML reads it back as the same
+// text; anything else (spaces, punctuation, words YAML reads as booleans or null, numbers) is
+// double-quoted with JSON's escapes, which YAML's double quotes read the same.
+bool plain_safe(const std::string& s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  for (const char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' ||
+          c == '/'))
+      return false;
+  for (const char* word : {"y",  "Y",    "n",    "N",    "yes",   "Yes",   "YES",   "no", "No",
+                           "NO", "true", "True", "TRUE", "false", "False", "FALSE", "on", "On",
+                           "ON", "off",  "Off",  "OFF",  "null",  "Null",  "NULL"})
+    if (s == word) return false;
+  return true;
+}
+
+std::string scalar(const std::string& s) {
+  if (plain_safe(s)) return s;
+  std::string out = "\"";
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\')
+      out += fmt::format("\\{}", c);
+    else if (c == '\n')
+      out += "\\n";
+    else if (c == '\t')
+      out += "\\t";
+    else if (u < 0x20 || u == 0x7f)
+      out += fmt::format("\\x{:02x}", u);
+    else
+      out += c;
+  }
+  return out + "\"";
+}
+
+std::string flow_list(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ", ") + scalar(i);
+  return "[" + out + "]";
+}
+
+// "# text" for every line of text.
+std::string comment(const std::string& text, const char* indent) {
+  std::string out;
+  std::size_t at = 0;
+  do {
+    const std::size_t end = text.find('\n', at);
+    out += fmt::format("{}# {}", out.empty() ? indent : "\n", text.substr(at, end - at));
+    at = end == std::string::npos ? end : end + 1;
+  } while (at != std::string::npos);
+  return out;
+}
+
+}  // namespace
 
 std::string to_slice_yaml(const SliceDraft& s) {
-  YAML::Emitter y;
-  if (!s.comment.empty()) y << YAML::Comment(s.comment);
-  y << YAML::BeginMap;
-  y << YAML::Key << "name" << YAML::Value << s.name;
-  y << YAML::Key << "description" << YAML::Value << s.description;
-  y << YAML::Key << "assumptions" << YAML::Value << YAML::BeginSeq;
-  for (const auto& a : s.assumptions) y << a;
-  y << YAML::EndSeq;
-  y << YAML::Key << "vms" << YAML::Value << YAML::BeginSeq;
+  std::string y;
+  if (!s.comment.empty()) y += comment(s.comment, "") + "\n";
+  y += fmt::format("name: {}\ndescription: {}\n", scalar(s.name), scalar(s.description));
+  y += s.assumptions.empty() ? "assumptions: []\n" : "assumptions:\n";
+  for (const auto& a : s.assumptions) y += "  - " + scalar(a) + "\n";
+  y += s.vms.empty() ? "vms: []\n" : "vms:\n";
   for (std::size_t i = 0; i < s.vms.size(); ++i) {
     const Vm& vm = s.vms[i];
-    y << YAML::Flow << YAML::BeginMap;
-    y << YAML::Key << "name" << YAML::Value << vm.name;
-    y << YAML::Key << "site" << YAML::Value << vm.site;
-    y << YAML::Key << "gpu" << YAML::Value << vm.gpu;
-    y << YAML::Key << "gpus" << YAML::Value << vm.gpus;
-    y << YAML::Key << "nic" << YAML::Value << vm.nic;
-    if (!vm.host.empty()) y << YAML::Key << "host" << YAML::Value << vm.host;
-    y << YAML::EndMap;
-    if (i < s.vm_comments.size() && !s.vm_comments[i].empty()) y << YAML::Comment(s.vm_comments[i]);
+    y += fmt::format("  - {{name: {}, site: {}, gpu: {}, gpus: {}, nic: {}", scalar(vm.name),
+                     scalar(vm.site), scalar(vm.gpu), vm.gpus, scalar(vm.nic));
+    if (!vm.host.empty()) y += ", host: " + scalar(vm.host);
+    y += "}";
+    if (i < s.vm_comments.size() && !s.vm_comments[i].empty()) y += comment(s.vm_comments[i], "  ");
+    y += "\n";
   }
-  y << YAML::EndSeq;
-  y << YAML::Key << "networks" << YAML::Value << YAML::BeginSeq;
+  y += s.networks.empty() ? "networks: []\n" : "networks:\n";
   for (const auto& n : s.networks) {
-    y << YAML::Flow << YAML::BeginMap;
-    y << YAML::Key << "name" << YAML::Value << n.name;
-    y << YAML::Key << "kind" << YAML::Value << n.kind;
-    if (is_two_site_kind(n.kind)) y << YAML::Key << "sites" << YAML::Value << YAML::Flow << n.sites;
-    y << YAML::Key << "vms" << YAML::Value << YAML::Flow << n.vms;
-    y << YAML::EndMap;
+    y += fmt::format("  - {{name: {}, kind: {}", scalar(n.name), scalar(n.kind));
+    if (is_two_site_kind(n.kind)) y += ", sites: " + flow_list(n.sites);
+    y += ", vms: " + flow_list(n.vms) + "}\n";
   }
-  y << YAML::EndSeq;
-  y << YAML::EndMap;
-  return std::string(y.c_str()) + "\n";
+  return y;
 }
 
 Slice write_slice(const SliceDraft& draft, const std::string& path, const Catalog& catalog) {

@@ -23,7 +23,7 @@ Testbed load_testbed(const std::string& path, const Catalog& catalog) {
   t.source = top.text("source");
   t.sites = top.text_list_or("sites");
   for (const auto& s : t.sites) catalog.site(s);  // throws naming the known sites
-  const YAML::Node gpus = top.sequence_or_empty("gpus");
+  const YamlNode gpus = top.sequence_or_empty("gpus");
   for (std::size_t i = 0; i < gpus.size(); ++i) {
     const YamlFields f(path, fmt::format("gpus[{}]", i), gpus[i]);
     f.allow_only({"model", "key", "max_per_vm"});
@@ -32,7 +32,7 @@ Testbed load_testbed(const std::string& path, const Catalog& catalog) {
     if (g.max_per_vm < 1) fail("{}: must be at least 1", f.field("max_per_vm"));
     t.gpus.push_back(g);
   }
-  const YAML::Node nics = top.sequence_or_empty("nics");
+  const YamlNode nics = top.sequence_or_empty("nics");
   for (std::size_t i = 0; i < nics.size(); ++i) {
     const YamlFields f(path, fmt::format("nics[{}]", i), nics[i]);
     f.allow_only({"model", "key"});

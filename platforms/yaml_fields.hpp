@@ -1,20 +1,21 @@
 // Strict reading of one YAML mapping of a platform file (catalog or slice): every field read
 // names the file and its place in it ("slices/x.yaml: vms[1].gpus"), wrong types and unknown keys
 // are errors. For platforms/ and the files that describe hardware like them (calibrate/'s
-// published runs); not a general YAML wrapper.
+// published runs); not a general YAML wrapper. The tree comes from common/yaml_tree.hpp, which
+// has already refused repeated keys, second documents and aliases.
 #pragma once
-#include <yaml-cpp/yaml.h>
-
 #include <initializer_list>
 #include <string>
 #include <vector>
+
+#include "common/yaml_tree.hpp"
 
 namespace fabtrain {
 
 class YamlFields {
  public:
   // `where` is the mapping's place in the file ("" for the top level); node must be a mapping.
-  YamlFields(std::string file, std::string where, const YAML::Node& node);
+  YamlFields(std::string file, std::string where, const YamlNode& node);
 
   // Rejects any key not in `known`, naming it and listing the known ones.
   void allow_only(std::initializer_list<const char*> known) const;
@@ -30,24 +31,21 @@ class YamlFields {
   std::vector<std::string> text_list_or(const std::string& key) const;  // empty when absent
 
   // A nested mapping or sequence, checked for its kind.
-  YAML::Node mapping(const std::string& key) const;
-  YAML::Node sequence_or_empty(const std::string& key) const;
+  YamlNode mapping(const std::string& key) const;
+  YamlNode sequence_or_empty(const std::string& key) const;
 
   // "file: where.key" for messages about a field.
   std::string field(const std::string& key) const;
   const std::string& file() const { return file_; }
   const std::string& where() const { return where_; }
-  const YAML::Node& node() const { return node_; }
+  const YamlNode& node() const { return node_; }
 
  private:
-  YAML::Node scalar(const std::string& key, const char* expected) const;
+  YamlNode scalar(const std::string& key, const char* expected) const;
 
   std::string file_;
   std::string where_;
-  YAML::Node node_;
+  YamlNode node_;
 };
-
-// Parses a YAML file; a missing file or a syntax error becomes fabtrain::Error naming the file.
-YAML::Node load_yaml_file(const std::string& path, const std::string& what);
 
 }  // namespace fabtrain

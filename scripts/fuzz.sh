@@ -12,7 +12,7 @@ shift || true
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] &&
   targets=(slice plan model_config calibration bench run_record checkpoint fablib_import documents
-           tokenizer npy)
+           tokenizer npy availability vector_index)
 
 declare -A seeds=(
   [slice]="platforms/data/slices tests/selector/slices bench/slices"
@@ -26,6 +26,8 @@ declare -A seeds=(
   [documents]="tests/fuzz/seeds/documents"
   [tokenizer]="tests/fuzz/seeds/tokenizer"
   [npy]="tests/fuzz/seeds/npy"
+  [availability]="tests/selector/availability"
+  [vector_index]="tests/fuzz/seeds/vector_index"
 )
 
 scripts/install-deps.sh

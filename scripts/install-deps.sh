@@ -7,6 +7,7 @@ packages=(
   libfmt-dev doctest-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libboost-dev libpugixml-dev
   python3 iproute2 ethtool iputils-ping
   libfaiss-dev
+  libfyaml-dev  # YAML (common/yaml_tree.cpp)
   clang-14 libclang-rt-14-dev libomp-14-dev clang-format-14
   chromium  # headless, for the study report's screenshot test (which skips without it)
 )

@@ -1,7 +1,6 @@
 #include "selector/availability.hpp"
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cmath>
@@ -12,6 +11,8 @@
 #include <sstream>
 
 #include "common/error.hpp"
+#include "common/strict_number.hpp"
+#include "common/yaml_tree.hpp"
 #include "platforms/catalog.hpp"
 
 namespace fabtrain {
@@ -100,35 +101,37 @@ nlohmann::json parse_json(const std::string& path, const std::string& text) {
   }
 }
 
+// A free count of the plain YAML form: a whole number from 0 (no octal, no exponent tricks).
+double whole_count(const std::string& path, const std::string& site, const std::string& key,
+                   const YamlNode& count) {
+  double n = -1;
+  if (count.is_scalar()) {
+    try {
+      n = double(strict_integer(count.text(), key));
+    } catch (const Error&) {
+    }
+  }
+  if (n < 0 || n > 1e9)
+    fail("{}: line {}: site {}: {} must be a whole number from 0, found {}", path, count.line(),
+         site, key, count.is_scalar() ? "'" + count.text() + "'" : count.describe());
+  return n;
+}
+
 void read_plain_yaml(const std::string& path, const std::string& text, const Testbed& testbed,
                      Availability& out) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    fail("{}: neither fablib's JSON nor a YAML of site -> free GPUs: {}", path, e.what());
-  }
-  if (!root.IsMap())
+  const YamlNode root = parse_yaml(text, path, "availability");
+  if (!root.is_mapping())
     fail(
         "{}: expected fablib's JSON array of sites, or a YAML mapping of site -> "
         "{{GPU: free count}}",
         path);
-  for (const auto& entry : root) {
-    const std::string name = entry.first.as<std::string>();
-    if (!entry.second.IsMap())
+  for (const auto& [name, gpus] : root.entries()) {
+    if (!gpus.is_mapping())
       fail("{}: site {}: expected a mapping of GPU -> free count", path, name);
     SiteAvailability site{name};
     site.gpu_vms = 1 << 20;  // not given: not limited
-    for (const auto& g : entry.second) {
-      const std::string key = g.first.as<std::string>();
-      double n = -1;
-      try {
-        n = g.second.as<double>();
-      } catch (const YAML::Exception&) {
-      }
-      if (!std::isfinite(n) || n < 0 || n != std::floor(n) || n > 1e9)
-        fail("{}: site {}: {} must be a whole number from 0, found '{}'", path, name, key,
-             g.second.IsScalar() ? g.second.Scalar() : "a collection");
+    for (const auto& [key, count] : gpus.entries()) {
+      const double n = whole_count(path, name, key, count);
       const TestbedGpu* gpu = testbed.gpu_by_key(key);
       for (const auto& t : testbed.gpus)
         if (t.model == key) gpu = &t;

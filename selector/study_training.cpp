@@ -7,13 +7,8 @@
 namespace fabtrain {
 
 StudyTraining load_study_training(const std::string& path) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::Exception& e) {
-    fail("{}: cannot read it as YAML: {}", path, e.what());
-  }
-  if (!root.IsMap()) fail("{}: expected a mapping of epochs and dataset_tokens", path);
+  const YamlNode root = load_yaml_file(path, "study training");
+  if (!root.is_mapping()) fail("{}: expected a mapping of epochs and dataset_tokens", path);
   const YamlFields f(path, "", root);
   f.allow_only({"epochs", "epochs_source", "dataset_tokens", "dataset_tokens_source"});
   StudyTraining t{f.number("epochs"), f.number("dataset_tokens"), f.text("epochs_source"),

@@ -9,6 +9,7 @@
 #include "exec/comm/watchdog.hpp"
 #include "exec/model/kernels_layout.hpp"
 #include "plan/buckets.hpp"
+#include "plan/verb.hpp"
 
 namespace fabtrain {
 namespace {
@@ -139,14 +140,14 @@ StepOutcome Interpreter::play_step(int step, float lr, const MicrobatchFeed& fee
   outcome.timings.resize(stream_.size());
   const Clock::time_point step_start = Clock::now();
   for (std::size_t i = 0; i < stream_.size(); ++i) {
-    if (watchdog_)
-      watchdog_->begin(
-          fmt::format("rank {} step {} instruction {}: {}", rank_, step + 1, i, names_[i]));
+    // Only waits on peers are watched: a long compute instruction is not a dead peer.
+    const WatchedWait watch(
+        is_communication(stream_[i]) ? watchdog_ : nullptr,
+        fmt::format("rank {} step {} instruction {}: {}", rank_, step + 1, i, names_[i]));
     const Clock::time_point start = Clock::now();
     run(stream_[i], step, lr, feed, false);
     stage_.synchronize();  // a device backend's queued work belongs to this instruction
     const Clock::time_point end = Clock::now();
-    if (watchdog_) watchdog_->end();
     outcome.timings[i] = {seconds_between(step_start, start), seconds_between(start, end)};
   }
   if (!in_flight_.empty() || !completed_early_.empty()) {
@@ -173,9 +174,9 @@ double Interpreter::evaluate(const MicrobatchFeed& feed) {
     // A wait is kept when its start was (only kept starts are in flight here).
     if (const auto* w = std::get_if<Wait>(&in)) keep = in_flight_.count(w->request) > 0;
     if (!keep) continue;
-    if (watchdog_) watchdog_->begin(fmt::format("rank {} validation: {}", rank_, names_[i]));
+    const WatchedWait watch(is_communication(in) ? watchdog_ : nullptr,
+                            fmt::format("rank {} validation: {}", rank_, names_[i]));
     run(in, -1, 0.0f, feed, true);
-    if (watchdog_) watchdog_->end();
   }
   if (!in_flight_.empty())
     fail("rank {} validation: request {} ({}) was started but not waited", rank_,

@@ -88,6 +88,7 @@ struct Run {
   int world_group = -1;  // ours, appended after the schedule's groups
   std::unique_ptr<Stage> stage;
   std::unique_ptr<Interpreter> interpreter;
+  Watchdog* watchdog = nullptr;  // times this rank's waits on its peers
   std::unique_ptr<DataLoader> train_data, val_data;
 
   bool is_root() const { return comm.rank() == 0; }
@@ -107,7 +108,13 @@ struct Run {
     };
   }
 
+  // A wait on every peer, under the watchdog: a stopped peer ends the job instead of hanging it.
+  WatchedWait waiting(const std::string& what) const {
+    return WatchedWait(watchdog, fmt::format("rank {}: {}", comm.rank(), what));
+  }
+
   float world_sum(float value) {
+    const WatchedWait watch = waiting("summing the loss over the ranks");
     comm.all_reduce(world_group, std::span<float>(&value, 1));
     return value;
   }
@@ -121,6 +128,7 @@ struct Run {
 
   // The full llm.c parameter vector on every rank: each element contributed by exactly one rank.
   std::vector<float> gather_full_parameters() {
+    const WatchedWait watch = waiting("gathering the parameters for a checkpoint");
     interpreter->gather_parameters();
     std::vector<float> full(std::size_t(full_layout(model).total), 0.0f);
     if (coord.dp == 0) {
@@ -154,9 +162,15 @@ struct Run {
     state.adam_m = interpreter->adam_m();
     state.adam_v = interpreter->adam_v();
     write_rank_state(rank_state_path(dir, steps_done, comm.rank()), state);
-    comm.barrier();  // every rank's files are complete before "latest" names them
+    {
+      const WatchedWait watch = waiting(fmt::format("checkpoint of step {}: barrier", steps_done));
+      comm.barrier();  // every rank's files are complete before "latest" names them
+    }
     if (is_root()) write_latest_step(dir, steps_done);
-    comm.barrier();  // "latest" names the new step before anyone removes an older one
+    {
+      const WatchedWait watch = waiting(fmt::format("checkpoint of step {}: barrier", steps_done));
+      comm.barrier();  // "latest" names the new step before anyone removes an older one
+    }
     prune_checkpoints(dir, config.keep_checkpoints, comm.rank(), is_root());
   }
 
@@ -361,7 +375,10 @@ Outputs open_outputs(const Run& run, int threads, const Backend& backend, int st
 void train_step(Run& run, Outputs& out, const LrSchedule& lr, int step, bool last,
                 TrainResult& result) {
   const TrainConfig& config = run.config;
-  if (out.timing) run.comm.barrier();  // one time origin for every rank's instruction timings
+  if (out.timing) {
+    const WatchedWait watch = run.waiting(fmt::format("step {}: barrier", step + 1));
+    run.comm.barrier();  // one time origin for every rank's instruction timings
+  }
   const Clock::time_point start = Clock::now();
   StepOutcome outcome =
       run.interpreter->play_step(step, lr.at(step), run.feed(run.train_data.get(), step));
@@ -383,9 +400,11 @@ void train_step(Run& run, Outputs& out, const LrSchedule& lr, int step, bool las
   }
   StepTimings timings;
   double step_start_s = 0;  // the earliest rank's, on the aligned clock
-  if (out.timing)
+  if (out.timing) {
+    const WatchedWait watch = run.waiting(fmt::format("step {}: gathering timings", step + 1));
     timings = gather_step_timings(run.comm, run.world_group, run.schedule, outcome.timings,
                                   out.clock.seconds(start), &step_start_s);
+  }
   if (run.is_root()) {
     out.files.progress->step(step, loss, summary.tokens_per_s, wall_s, summary.lr,
                              summary.grad_norm);
@@ -416,6 +435,7 @@ TrainResult train(const TrainConfig& config, MpiCommunicator& comm) {
     fmt::print(stderr, "{}\n", warning);
   build_stage(run, backend);
   Watchdog watchdog(comm, config.timeout_s);
+  run.watchdog = &watchdog;
   AdamW adamw;
   adamw.weight_decay = config.weight_decay;
   run.interpreter =
@@ -424,11 +444,17 @@ TrainResult train(const TrainConfig& config, MpiCommunicator& comm) {
   const std::unique_ptr<CheckpointLock> lock = lock_checkpoint_dir(run);
   int start_step = 0;
   if (config.resume) {
-    comm.barrier();
+    {
+      const WatchedWait watch = run.waiting("barrier before resuming");
+      comm.barrier();
+    }
     start_step = run.resume();
   }
   Outputs out = open_outputs(run, threads, backend, start_step);
-  if (out.timing) out.clock = align_clocks(comm);  // on every rank: one time line
+  if (out.timing) {
+    const WatchedWait watch = run.waiting("aligning the clocks with rank 0");
+    out.clock = align_clocks(comm);  // on every rank: one time line
+  }
   const LrSchedule lr{config.lr, config.warmup, config.steps, config.lr_min_fraction};
   TrainResult result;
   const int end_step =
@@ -436,6 +462,7 @@ TrainResult train(const TrainConfig& config, MpiCommunicator& comm) {
   for (int step = start_step; step < end_step; ++step)
     train_step(run, out, lr, step, step + 1 == end_step, result);
   out.files.finish(config.trace);
+  const WatchedWait watch = run.waiting("barrier at the end of training");
   comm.barrier();
   return result;
 }

@@ -1,13 +1,11 @@
 // Loading a calibration file and merging it over the catalog's compute defaults.
 #include "sim/cost/calibration.hpp"
 
-#include <yaml-cpp/yaml.h>
-
 #include <set>
 
 #include "common/error.hpp"
 #include "common/strict_number.hpp"
-#include "platforms/yaml_fields.hpp"
+#include "common/yaml_tree.hpp"
 
 namespace fabtrain {
 
@@ -25,12 +23,11 @@ const char* to_string(WorkKind kind) {
 
 namespace {
 
-void reject_unknown(const YAML::Node& node, const std::set<std::string>& known,
+void reject_unknown(const YamlNode& node, const std::set<std::string>& known,
                     const std::string& where, const std::string& file) {
-  if (!node.IsMap()) fail("{}: {} must be a mapping", file, where);
-  YamlFields(file, where, node);  // refuses repeated keys and keys that are not names
-  for (const auto& kv : node) {
-    const auto key = kv.first.Scalar();
+  if (!node.is_mapping()) fail("{}: {} must be a mapping", file, where);
+  for (const auto& kv : node.entries()) {
+    const auto key = kv.first;
     if (!known.count(key)) {
       std::string list;
       for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
@@ -39,11 +36,11 @@ void reject_unknown(const YAML::Node& node, const std::set<std::string>& known,
   }
 }
 
-std::optional<double> number(const YAML::Node& node, const std::string& key, double min, double max,
+std::optional<double> number(const YamlNode& node, const std::string& key, double min, double max,
                              const std::string& where, const std::string& file) {
   if (!node[key]) return std::nullopt;
-  if (!node[key].IsScalar()) fail("{}: {}.{} is not a number", file, where, key);
-  const double v = strict_finite(node[key].Scalar(), fmt::format("{}: {}.{}", file, where, key));
+  if (!node[key].is_scalar()) fail("{}: {}.{} is not a number", file, where, key);
+  const double v = strict_finite(node[key].text(), fmt::format("{}: {}.{}", file, where, key));
   if (!(v >= min && v <= max))
     fail("{}: {}.{}={} out of range [{}, {}]", file, where, key, v, min, max);
   return v;
@@ -62,18 +59,17 @@ void check_known(const Map& known, const std::string& name, const char* kind,
 }  // namespace
 
 Calibration load_calibration(const std::string& path, const Catalog& catalog) {
-  const YAML::Node root = load_yaml_file(path, "calibration");
+  const YamlNode root = load_yaml_file(path, "calibration");
   Calibration cal;
   cal.source = path;
-  if (root.IsNull()) return cal;
+  if (root.is_null()) return cal;
   reject_unknown(root, {"compute", "links", "collectives", "p2p", "held_out_step_error"},
                  "the top level", path);
   cal.held_out_step_error = number(root, "held_out_step_error", 0, 10, "the top level", path);
   if (const auto compute = root["compute"]) {
-    if (!compute.IsMap()) fail("{}: compute must map GPU type names to kinds", path);
-    YamlFields(path, "compute", compute);  // repeated or non-name keys
-    for (const auto& gpu : compute) {
-      const auto name = gpu.first.Scalar();
+    if (!compute.is_mapping()) fail("{}: compute must map GPU type names to kinds", path);
+    for (const auto& gpu : compute.entries()) {
+      const auto name = gpu.first;
       check_known(catalog.gpus, name, "GPU type", "compute", path);
       reject_unknown(gpu.second, {"forward", "backward", "optimizer"}, "compute." + name, path);
       for (WorkKind kind : {WorkKind::forward, WorkKind::backward, WorkKind::optimizer}) {
@@ -91,10 +87,9 @@ Calibration load_calibration(const std::string& path, const Catalog& catalog) {
     }
   }
   if (const auto links = root["links"]) {
-    if (!links.IsMap()) fail("{}: links must map link class names to parameters", path);
-    YamlFields(path, "links", links);
-    for (const auto& link : links) {
-      const auto name = link.first.Scalar();
+    if (!links.is_mapping()) fail("{}: links must map link class names to parameters", path);
+    for (const auto& link : links.entries()) {
+      const auto name = link.first;
       check_known(catalog.link_classes, name, "link class", "links", path);
       const std::string where = "links." + name;
       reject_unknown(link.second, {"latency_s", "bandwidth", "tcp_window_bytes"}, where, path);

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "common/data_dir.hpp"
@@ -170,7 +171,7 @@ TEST_CASE("search: an edited, corrupt or mismatched folder is refused by name, n
   std::ofstream(out + "/index.faiss", std::ios::binary) << flipped(index, index.size() / 2);
   CHECK(test::contains(search_error(), "index.faiss: SHA-256"));
   rewrite(out, "index.faiss", index.substr(0, 40));
-  CHECK(test::contains(search_error(), "index.faiss: not a FAISS index"));
+  CHECK(test::contains(search_error(), "index.faiss: ends inside the vectors' size"));
   rewrite(out, "index.faiss", index);
   std::ofstream(out + "/vectors.npy", std::ios::binary) << flipped(vectors, 80);
   CHECK(test::contains(search_error(), "vectors.npy: SHA-256"));
@@ -183,7 +184,9 @@ TEST_CASE("search: an edited, corrupt or mismatched folder is refused by name, n
   CHECK(test::contains(search_error(), "embed.json: no SHA-256 of documents.jsonl"));
 }
 
-TEST_CASE("search: an index whose ids lie outside the documents is refused by name") {
+// An index of another kind (here FAISS's id map, whose ids lie outside the documents) is refused
+// by its kind before FAISS reads it; an inverted file whose ids lie outside is refused once read.
+TEST_CASE("search: an index of another kind, or whose ids lie outside the documents, is refused") {
   if (!test::gpt2_bpe_or_skip()) return;
   test::TempDir dir("fabtrain-embed");
   const embed::EmbedConfig c = embed_prose(dir);
@@ -199,7 +202,49 @@ TEST_CASE("search: an index whose ids lie outside the documents is refused by na
   faiss::write_index(&shifted, &writer);
   rewrite(c.output_dir, "index.faiss", std::string(writer.data.begin(), writer.data.end()));
   CHECK(test::contains(test::error_of([&] { embed::search_documents("fox", c.output_dir, 3); }),
-                       "index.faiss: a hit names row 10"));
+                       "index.faiss: index kind 'IxMp'"));
+}
+
+// The byte layout is checked before FAISS reads a file (FAISS trusts the sizes it reads): every
+// corruption the fuzzer keeps, and every single flipped byte of a flat and an inverted-file
+// index, is refused with fabtrain's error or read as a consistent index.
+TEST_CASE("index files with corrupt sizes, kinds or ids are refused before FAISS reads them") {
+  const std::string kept = source_dir() + "/tests/fuzz/regressions/vector_index/";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"flat-terabyte-vectors.faiss", "the vectors hold 549755813888 floats, not 3 x 4"},
+      {"flat-negative-dimension.faiss", "dimension -3 outside [1, 65536]"},
+      {"ivf-nlist-huge.faiss", "nlist 1152921504606846976"},
+      {"ivf-ntotal-huge.faiss", "the lists hold 400 vectors, the header 4611686018427387904"},
+      {"ivf-cut.faiss", "ivf-cut.faiss: "},
+      {"ivf-id-outside.faiss", "holds id 1000000, outside the 400 vectors"},
+      {"ivf-id-negative.faiss", "holds id -5, outside the 400 vectors"}};
+  for (const auto& [file, expected] : cases) {
+    CAPTURE(file);
+    std::ifstream in(kept + file, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(test::contains(test::error_of([&] { embed::VectorIndex(bytes, file); }), expected));
+  }
+  embed::IndexOptions ivf_options;
+  ivf_options.flat_max = 10;
+  ivf_options.nlist = 4;
+  for (const auto& options : {embed::IndexOptions{}, ivf_options}) {
+    embed::Matrix unit = random_matrix(40, 8, 3);
+    embed::normalize_rows(unit);
+    const std::string bytes = embed::VectorIndex(unit, options).bytes();
+    int read = 0;
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+      std::string flipped = bytes;
+      flipped[i] = char(flipped[i] ^ 0x55);
+      try {
+        const embed::VectorIndex index(flipped, "index.faiss");
+        for (const embed::Hit& h : index.search(std::vector<float>(8, 0.35f), 5))
+          CHECK((h.row >= 0 && h.row < index.size()));
+        ++read;
+      } catch (const Error&) {
+      }
+    }
+    CHECK(read < int(bytes.size()));  // the sizes' bytes at least are refused
+  }
 }
 
 TEST_CASE("embed: an earlier folder is replaced as a whole, a folder of other files refused") {
