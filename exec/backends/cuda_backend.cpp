@@ -1,7 +1,7 @@
 // The CUDA backend's registration (exec/backends/backend.hpp): picks this rank's GPU from its
 // node-local rank, gives the CUDA operations (exec/model/cuda/cuda_ops.hpp) and chooses the
 // communicator: NCCL when every rank on a host has its own GPU, MPI (through the stage's host
-// copies) when ranks share one. Built only with FABTRAIN_HAVE_CUDA.
+// copies) when ranks share one, none for a single rank. Built only with FABTRAIN_HAVE_CUDA.
 #include <fmt/format.h>
 
 #include "common/error.hpp"
@@ -45,15 +45,16 @@ Backend make_cuda_backend(const BackendSettings& settings) {
   const OpsOptions options{precision == "tf32"};
   backend.make_ops = [options] { return make_cuda_ops(options); };
   if (use_nccl)
-    backend.make_communicator = [](MpiCommunicator& m) -> std::unique_ptr<Communicator> {
+    // One rank under auto: nothing to communicate, so no NCCL setup (--comm nccl makes one).
+    backend.make_communicator =
+        [auto_comm = comm == "auto"](MpiCommunicator& m) -> std::unique_ptr<Communicator> {
+      if (auto_comm && m.size() == 1) return nullptr;
       return std::make_unique<NcclCommunicator>(m);
     };
   return backend;
 }
 
-std::string unavailable() {
-  return device_count() == 0 ? "no CUDA device (cudaGetDeviceCount fails or gives 0)" : "";
-}
+std::string unavailable() { return device_problem(); }
 
 const BackendRegistration registration{{"cuda", unavailable, make_cuda_backend}};
 

@@ -9,17 +9,23 @@
 
 namespace fabtrain {
 
-double stage_memory_bytes(const ModelSpec& model, const BlockRange& blocks, int tp, int microbatch,
-                          int seq, int mb, bool recompute) {
+StageMemory stage_memory(const ModelSpec& model, const BlockRange& blocks, int tp, int microbatch,
+                         int seq, int mb, bool recompute) {
   double parameters = 0, activations = 0;
   for (int i = blocks.begin; i < blocks.end; ++i) {
     const Block block = block_at(model, i);
     parameters += double(block_parameters(model, block, tp));
     activations += activation_bytes(model, block, microbatch, seq, tp, Precision::fp32, recompute);
   }
-  const double state = 4.0 * 4 * parameters;  // weights, gradients, m, v
-  const double full = 4.0 * double(model.parameters());
-  return state + double(mb) * activations + full;
+  StageMemory memory;
+  memory.state = 4.0 * 4 * parameters;  // weights, gradients, m, v
+  memory.activations = double(mb) * activations;
+  memory.full = 4.0 * double(model.parameters());
+  return memory;
+}
+
+double host_need_bytes(const StageMemory& memory, bool backend_uses_host_memory) {
+  return memory.state + memory.full + (backend_uses_host_memory ? memory.activations : 0.0);
 }
 
 std::optional<double> host_available_bytes() {
