@@ -86,6 +86,15 @@ class Gpt2Stage final : public Stage {
   // and one shared activation slot, so every backward must pass recompute=true.
   void set_recompute(bool on) override;
   void synchronize() override;
+  // The optimizer in the backend's memory (a backend whose memory is not the host's and that
+  // runs_optimizer(): the CUDA one); see Stage. params() downloads what it changed.
+  bool device_optimizer() const override;
+  void scale_grads(float factor) override;
+  double grad_square_sum(std::span<const unsigned char> counted) override;
+  void adamw_step(const AdamW& adamw, std::span<const unsigned char> decay, float lr, int step,
+                  float grad_scale) override;
+  void adam_state(std::vector<float>* m, std::vector<float>* v) override;
+  void set_adam_state(std::span<const float> m, std::span<const float> v) override;
 
  private:
   struct Impl;

@@ -79,7 +79,18 @@ Interpreter::Interpreter(const ModelSpec& model, const Schedule& schedule, int r
   const std::size_t owned = sharded_ ? std::size_t(zero_.chunk_size()) : stage_.params().size();
   m_.assign(owned, 0.0f);
   v_.assign(owned, 0.0f);
+  device_optimizer_ = !sharded_ && stage_.device_optimizer();
   parameters_changed();
+}
+
+std::vector<float>& Interpreter::adam_m() {
+  if (device_optimizer_) stage_.adam_state(&m_, nullptr);
+  return m_;
+}
+
+std::vector<float>& Interpreter::adam_v() {
+  if (device_optimizer_) stage_.adam_state(nullptr, &v_);
+  return v_;
 }
 
 void Interpreter::allocate_shards() {
@@ -122,6 +133,7 @@ void Interpreter::build_masks(const ModelSpec& model) {
 
 void Interpreter::parameters_changed() {
   if (sharded_) zero_.pack<float>(stage_.params(), dp_position_, shard_params_);
+  if (device_optimizer_) stage_.set_adam_state(m_, v_);
 }
 
 StepOutcome Interpreter::play_step(int step, float lr, const MicrobatchFeed& feed) {
@@ -454,6 +466,10 @@ void Interpreter::ensure_scaled() {
   if (scaled_) return;
   scaled_ = true;
   const float scale = 1.0f / float(schedule_.plan.mb * schedule_.plan.dp);
+  if (device_optimizer_) {
+    stage_.scale_grads(scale);
+    return;
+  }
   std::span<float> g = sharded_ ? std::span<float>(shard_grads_) : stage_.grads();
   for (float& x : g) x *= scale;
 }
@@ -502,6 +518,8 @@ void Interpreter::gradient_norm(int group) {
   if (sharded_) {
     for (std::size_t i = 0; i < shard_grads_.size(); ++i)
       if (counted_shard_[i]) sum += double(shard_grads_[i]) * shard_grads_[i];
+  } else if (coord_.dp == 0 && device_optimizer_) {
+    sum = stage_.grad_square_sum(counted_local_);
   } else if (coord_.dp == 0) {  // dp replicas hold the same reduced gradients: count once
     const auto g = stage_.grads();
     for (std::size_t i = 0; i < g.size(); ++i)
@@ -518,6 +536,10 @@ void Interpreter::gradient_norm(int group) {
 
 void Interpreter::optimizer_step(int step, float lr) {
   ensure_scaled();
+  if (device_optimizer_) {
+    stage_.adamw_step(adamw_, decay_local_, lr, step + 1, clip_scale_);
+    return;
+  }
   std::span<float> params = sharded_ ? std::span<float>(shard_params_) : stage_.params();
   std::span<float> grads = sharded_ ? std::span<float>(shard_grads_) : stage_.grads();
   if (clip_scale_ != 1.0f)

@@ -56,7 +56,9 @@ bool product_start_blocks(bool host_in, bool host_out) {
 class QueueReplay {
  public:
   QueueReplay(const Schedule& schedule, QueueRule rule, StartBlocks start_blocks)
-      : schedule_(schedule), rule_(std::move(rule)), start_blocks_(std::move(start_blocks)),
+      : schedule_(schedule),
+        rule_(std::move(rule)),
+        start_blocks_(std::move(start_blocks)),
         ranks_(schedule.ranks.size()) {}
 
   // "" when every rank finishes its step, else where each rank is stuck.
@@ -190,10 +192,18 @@ int direction_queues(int rank, int peer, bool sending) {
 
 const std::vector<std::string>& plans() {
   static const std::vector<std::string> list = {
-      "pp=2,schedule=1f1b,mb=4",       "pp=2,schedule=gpipe,mb=2",  "pp=3,schedule=1f1b,mb=6",
-      "pp=4,schedule=1f1b,mb=4",       "pp=4,schedule=1f1b,mb=9",   "pp=4,schedule=gpipe,mb=8",
-      "pp=8,schedule=1f1b,mb=16",      "dp=2,pp=2,mb=4",            "tp=2,pp=2,mb=2",
-      "dp=2,pp=2,zero=1,mb=4",         "dp=2,zero=3,mb=2",          "dp=2,tp=2,pp=2,mb=4",
+      "pp=2,schedule=1f1b,mb=4",
+      "pp=2,schedule=gpipe,mb=2",
+      "pp=3,schedule=1f1b,mb=6",
+      "pp=4,schedule=1f1b,mb=4",
+      "pp=4,schedule=1f1b,mb=9",
+      "pp=4,schedule=gpipe,mb=8",
+      "pp=8,schedule=1f1b,mb=16",
+      "dp=2,pp=2,mb=4",
+      "tp=2,pp=2,mb=2",
+      "dp=2,pp=2,zero=1,mb=4",
+      "dp=2,zero=3,mb=2",
+      "dp=2,tp=2,pp=2,mb=4",
       "pp=2,schedule=1f1b,mb=4,recompute=on",
   };
   return list;
@@ -260,7 +270,7 @@ TEST_CASE("transfer edges are coloured so that no rank has two edges of one colo
       for (bool sending : {true, false}) {
         const int q = colours.queue(r, p, sending);
         if (q < 0) continue;
-        CHECK(seen.insert(q).second);  // one edge per queue at each rank
+        CHECK(seen.insert(q).second);               // one edge per queue at each rank
         CHECK(q == colours.queue(p, r, !sending));  // both ends meet on the same queue
         const auto edge = colours.edge_of(r, q - 1);
         CHECK(edge == (sending ? std::pair{r, p} : std::pair{p, r}));

@@ -75,8 +75,8 @@ class TransferColours {
 
 // The host-side steps of a request, in order.
 enum class HostStep {
-  stage_in,     // host input -> device staging buffer, on the copy stream
-  after_stage,  // the request's stream waits for the staging copy
+  stage_in,       // host input -> device staging buffer, on the copy stream
+  after_stage,    // the request's stream waits for the staging copy
   after_compute,  // the request's stream waits for the kernels queued on the compute stream
   enqueue,        // the NCCL call
   record_done,    // the completion event, on the request's stream

@@ -127,6 +127,26 @@ class CudaOps final : public Gpt2Ops {
     cuda::residual_add(out, a, b, bias, n, c, stream_);
     check_launch();
   }
+  bool runs_optimizer() const override { return true; }
+  void scale(float* data, std::int64_t count, float factor) override {
+    cuda::scale(data, count, factor, stream_);
+    check_launch();
+  }
+  double masked_square_sum(const float* data, const float* mask, std::int64_t count) override {
+    double* result = cuda::masked_square_sum(
+        data, mask, count, square_scratch_.grown(masked_square_sum_scratch(count)), stream_);
+    check_launch();
+    double sum = 0;
+    CUDA_CHECK(cudaMemcpyAsync(&sum, result, sizeof sum, cudaMemcpyDeviceToHost, stream_));
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return sum;
+  }
+  void adamw(float* params, const float* grads, float* m, float* v, const float* decay,
+             std::int64_t count, const AdamWArgs& a) override {
+    cuda::adamw_update_scaled(params, grads, m, v, decay, count, a.lr, a.beta1, a.beta2, a.eps,
+                              a.weight_decay, a.step, a.grad_scale, stream_);
+    check_launch();
+  }
 
  private:
   void check_launch() { CUDA_CHECK(cudaGetLastError()); }
@@ -138,6 +158,7 @@ class CudaOps final : public Gpt2Ops {
   cudaStream_t stream_ = nullptr;
   std::unique_ptr<CudaGemm> gemm_;
   DeviceArray<float> datt_, norm_scratch_, column_scratch_;
+  DeviceArray<double> square_scratch_;
 };
 
 void CudaOps::set_ids(Ids& ids, std::span<const int> host_ids, bool by_token) {
