@@ -28,9 +28,10 @@ if ls "$BUNDLE"/lib/*.xz >/dev/null 2>&1; then
   mkdir -p "$unpacked"
   for packed in "$BUNDLE"/lib/*.xz; do
     lib=$unpacked/$(basename "${packed%.xz}")
-    [ -s "$lib" ] || python3 -c 'import lzma, shutil, sys
-with lzma.open(sys.argv[1]) as i, open(sys.argv[2] + ".part", "wb") as o: shutil.copyfileobj(i, o)' \
-      "$packed" "$lib" && mv "$lib.part" "$lib"
+    [ -s "$lib" ] && continue
+    python3 -c 'import lzma, shutil, sys
+with lzma.open(sys.argv[1]) as i, open(sys.argv[2], "wb") as o: shutil.copyfileobj(i, o)' \
+      "$packed" "$lib.part" && mv "$lib.part" "$lib"
   done
   BUNDLE_LIBS=$BUNDLE/lib:$unpacked
 fi

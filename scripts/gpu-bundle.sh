@@ -47,7 +47,9 @@ pmix_plugins=$(ls -d "$ompi_lib"/pmix2/lib/pmix 2>/dev/null || true)
   exit 1
 }
 cp "$(readlink -f "$(command -v orterun)")" "$out/bin/mpirun"
-cp "$(readlink -f "$(command -v orted)")" "$out/bin/orted"
+# A singleton (a rank started without mpirun) starts orted from Open MPI's bindir: OPAL_PREFIX/bin.
+mkdir -p "$out/openmpi/bin"
+cp "$(readlink -f "$(command -v orted)")" "$out/openmpi/bin/orted"
 skip='ucx|ofi|openib|verbs|psm|portals|usnic|hcoll|cuda|lustre|gpfs|ime|knem|xpmem|atomic_|memheap|scoll|spml|sshmem|fcoll|fbtl|fs_|io_|sharedfp|monitoring'
 mkdir -p "$out/openmpi/plugins" "$out/openmpi/pmix" "$out/openmpi/share"
 for f in "$ompi_plugins"/*.so; do
@@ -61,7 +63,8 @@ rm -rf "$out/openmpi/share/openmpi/"{amca-param-sets,*wrapper-data*} 2>/dev/null
 # Every library the binaries and plugins load, but glibc's and the GPU machine's CUDA ones.
 system='^(linux-vdso|ld-linux|libc|libm|libdl|libpthread|librt|libresolv|libutil)\.so'
 machine='^(libcuda|libcublas|libcublasLt|libnccl|libnvidia-)'
-mapfile -t elves < <(ls "$out"/bin/* "$out"/openmpi/plugins/*.so "$out"/openmpi/pmix/*.so)
+mapfile -t elves < <(ls "$out"/bin/* "$out"/openmpi/bin/* "$out"/openmpi/plugins/*.so \
+  "$out"/openmpi/pmix/*.so)
 ldd "${elves[@]}" 2>/dev/null | awk '/=> \//{print $1, $3}' | sort -u | while read -r name path; do
   [[ $name =~ $system || $name =~ $machine ]] && continue
   [ -e "$out/lib/$name" ] || cp -L "$path" "$out/lib/$name"
@@ -71,7 +74,7 @@ done
 for big in "$out"/lib/libopenblas.so.*; do
   [ -e "$big" ] && xz -T0 -6 "$big"
 done
-strip --strip-unneeded "$out"/bin/* "$out"/lib/* "$out"/openmpi/plugins/*.so \
+strip --strip-unneeded "$out"/bin/* "$out"/openmpi/bin/* "$out"/lib/* "$out"/openmpi/plugins/*.so \
   "$out"/openmpi/pmix/*.so 2>/dev/null || true
 
 # What the checks read (FABTRAIN_SOURCE_DIR points here).

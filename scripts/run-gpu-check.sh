@@ -107,7 +107,7 @@ for batch in 8 4 2; do
       "${PEAK_TFLOPS:-}"
     break
   fi
-  grep -q "out of memory" "$out/$name.log" || break
+  grep -q -E "out of memory|of device memory" "$out/$name.log" || break
   failures=$((failures - 1))  # a batch that does not fit is not a failure while a smaller one is left
 done
 

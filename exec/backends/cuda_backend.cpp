@@ -7,6 +7,7 @@
 #include "common/error.hpp"
 #include "exec/backends/backend.hpp"
 #include "exec/comm/nccl/nccl_communicator.hpp"
+#include "exec/cuda/cuda_check.hpp"
 #include "exec/cuda/cuda_device.hpp"
 #include "exec/model/cuda/cuda_ops.hpp"
 
@@ -44,6 +45,11 @@ Backend make_cuda_backend(const BackendSettings& settings) {
   backend.banner = fmt::format("{}, {}", backend.description, settings.host);
   const OpsOptions options{precision == "tf32"};
   backend.make_ops = [options] { return make_cuda_ops(options); };
+  backend.device_memory = [] {
+    std::size_t free_bytes = 0, total_bytes = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    return std::pair{double(free_bytes), double(total_bytes)};
+  };
   if (use_nccl)
     // One rank under auto: nothing to communicate, so no NCCL setup (--comm nccl makes one).
     backend.make_communicator =

@@ -12,8 +12,11 @@
 // (uploaded before the next device use); grads() downloads the gradients and hands the host copy
 // over until the next backward or zero_grads(); input()/output_grad()/tp_partial() are uploaded
 // before the call that reads them; output()/input_grad()/tp_partial()/logits()/loss() download
-// on call. synchronize() waits for the backend's queued work.
-// Not here: communication (the interpreter does it between calls), data loading, optimizer.
+// on call. synchronize() waits for the backend's queued work. A backend that runs the optimizer
+// (Gpt2Ops::runs_optimizer) keeps AdamW's moments too and updates the parameters where they are
+// (device_optimizer, adamw_step); params() then downloads them first.
+// Not here: communication (the interpreter does it between calls), data loading, when the
+// optimizer runs (the interpreter).
 #pragma once
 #include <cstdint>
 #include <memory>

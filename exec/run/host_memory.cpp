@@ -28,6 +28,17 @@ double host_need_bytes(const StageMemory& memory, bool backend_uses_host_memory)
   return memory.state + memory.full + (backend_uses_host_memory ? memory.activations : 0.0);
 }
 
+double device_need_bytes(const StageMemory& memory) { return memory.state + memory.activations; }
+
+void check_fits_device(double need, double free_bytes, double total_bytes) {
+  if (need > free_bytes)
+    fail(
+        "the stage needs about {:.2f} GiB of device memory (model state and activations) but the "
+        "device has {:.2f} of {:.2f} GiB free; use a smaller microbatch or --seq, recomputation, "
+        "or more pipeline or tensor-parallel ranks",
+        need / (1 << 30), free_bytes / (1 << 30), total_bytes / (1 << 30));
+}
+
 std::optional<double> host_available_bytes() {
   std::ifstream in("/proc/meminfo");
   std::string line;

@@ -25,6 +25,12 @@ StageMemory stage_memory(const ModelSpec& model, const BlockRange& blocks, int t
 // (Gpt2Ops::host_memory()), all but the activations otherwise.
 double host_need_bytes(const StageMemory& memory, bool backend_uses_host_memory);
 
+// What the device must hold for it (a backend whose memory is not the host's): the model state
+// and the activations (the backend's scratch and the communicator's buffers come on top).
+double device_need_bytes(const StageMemory& memory);
+// Fails when the stage's device need exceeds the free device memory, with both and the total.
+void check_fits_device(double need, double free_bytes, double total_bytes);
+
 // MemAvailable of /proc/meminfo; nullopt where it cannot be read.
 std::optional<double> host_available_bytes();
 

@@ -314,6 +314,10 @@ void build_stage(Run& run, const Backend& backend) {
   const StageMemory memory = stage_memory(run.model, blocks, run.plan.tp, run.schedule.microbatch,
                                           config.seq, run.plan.mb, run.plan.recompute);
   check_fits_host(host_need_bytes(memory, ops->host_memory()), run.comm.local_size());
+  if (backend.device_memory) {
+    const auto [free_bytes, total_bytes] = backend.device_memory();
+    check_fits_device(device_need_bytes(memory), free_bytes, total_bytes);
+  }
   run.stage =
       std::make_unique<Gpt2Stage>(run.model, blocks, run.plan.tp, run.coord.tp,
                                   run.schedule.microbatch, config.seq, run.plan.mb, std::move(ops));

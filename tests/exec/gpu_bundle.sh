@@ -7,8 +7,8 @@
 #   - the bundle fits its size limit;
 #   - fabtrain-exec --version runs and the CUDA tests skip with their reason (no GPU here);
 #   - where a private mount namespace is allowed (root): with every system copy of the bundled
-#     libraries and Open MPI's own plugin and help directories hidden, the bundle's mpirun runs
-#     two CPU ranks of a dp=2 step.
+#     libraries and Open MPI's own plugin and help directories hidden, fabtrain-exec runs one
+#     CPU step alone (an MPI singleton) and two ranks of a dp=2 step under the bundle's mpirun.
 # Usage: gpu_bundle.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 src=$1
@@ -21,7 +21,8 @@ SKIP_BUILD=1 BUILD_DIR=$build "$src/scripts/gpu-bundle.sh" "$bundle"
 source "$bundle/env.sh"
 glibc='^(linux-vdso|ld-linux-x86-64|libc|libm|libdl|libpthread|librt|libresolv|libutil)\.so'
 bad=0
-mapfile -t elves < <(ls "$bundle"/bin/* "$bundle"/lib/*.so* "$bundle"/openmpi/plugins/*.so \
+mapfile -t elves < <(ls "$bundle"/bin/* "$bundle"/openmpi/bin/* "$bundle"/lib/*.so* \
+  "$bundle"/openmpi/plugins/*.so \
   "$bundle"/openmpi/pmix/*.so | grep -v '\.xz$')
 for f in "${elves[@]}"; do
   while read -r name arrow path _; do
@@ -71,9 +72,11 @@ for d in /usr/lib/x86_64-linux-gnu/openmpi /usr/lib/x86_64-linux-gnu/pmix2 /usr/
   [ -d "\$d" ] && mount -t tmpfs none "\$d"
 done
 cd "$work"
+timeout 60 "$bundle/bin/fabtrain-exec" train --device cpu --model gpt2-nano --steps 1 \
+  --data "$bundle/share/fabtrain/data/tiny_prose_train.txt" --batch 2 --seq 16 --threads 1
 timeout 120 mpirun -np 2 --oversubscribe "$bundle/bin/fabtrain-exec" train --device cpu \
   --plan dp=2 --model gpt2-nano --data "$bundle/share/fabtrain/data/tiny_prose_train.txt" \
   --batch 4 --seq 32 --steps 2 --threads 1 --print-every 1
 EOF
 unshare -m bash "$work/hidden.sh"
-echo "the bundle's mpirun ran dp=2 with the system's Open MPI and bundled libraries hidden"
+echo "one rank alone and dp=2 under the bundle's mpirun ran with the system's copies hidden"

@@ -38,3 +38,15 @@ TEST_CASE("on a device backend the host holds the model state, not the activatio
   CHECK(host_cuda == doctest::Approx(16.0 * parameters + 4.0 * parameters).epsilon(0.05));
   CHECK(host_cuda < 8e9);
 }
+
+TEST_CASE("a device that cannot hold the stage's state and activations is refused with both") {
+  const ModelSpec medium = load_model("gpt2-medium");
+  const StageMemory memory = stage_memory(medium, {0, block_count(medium)}, 1, 8, 1024, 1, false);
+  const double need = device_need_bytes(memory);
+  CHECK(need == doctest::Approx(memory.state + memory.activations));
+  check_fits_device(need, need * 1.01, 2 * need);  // fits: no error
+  const std::string message =
+      test::error_of([&] { check_fits_device(need, 24.0 * (1 << 30), 24.0 * (1 << 30)); });
+  CHECK(message.find("GiB of device memory") != std::string::npos);
+  CHECK(message.find("24.00 of 24.00 GiB free") != std::string::npos);
+}

@@ -67,9 +67,8 @@ Run train(bool on_gpu, const std::string& plan_text, int steps, int resume_at) {
       interpreter.adam_v() = v;
       interpreter.parameters_changed();
     }
-    const StepOutcome out = interpreter.play_step(step, 3e-3f, [&](int mb, auto t, auto y) {
-      feed(step, mb, schedule.microbatch, t, y);
-    });
+    const StepOutcome out = interpreter.play_step(
+        step, 3e-3f, [&](int mb, auto t, auto y) { feed(step, mb, schedule.microbatch, t, y); });
     run.losses.push_back(out.mean_loss);
     run.norms.push_back(out.grad_norm);
   }
