@@ -52,6 +52,8 @@ class Communicator {
   virtual std::string overlap_note() const {
     return "its non-blocking calls complete when they start (no overlap)";
   }
+  // Whether spans may be device memory (a GPU's), used in place; else they must be host memory.
+  virtual bool takes_device_memory() const { return false; }
   // Short name for messages ("mpi", "nccl", "loopback").
   virtual std::string name() const { return "unnamed"; }
   // Registers the schedule's groups (same list on every rank) before first use.

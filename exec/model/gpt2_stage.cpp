@@ -667,6 +667,13 @@ void Gpt2Stage::synchronize() { impl_->ops->synchronize(); }
 
 bool Gpt2Stage::device_optimizer() const { return !impl_->host && impl_->ops->runs_optimizer(); }
 
+std::span<float> Gpt2Stage::device_grads() {
+  Impl& s = *impl_;
+  if (s.host) return {};
+  s.device_grads();
+  return {s.grads.data(), std::size_t(s.param_count)};
+}
+
 void Gpt2Stage::scale_grads(float factor) {
   Impl& s = *impl_;
   s.device_grads();

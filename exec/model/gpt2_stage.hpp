@@ -92,6 +92,7 @@ class Gpt2Stage final : public Stage {
   // The optimizer in the backend's memory (a backend whose memory is not the host's and that
   // runs_optimizer(): the CUDA one); see Stage. params() downloads what it changed.
   bool device_optimizer() const override;
+  std::span<float> device_grads() override;
   void scale_grads(float factor) override;
   double grad_square_sum(std::span<const unsigned char> counted) override;
   void adamw_step(const AdamW& adamw, std::span<const unsigned char> decay, float lr, int step,

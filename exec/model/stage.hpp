@@ -45,6 +45,9 @@ class Stage {
   // grads(), the reference. Masks are per local parameter (the interpreter's, the same every
   // step); AdamW's moments start at zero and move to the host only through adam_state().
   virtual bool device_optimizer() const { return false; }
+  // The gradients in the backend's memory, for a communicator that takes device memory (valid
+  // until the next call that moves them to the host; empty where the stage has none).
+  virtual std::span<float> device_grads() { return {}; }
   virtual void scale_grads(float factor) {}
   // The sum of the squared gradients where counted is set, in double.
   virtual double grad_square_sum(std::span<const unsigned char> counted) { return 0; }

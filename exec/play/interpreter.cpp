@@ -363,15 +363,18 @@ BlockRange Interpreter::bucket_blocks(int k) const { return k < 0 ? stage_range_
 
 void Interpreter::start_dp_gradients(const Collective& c) {
   const int k = bucket_index(c);
+  // Where the optimizer runs on the device and the communicator takes device memory, the
+  // gradients are reduced where they are.
+  const bool in_place = device_optimizer_ && comm_.takes_device_memory();
+  const std::span<float> grads = in_place ? stage_.device_grads() : stage_.grads();
   if (k < 0 && c.request < 0) {  // the whole stage, blocking (as before buckets)
-    comm_.all_reduce(c.group, stage_.grads());
+    comm_.all_reduce(c.group, grads);
     return;
   }
   InFlight f;
   f.name = to_string(Instruction{c});
   f.gradients = true;
   f.blocks = bucket_blocks(k);
-  const auto grads = stage_.grads();
   if (k < 0)
     f.comm.push_back(comm_.start_all_reduce(c.group, grads));
   else

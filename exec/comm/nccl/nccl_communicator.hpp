@@ -53,6 +53,7 @@ class NcclCommunicator final : public Communicator {
   int start_recv(int peer, std::span<float> data, int tag) override;
   void wait(int request) override;
   bool can_overlap() const override { return true; }
+  bool takes_device_memory() const override { return true; }
   std::string overlap_note() const override { return ""; }
   std::string name() const override { return "nccl"; }
   void set_groups(const std::vector<std::vector<int>>& groups) override;
