@@ -500,6 +500,12 @@ void Interpreter::all_gather_parameters(int group) {
 
 void Interpreter::tied_embedding(int group) {
   // Gradients still in the stage: sum the wte copies (in full-offset order on both stages).
+  const Segments& wte = zero_.wte_segments();
+  if (device_optimizer_ && comm_.takes_device_memory() && wte.size() == 1) {
+    // One run of wte, summed where it is (the same elements in the same order as below).
+    comm_.all_reduce(group, stage_.device_grads().subspan(wte[0].first, wte[0].second));
+    return;
+  }
   if (!scattered_ || dirty_since_scatter_) {
     const auto grads = stage_.grads();
     zero_.copy_wte_out(grads, wte_buffer_);

@@ -237,7 +237,7 @@ TEST_CASE("the replay finds the deadlocks of a blocking start and of shared tran
   CHECK(QueueReplay(pp4, direction_queues, product_start_blocks).run() != "");
 }
 
-TEST_CASE("no start step blocks the host; host results are copied back after completion") {
+TEST_CASE("no start step blocks the host, and host results are copied back after completion") {
   for (bool host_in : {false, true})
     for (bool host_out : {false, true}) {
       const RequestSteps steps = request_steps(host_in, host_out);
