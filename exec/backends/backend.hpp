@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "exec/comm/communicator.hpp"
@@ -34,6 +35,9 @@ struct Backend {
   // The communicator the schedule is played on; null, or returning nullptr, means the MPI one.
   // Called once on every rank at the same point (it may be collective).
   std::function<std::unique_ptr<Communicator>(MpiCommunicator&)> make_communicator;
+  // Free and total bytes of the device memory the stage will live in (null: the host's, checked
+  // against /proc/meminfo instead).
+  std::function<std::pair<double, double>()> device_memory;
 };
 
 struct BackendEntry {

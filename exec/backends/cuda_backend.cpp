@@ -1,12 +1,13 @@
 // The CUDA backend's registration (exec/backends/backend.hpp): picks this rank's GPU from its
 // node-local rank, gives the CUDA operations (exec/model/cuda/cuda_ops.hpp) and chooses the
 // communicator: NCCL when every rank on a host has its own GPU, MPI (through the stage's host
-// copies) when ranks share one. Built only with FABTRAIN_HAVE_CUDA.
+// copies) when ranks share one, none for a single rank. Built only with FABTRAIN_HAVE_CUDA.
 #include <fmt/format.h>
 
 #include "common/error.hpp"
 #include "exec/backends/backend.hpp"
 #include "exec/comm/nccl/nccl_communicator.hpp"
+#include "exec/cuda/cuda_check.hpp"
 #include "exec/cuda/cuda_device.hpp"
 #include "exec/model/cuda/cuda_ops.hpp"
 
@@ -44,16 +45,22 @@ Backend make_cuda_backend(const BackendSettings& settings) {
   backend.banner = fmt::format("{}, {}", backend.description, settings.host);
   const OpsOptions options{precision == "tf32"};
   backend.make_ops = [options] { return make_cuda_ops(options); };
+  backend.device_memory = [] {
+    std::size_t free_bytes = 0, total_bytes = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    return std::pair{double(free_bytes), double(total_bytes)};
+  };
   if (use_nccl)
-    backend.make_communicator = [](MpiCommunicator& m) -> std::unique_ptr<Communicator> {
+    // One rank under auto: nothing to communicate, so no NCCL setup (--comm nccl makes one).
+    backend.make_communicator =
+        [auto_comm = comm == "auto"](MpiCommunicator& m) -> std::unique_ptr<Communicator> {
+      if (auto_comm && m.size() == 1) return nullptr;
       return std::make_unique<NcclCommunicator>(m);
     };
   return backend;
 }
 
-std::string unavailable() {
-  return device_count() == 0 ? "no CUDA device (cudaGetDeviceCount fails or gives 0)" : "";
-}
+std::string unavailable() { return device_problem(); }
 
 const BackendRegistration registration{{"cuda", unavailable, make_cuda_backend}};
 

@@ -52,10 +52,16 @@ class Communicator {
   virtual std::string overlap_note() const {
     return "its non-blocking calls complete when they start (no overlap)";
   }
+  // Whether spans may be device memory (a GPU's), used in place; else they must be host memory.
+  virtual bool takes_device_memory() const { return false; }
   // Short name for messages ("mpi", "nccl", "loopback").
   virtual std::string name() const { return "unnamed"; }
   // Registers the schedule's groups (same list on every rank) before first use.
   virtual void set_groups(const std::vector<std::vector<int>>& groups) = 0;
+  // Sets up the point-to-point connections with the ranks this one sends to or receives from
+  // (the schedule's Send and Recv peers), before the first step. Every rank calls it once, at
+  // the same point (it may be collective); a no-op where connections need no setup.
+  virtual void connect_peers(const std::vector<int>& peers) {}
   // Ends the whole job with a message (a rank that hits an error takes the others down).
   [[noreturn]] virtual void abort(const std::string& message) = 0;
 

@@ -16,6 +16,24 @@ int device_count() {
   return count;
 }
 
+std::string device_problem() {
+  int count = 0;
+  const cudaError_t code = cudaGetDeviceCount(&count);
+  if (code != cudaSuccess) {
+    (void)cudaGetLastError();
+    return fmt::format("cudaGetDeviceCount failed: {} ({})", cudaGetErrorString(code),
+                       cudaGetErrorName(code));
+  }
+  return count > 0 ? "" : "no CUDA device (cudaGetDeviceCount gives 0)";
+}
+
+namespace {
+cudaStream_t the_compute_stream = nullptr;
+}
+
+cudaStream_t compute_stream() { return the_compute_stream; }
+void set_compute_stream(cudaStream_t stream) { the_compute_stream = stream; }
+
 DeviceInfo device_info(int index) {
   cudaDeviceProp prop{};
   CUDA_CHECK(cudaGetDeviceProperties(&prop, index));
@@ -38,8 +56,9 @@ int select_device(int local_rank) {
   const int count = device_count();
   if (count == 0)
     fail(
-        "--device cuda: no CUDA device is visible (cudaGetDeviceCount gives none; check "
-        "nvidia-smi and CUDA_VISIBLE_DEVICES, or use --device cpu)");
+        "--device cuda: no usable CUDA device: {} (check nvidia-smi, the driver's CUDA version "
+        "and CUDA_VISIBLE_DEVICES, or use --device cpu)",
+        device_problem());
   const int device = local_rank % count;
   CUDA_CHECK(cudaSetDevice(device));
   return device;

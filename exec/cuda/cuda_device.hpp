@@ -20,6 +20,13 @@ struct DeviceInfo {
 
 // 0 when there is no device, no driver or cudaGetDeviceCount fails for any reason.
 int device_count();
+// Why there is no usable device: "" when there is one, else cudaGetDeviceCount's own error
+// (a driver too old for this CUDA, no driver, no device) or "no CUDA device".
+std::string device_problem();
+// The stream the stage's kernels run on (set by the CUDA operations; the legacy default stream
+// until then): communication started after a kernel waits for it there.
+cudaStream_t compute_stream();
+void set_compute_stream(cudaStream_t stream);
 DeviceInfo device_info(int index);
 std::string describe(const DeviceInfo& info);  // "NVIDIA H200 (sm_90, 132 SMs, 140.4 GiB)"
 // The device of a rank: its node-local rank modulo the devices; fails when there are none.
@@ -51,6 +58,11 @@ class DeviceArray {
   // Allocates exactly count elements unless already that size (then keeps the contents).
   T* sized(std::int64_t count) {
     if (count != size_) resize(count);
+    return data_;
+  }
+  // At least count elements: reallocates only to grow (scratch reused across microbatches).
+  T* grown(std::int64_t count) {
+    if (count > size_) resize(count);
     return data_;
   }
   void resize(std::int64_t count);

@@ -15,6 +15,8 @@
 #include <span>
 #include <string>
 
+#include "common/error.hpp"
+
 namespace fabtrain {
 
 // Token ids (or targets) of one microbatch in a backend's memory, in the form its embedding and
@@ -22,6 +24,13 @@ namespace fabtrain {
 class Ids {
  public:
   virtual ~Ids() = default;
+};
+
+// One AdamW step's scalars for Gpt2Ops::adamw (the gradient is multiplied by grad_scale first).
+struct AdamWArgs {
+  float lr = 0, beta1 = 0, beta2 = 0, eps = 0, weight_decay = 0;
+  int step = 1;
+  float grad_scale = 1;
 };
 
 class Gpt2Ops {
@@ -71,6 +80,25 @@ class Gpt2Ops {
                                   int n, int t, int c) = 0;
   virtual void residual_add(float* out, const float* a, const float* b, const float* bias, int n,
                             int c) = 0;
+
+  // The optimizer's element-wise work in the backend's memory, for a backend that keeps the
+  // parameters off the host (runs_optimizer()): the stage then runs the step where they are. The
+  // CPU's optimizer is the interpreter's host code, the reference. Masks are 0/1 floats.
+  virtual bool runs_optimizer() const { return false; }
+  virtual void scale(float* data, std::int64_t count, float factor) { unsupported("scale"); }
+  // The sum of data[i]^2 over i with mask[i] != 0, in double, the same bits on every run.
+  virtual double masked_square_sum(const float* data, const float* mask, std::int64_t count) {
+    unsupported("masked_square_sum");
+  }
+  virtual void adamw(float* params, const float* grads, float* m, float* v, const float* decay,
+                     std::int64_t count, const AdamWArgs& args) {
+    unsupported("adamw");
+  }
+
+ private:
+  [[noreturn]] void unsupported(const char* op) const {
+    fail("the {} backend does not run {} (its optimizer runs on the host)", name(), op);
+  }
 };
 
 // count floats of a backend's memory that give themselves back. sized() reallocates when the

@@ -41,8 +41,16 @@ struct Gpt2Stage::Impl {
   std::int64_t param_count = 0;
   Buffer params, grads;
   std::vector<float> params_copy, grads_copy;
-  bool params_on_host_newer = true;  // host params written since the last upload
-  bool grads_on_host = false;        // grads() handed the host copy out: it is the newer one
+  bool params_on_host_newer = true;     // host params written since the last upload
+  bool grads_on_host = false;           // grads() handed the host copy out: it is the newer one
+  bool params_on_device_newer = false;  // the device optimizer changed them since the download
+  // The device optimizer's state: AdamW's moments and the masks as 0/1 floats, each uploaded
+  // again only when the host mask given is another one.
+  Buffer adam_m, adam_v;
+  struct Mask {
+    Buffer values;
+    const unsigned char* source = nullptr;
+  } counted_mask, decay_mask;
   std::vector<ParamRun> runs;
   std::vector<std::int64_t> local_offset;  // [(layer + 1) * t_count + tensor], -1 when absent
 
@@ -87,6 +95,23 @@ struct Gpt2Stage::Impl {
     if (!grads_on_host) return;
     ops->upload(grads.data(), mirror(grads, grads_copy, param_count).data(), param_count);
     grads_on_host = false;
+  }
+
+  const float* device_mask(Mask& mask, std::span<const unsigned char> host_mask) {
+    if (std::int64_t(host_mask.size()) != param_count)
+      fail("Gpt2Stage: a mask of {} entries for {} parameters", host_mask.size(), param_count);
+    if (mask.source != host_mask.data()) {
+      const std::vector<float> values(host_mask.begin(), host_mask.end());
+      ops->upload(mask.values.sized(*ops, param_count), values.data(), param_count);
+      ops->synchronize();  // values goes out of scope
+      mask.source = host_mask.data();
+    }
+    return mask.values.data();
+  }
+  void ensure_adam_state() {
+    if (adam_m.size() == param_count) return;
+    ops->zero(adam_m.sized(*ops, param_count), param_count);
+    ops->zero(adam_v.sized(*ops, param_count), param_count);
   }
 
   void check(int block, int mb, const char* what) const {
@@ -399,9 +424,15 @@ Gpt2Stage::Gpt2Stage(const ModelSpec& m, BlockRange blocks, int tp, int tp_rank,
 Gpt2Stage::~Gpt2Stage() = default;
 
 std::span<float> Gpt2Stage::params() {
-  // The backend never changes parameters, so the host side is current; the caller may write it.
-  impl_->params_on_host_newer = true;
-  return impl_->mirror(impl_->params, impl_->params_copy, impl_->param_count);
+  // Current on the host unless the device optimizer changed them; the caller may write them.
+  Impl& s = *impl_;
+  const std::span<float> host = s.mirror(s.params, s.params_copy, s.param_count);
+  if (s.params_on_device_newer) {
+    s.ops->download(host.data(), s.params.data(), s.param_count);
+    s.params_on_device_newer = false;
+  }
+  s.params_on_host_newer = true;
+  return host;
 }
 
 std::span<float> Gpt2Stage::grads() {
@@ -633,5 +664,61 @@ void Gpt2Stage::release(int mb) {
 }
 
 void Gpt2Stage::synchronize() { impl_->ops->synchronize(); }
+
+bool Gpt2Stage::device_optimizer() const { return !impl_->host && impl_->ops->runs_optimizer(); }
+
+std::span<float> Gpt2Stage::device_grads() {
+  Impl& s = *impl_;
+  if (s.host) return {};
+  s.device_grads();
+  return {s.grads.data(), std::size_t(s.param_count)};
+}
+
+void Gpt2Stage::scale_grads(float factor) {
+  Impl& s = *impl_;
+  s.device_grads();
+  s.ops->scale(s.grads.data(), s.param_count, factor);
+}
+
+double Gpt2Stage::grad_square_sum(std::span<const unsigned char> counted) {
+  Impl& s = *impl_;
+  s.device_grads();
+  return s.ops->masked_square_sum(s.grads.data(), s.device_mask(s.counted_mask, counted),
+                                  s.param_count);
+}
+
+void Gpt2Stage::adamw_step(const AdamW& adamw, std::span<const unsigned char> decay, float lr,
+                           int step, float grad_scale) {
+  Impl& s = *impl_;
+  if (step < 1) fail("AdamW: step {} must count from 1", step);
+  s.device_grads();
+  s.device_params();
+  s.ensure_adam_state();
+  s.ops->adamw(s.params.data(), s.grads.data(), s.adam_m.data(), s.adam_v.data(),
+               s.device_mask(s.decay_mask, decay), s.param_count,
+               {lr, adamw.beta1, adamw.beta2, adamw.eps, adamw.weight_decay, step, grad_scale});
+  s.params_on_device_newer = true;
+}
+
+void Gpt2Stage::adam_state(std::vector<float>* m, std::vector<float>* v) {
+  Impl& s = *impl_;
+  for (auto [host, device] : {std::pair{m, &s.adam_m}, std::pair{v, &s.adam_v}}) {
+    if (!host) continue;
+    host->assign(std::size_t(s.param_count), 0.0f);
+    if (device->size() == s.param_count)  // else no step yet: zero
+      s.ops->download(host->data(), device->data(), s.param_count);
+  }
+}
+
+void Gpt2Stage::set_adam_state(std::span<const float> m, std::span<const float> v) {
+  Impl& s = *impl_;
+  if (std::int64_t(m.size()) != s.param_count || std::int64_t(v.size()) != s.param_count)
+    fail("Gpt2Stage: AdamW state of {} and {} values for {} parameters", m.size(), v.size(),
+         s.param_count);
+  s.ensure_adam_state();
+  s.ops->upload(s.adam_m.data(), m.data(), s.param_count);
+  s.ops->upload(s.adam_v.data(), v.data(), s.param_count);
+  s.ops->synchronize();  // the caller's spans may go away
+}
 
 }  // namespace fabtrain

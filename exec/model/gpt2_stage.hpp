@@ -12,8 +12,11 @@
 // (uploaded before the next device use); grads() downloads the gradients and hands the host copy
 // over until the next backward or zero_grads(); input()/output_grad()/tp_partial() are uploaded
 // before the call that reads them; output()/input_grad()/tp_partial()/logits()/loss() download
-// on call. synchronize() waits for the backend's queued work.
-// Not here: communication (the interpreter does it between calls), data loading, optimizer.
+// on call. synchronize() waits for the backend's queued work. A backend that runs the optimizer
+// (Gpt2Ops::runs_optimizer) keeps AdamW's moments too and updates the parameters where they are
+// (device_optimizer, adamw_step); params() then downloads them first.
+// Not here: communication (the interpreter does it between calls), data loading, when the
+// optimizer runs (the interpreter).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -86,6 +89,16 @@ class Gpt2Stage final : public Stage {
   // and one shared activation slot, so every backward must pass recompute=true.
   void set_recompute(bool on) override;
   void synchronize() override;
+  // The optimizer in the backend's memory (a backend whose memory is not the host's and that
+  // runs_optimizer(): the CUDA one); see Stage. params() downloads what it changed.
+  bool device_optimizer() const override;
+  std::span<float> device_grads() override;
+  void scale_grads(float factor) override;
+  double grad_square_sum(std::span<const unsigned char> counted) override;
+  void adamw_step(const AdamW& adamw, std::span<const unsigned char> decay, float lr, int step,
+                  float grad_scale) override;
+  void adam_state(std::vector<float>* m, std::vector<float>* v) override;
+  void set_adam_state(std::span<const float> m, std::span<const float> v) override;
 
  private:
   struct Impl;

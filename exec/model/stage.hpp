@@ -10,6 +10,7 @@
 namespace fabtrain {
 
 struct ParamRun;
+struct AdamW;
 
 class Stage {
  public:
@@ -37,6 +38,25 @@ class Stage {
   virtual std::span<const float> logits(int mb) const = 0;
   virtual void release(int mb) = 0;
   virtual void set_recompute(bool on) = 0;
+
+  // The optimizer where the parameters live, for a stage whose backend keeps them off the host
+  // (device_optimizer()); the interpreter then runs the step through these calls, so neither
+  // gradients nor parameters cross to the host. Otherwise the interpreter works on params() and
+  // grads(), the reference. Masks are per local parameter (the interpreter's, the same every
+  // step); AdamW's moments start at zero and move to the host only through adam_state().
+  virtual bool device_optimizer() const { return false; }
+  // The gradients in the backend's memory, for a communicator that takes device memory (valid
+  // until the next call that moves them to the host; empty where the stage has none).
+  virtual std::span<float> device_grads() { return {}; }
+  virtual void scale_grads(float factor) {}
+  // The sum of the squared gradients where counted is set, in double.
+  virtual double grad_square_sum(std::span<const unsigned char> counted) { return 0; }
+  // One AdamW step on every local parameter, the gradients multiplied by grad_scale first.
+  virtual void adamw_step(const AdamW& adamw, std::span<const unsigned char> decay, float lr,
+                          int step, float grad_scale) {}
+  // Downloads AdamW's first (m) or second (v) moments; a null one is left alone.
+  virtual void adam_state(std::vector<float>* m, std::vector<float>* v) {}
+  virtual void set_adam_state(std::span<const float> m, std::span<const float> v) {}
 
   // Waits until the work issued so far has finished (a device backend's queue), so that an
   // instruction's measured time is its own. The CPU stage works synchronously: nothing to wait for.

@@ -80,7 +80,18 @@ Interpreter::Interpreter(const ModelSpec& model, const Schedule& schedule, int r
   const std::size_t owned = sharded_ ? std::size_t(zero_.chunk_size()) : stage_.params().size();
   m_.assign(owned, 0.0f);
   v_.assign(owned, 0.0f);
+  device_optimizer_ = !sharded_ && stage_.device_optimizer();
   parameters_changed();
+}
+
+std::vector<float>& Interpreter::adam_m() {
+  if (device_optimizer_) stage_.adam_state(&m_, nullptr);
+  return m_;
+}
+
+std::vector<float>& Interpreter::adam_v() {
+  if (device_optimizer_) stage_.adam_state(nullptr, &v_);
+  return v_;
 }
 
 void Interpreter::allocate_shards() {
@@ -123,6 +134,7 @@ void Interpreter::build_masks(const ModelSpec& model) {
 
 void Interpreter::parameters_changed() {
   if (sharded_) zero_.pack<float>(stage_.params(), dp_position_, shard_params_);
+  if (device_optimizer_) stage_.set_adam_state(m_, v_);
 }
 
 StepOutcome Interpreter::play_step(int step, float lr, const MicrobatchFeed& feed) {
@@ -352,15 +364,18 @@ BlockRange Interpreter::bucket_blocks(int k) const { return k < 0 ? stage_range_
 
 void Interpreter::start_dp_gradients(const Collective& c) {
   const int k = bucket_index(c);
+  // Where the optimizer runs on the device and the communicator takes device memory, the
+  // gradients are reduced where they are.
+  const bool in_place = device_optimizer_ && comm_.takes_device_memory();
+  const std::span<float> grads = in_place ? stage_.device_grads() : stage_.grads();
   if (k < 0 && c.request < 0) {  // the whole stage, blocking (as before buckets)
-    comm_.all_reduce(c.group, stage_.grads());
+    comm_.all_reduce(c.group, grads);
     return;
   }
   InFlight f;
   f.name = to_string(Instruction{c});
   f.gradients = true;
   f.blocks = bucket_blocks(k);
-  const auto grads = stage_.grads();
   if (k < 0)
     f.comm.push_back(comm_.start_all_reduce(c.group, grads));
   else
@@ -455,6 +470,10 @@ void Interpreter::ensure_scaled() {
   if (scaled_) return;
   scaled_ = true;
   const float scale = 1.0f / float(schedule_.plan.mb * schedule_.plan.dp);
+  if (device_optimizer_) {
+    stage_.scale_grads(scale);
+    return;
+  }
   std::span<float> g = sharded_ ? std::span<float>(shard_grads_) : stage_.grads();
   for (float& x : g) x *= scale;
 }
@@ -482,6 +501,12 @@ void Interpreter::all_gather_parameters(int group) {
 
 void Interpreter::tied_embedding(int group) {
   // Gradients still in the stage: sum the wte copies (in full-offset order on both stages).
+  const Segments& wte = zero_.wte_segments();
+  if (device_optimizer_ && comm_.takes_device_memory() && wte.size() == 1) {
+    // One run of wte, summed where it is (the same elements in the same order as below).
+    comm_.all_reduce(group, stage_.device_grads().subspan(wte[0].first, wte[0].second));
+    return;
+  }
   if (!scattered_ || dirty_since_scatter_) {
     const auto grads = stage_.grads();
     zero_.copy_wte_out(grads, wte_buffer_);
@@ -503,6 +528,8 @@ void Interpreter::gradient_norm(int group) {
   if (sharded_) {
     for (std::size_t i = 0; i < shard_grads_.size(); ++i)
       if (counted_shard_[i]) sum += double(shard_grads_[i]) * shard_grads_[i];
+  } else if (coord_.dp == 0 && device_optimizer_) {
+    sum = stage_.grad_square_sum(counted_local_);
   } else if (coord_.dp == 0) {  // dp replicas hold the same reduced gradients: count once
     const auto g = stage_.grads();
     for (std::size_t i = 0; i < g.size(); ++i)
@@ -519,6 +546,10 @@ void Interpreter::gradient_norm(int group) {
 
 void Interpreter::optimizer_step(int step, float lr) {
   ensure_scaled();
+  if (device_optimizer_) {
+    stage_.adamw_step(adamw_, decay_local_, lr, step + 1, clip_scale_);
+    return;
+  }
   std::span<float> params = sharded_ ? std::span<float>(shard_params_) : stage_.params();
   std::span<float> grads = sharded_ ? std::span<float>(shard_grads_) : stage_.grads();
   if (clip_scale_ != 1.0f)

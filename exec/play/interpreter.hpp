@@ -7,6 +7,11 @@
 // the step's loss is the mean over the global batch, so the summed gradients are multiplied by
 // 1/(mb*dp) once per step, just before the gradient norm (after the data-parallel reduction).
 //
+// Where the optimizer runs: on the host (the CPU's stage, and every ZeRO shard), or, for a stage
+// whose backend keeps parameters on the device without a ZeRO shard, on the device through the
+// stage's optimizer calls (the same scaling, norm, clipping and AdamW; only two floats of the norm
+// and loss come to the host).
+//
 // ZeRO layout: exec/play/zero_layout.hpp says which local elements make up each dp rank's chunk;
 // each rank owns 1/dp of every gradient bucket (plan/buckets.hpp, the same with overlap on and
 // off), and bucket [begin, end) is the local elements of its blocks
@@ -62,9 +67,10 @@ class Interpreter {
   // and ZeRO-3 parameter collectives); returns the loss sum like play_step.
   double evaluate(const MicrobatchFeed& feed);
 
-  // AdamW state over the parameters this rank updates (all local ones, or its ZeRO shard).
-  std::vector<float>& adam_m() { return m_; }
-  std::vector<float>& adam_v() { return v_; }
+  // AdamW state over the parameters this rank updates (all local ones, or its ZeRO shard); from
+  // the device where the stage runs the optimizer there (written back by parameters_changed()).
+  std::vector<float>& adam_m();
+  std::vector<float>& adam_v();
   // After the stage's parameters were replaced (initialisation, checkpoint): refresh the shard.
   void parameters_changed();
   // Counts of the rank's parameter elements that are uniquely its own for a global sum
@@ -136,6 +142,10 @@ class Interpreter {
   long starts_ = 0;  // starts so far this step (InFlight::order)
   // Reduce-scatters completed at a later-started one's wait, their own wait still to come.
   std::set<int> completed_early_;
+
+  // The stage runs the optimizer where its parameters are (a device backend, no ZeRO shard):
+  // scaling, the norm's sum of squares, clipping and AdamW happen there (Stage::adamw_step).
+  bool device_optimizer_ = false;
 
   // ZeRO
   bool sharded_ = false;

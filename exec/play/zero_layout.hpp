@@ -37,6 +37,7 @@ class ZeroLayout {
   std::int64_t chunk_size() const { return chunk_size_; }  // floats per chunk, padded
   std::int64_t wte_chunk() const { return chunk_a_; }  // the first wte_chunk() of a chunk are wte
   std::int64_t wte_total() const { return wte_.total; }
+  const Segments& wte_segments() const { return wte_.segments; }  // local, in full-offset order
   std::int64_t rest_total() const;
   int buckets() const { return int(rest_.size()); }
   int wte_bucket() const { return wte_bucket_; }  // -1: no wte on this stage

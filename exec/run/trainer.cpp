@@ -35,6 +35,7 @@
 #include "exec/run/overlap_check.hpp"
 #include "exec/run/run_frame.hpp"
 #include "exec/run/step_timings.hpp"
+#include "exec/run/transfer_peers.hpp"
 #include "models/model_spec.hpp"
 #include "plan/executor_support.hpp"
 #include "plan/schedule.hpp"
@@ -311,7 +312,10 @@ std::unique_ptr<Communicator> set_up_groups(Run& run, const Backend& backend) {
   run.comm.set_groups(groups.groups);
   std::unique_ptr<Communicator> device_comm =
       backend.make_communicator ? backend.make_communicator(run.comm) : nullptr;
-  if (device_comm) device_comm->set_groups(groups.groups);
+  if (device_comm) {
+    device_comm->set_groups(groups.groups);
+    device_comm->connect_peers(transfer_peers(run.schedule.ranks.at(run.comm.rank())));
+  }
   return device_comm;
 }
 
@@ -320,12 +324,17 @@ std::unique_ptr<Communicator> set_up_groups(Run& run, const Backend& backend) {
 void build_stage(Run& run, const Backend& backend) {
   const TrainConfig& config = run.config;
   const BlockRange blocks = stage_blocks(run.model, run.plan).at(run.coord.pp);
-  check_fits_host(stage_memory_bytes(run.model, blocks, run.plan.tp, run.schedule.microbatch,
-                                     config.seq, run.plan.mb, run.plan.recompute),
-                  run.comm.local_size());
-  run.stage = std::make_unique<Gpt2Stage>(run.model, blocks, run.plan.tp, run.coord.tp,
-                                          run.schedule.microbatch, config.seq, run.plan.mb,
-                                          backend.make_ops());
+  std::unique_ptr<Gpt2Ops> ops = backend.make_ops();
+  const StageMemory memory = stage_memory(run.model, blocks, run.plan.tp, run.schedule.microbatch,
+                                          config.seq, run.plan.mb, run.plan.recompute);
+  check_fits_host(host_need_bytes(memory, ops->host_memory()), run.comm.local_size());
+  if (backend.device_memory) {
+    const auto [free_bytes, total_bytes] = backend.device_memory();
+    check_fits_device(device_need_bytes(memory), free_bytes, total_bytes);
+  }
+  run.stage =
+      std::make_unique<Gpt2Stage>(run.model, blocks, run.plan.tp, run.coord.tp,
+                                  run.schedule.microbatch, config.seq, run.plan.mb, std::move(ops));
   run.stage->set_recompute(run.plan.recompute);
   run.stage->load_full(config.init_from.empty()
                            ? init_full_parameters(run.model, config.seed)

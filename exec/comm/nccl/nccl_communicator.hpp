@@ -2,20 +2,22 @@
 // process per GPU, launched like the MPI backend (mpirun / srun, one or many machines). MPI does
 // the bootstrap: rank 0's ncclUniqueId is broadcast over MPI, the device is the node-local rank's
 // (MPI_COMM_TYPE_SHARED split, MpiCommunicator::local_rank), and barrier/abort go through MPI.
-// Each schedule group becomes an NCCL communicator split from the world one, ranks in ring
-// order. Collectives run on their own stream; point-to-point transfers run on two more
-// communicators and streams, one per direction (to higher ranks, to lower ranks), so a Send is
-// queued and returns at once (eager, as the schedule's order requires) while the matching Recv
-// in the other direction can still proceed. Spans may be host memory (the stage's mirrors:
-// staged through device buffers) or device memory (used in place).
-// Non-blocking calls (start_*) run on the same streams, after an event recorded on the compute
-// stream (set_compute_stream; default the legacy default stream), so they see every kernel
-// queued before them (the CUDA stage's kernels run on a stream of their own, but the interpreter
-// synchronises the stage after every instruction, so nothing is queued when a start is made); each
-// request records its own completion event, and wait() synchronises on it (host spans are copied
-// back by then). Host spans are staged in the request's own device buffers, so requests in flight
-// never share one. NCCL progresses on the device: can_overlap(). Not here: which collective runs
-// when (exec/play/interpreter.cpp).
+// Each schedule group becomes an NCCL communicator split from the world one (the world one
+// itself for a group of every rank in order), ranks in ring order; a single-rank job makes none
+// (exec/backends/cuda_backend.cpp). Collectives run on their own stream; each point-to-point
+// edge (sender -> receiver) on a queue of its own: a two-rank communicator and a stream per
+// colour of edge (nccl_ordering.hpp), set up and connected by connect_peers() before the first
+// step, so no transfer waits behind another edge's and no first transfer waits for its peer to
+// reach its own. A blocking send() is eager (staged and queued, completed on the device
+// when the peer receives; its device span is used in place and must not change before the next
+// barrier); blocking recv and collectives are a start and its wait.
+// Non-blocking calls (start_*) follow request_steps (nccl_ordering.hpp): host inputs staged on a
+// copy stream, the request's stream ordered after the compute stream's kernels (cuda_device.hpp:
+// compute_stream), the NCCL call, a completion event; wait() synchronises on that event and
+// only then copies host outputs back, so no start blocks the host. Staging buffers come from a
+// grow-only pool and events from a free list: after the first step nothing is allocated or freed.
+// NCCL progresses on the device: can_overlap(). Not here: which collective runs when
+// (exec/play/interpreter.cpp).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -51,11 +53,11 @@ class NcclCommunicator final : public Communicator {
   int start_recv(int peer, std::span<float> data, int tag) override;
   void wait(int request) override;
   bool can_overlap() const override { return true; }
+  bool takes_device_memory() const override { return true; }
   std::string overlap_note() const override { return ""; }
   std::string name() const override { return "nccl"; }
-  // The stream the stage's kernels run on: started requests wait for its queued work.
-  void set_compute_stream(cudaStream_t stream);
   void set_groups(const std::vector<std::vector<int>>& groups) override;
+  void connect_peers(const std::vector<int>& peers) override;
   [[noreturn]] void abort(const std::string& message) override;
 
  private:

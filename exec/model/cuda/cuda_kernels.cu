@@ -259,7 +259,77 @@ __global__ void adamw_kernel(float* p, const float* g, float* pm, float* pv,
   }
 }
 
+__global__ void scale_kernel(float* data, std::int64_t count, float factor) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += std::int64_t(gridDim.x) * blockDim.x)
+    data[i] *= factor;
+}
+
+// Block b sums the squares of chunk b (kSquareSumChunk elements): each thread a fixed stride of
+// it, then a fixed tree over the threads.
+__global__ void square_partial_kernel(double* partial, const float* data, const float* mask,
+                                      std::int64_t count) {
+  __shared__ double sums[kThreads];
+  const std::int64_t begin = std::int64_t(blockIdx.x) * kSquareSumChunk;
+  const std::int64_t end = begin + kSquareSumChunk < count ? begin + kSquareSumChunk : count;
+  double sum = 0;
+  for (std::int64_t i = begin + threadIdx.x; i < end; i += kThreads)
+    if (mask[i] != 0.0f) sum += double(data[i]) * double(data[i]);
+  sums[threadIdx.x] = sum;
+  __syncthreads();
+  for (int half = kThreads / 2; half > 0; half >>= 1) {
+    if (threadIdx.x < half) sums[threadIdx.x] += sums[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) partial[blockIdx.x] = sums[0];
+}
+
+__global__ void sum_in_order_kernel(double* result, const double* partial, std::int64_t chunks) {
+  double sum = 0;
+  for (std::int64_t k = 0; k < chunks; ++k) sum += partial[k];
+  *result = sum;
+}
+
+__global__ void adamw_scaled_kernel(float* p, const float* g, float* pm, float* pv,
+                                    const float* decay_mask, std::int64_t count, float beta1,
+                                    float beta2, float eps, float step_size, float inv_sqrt_c2,
+                                    float lr_decay, float grad_scale) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    const float gi = grad_scale != 1.0f ? g[i] * grad_scale : g[i];
+    const float mi = beta1 * pm[i] + (1.0f - beta1) * gi;
+    const float vi = beta2 * pv[i] + (1.0f - beta2) * gi * gi;
+    pm[i] = mi;
+    pv[i] = vi;
+    const float decay = decay_mask[i] != 0.0f ? lr_decay : 0.0f;
+    p[i] -= step_size * mi / (sqrtf(vi) * inv_sqrt_c2 + eps) + decay * p[i];
+  }
+}
+
 }  // namespace
+
+void scale(float* data, std::int64_t count, float factor, cudaStream_t stream) {
+  scale_kernel<<<blocks_for(count), kThreads, 0, stream>>>(data, count, factor);
+}
+
+double* masked_square_sum(const float* data, const float* mask, std::int64_t count, double* scratch,
+                          cudaStream_t stream) {
+  const std::int64_t chunks = masked_square_sum_scratch(count) - 1;
+  if (chunks > 0)
+    square_partial_kernel<<<unsigned(chunks), kThreads, 0, stream>>>(scratch, data, mask, count);
+  sum_in_order_kernel<<<1, 1, 0, stream>>>(scratch + chunks, scratch, chunks);
+  return scratch + chunks;
+}
+
+void adamw_update_scaled(float* params, const float* grads, float* m, float* v, const float* decay,
+                         std::int64_t count, float lr, float beta1, float beta2, float eps,
+                         float weight_decay, int step, float grad_scale, cudaStream_t stream) {
+  const float c1 = 1.0f - std::pow(beta1, float(step));
+  const float c2 = 1.0f - std::pow(beta2, float(step));
+  adamw_scaled_kernel<<<blocks_for(count), kThreads, 0, stream>>>(
+      params, grads, m, v, decay, count, beta1, beta2, eps, lr / c1, 1.0f / std::sqrt(c2),
+      lr * weight_decay, grad_scale);
+}
 
 void column_sums_add(float* dst, const float* src, int n, int cols, float* scratch,
                      cudaStream_t stream) {

@@ -73,4 +73,23 @@ void adamw_update(float* params, const float* grads, float* m, float* v,
                   const unsigned char* decay_mask, std::int64_t count, float lr, float beta1,
                   float beta2, float eps, float weight_decay, int step, cudaStream_t stream);
 
+// The optimizer's element-wise work, where the parameters live (the stage's device optimizer).
+// data *= factor.
+void scale(float* data, std::int64_t count, float factor, cudaStream_t stream);
+// Elements per partial sum of masked_square_sum; its scratch is masked_square_sum_scratch(count)
+// doubles (the partials, then the result).
+constexpr std::int64_t kSquareSumChunk = 1 << 16;
+inline std::int64_t masked_square_sum_scratch(std::int64_t count) {
+  return (count + kSquareSumChunk - 1) / kSquareSumChunk + 1;
+}
+// scratch[last] = the sum over i with mask[i] != 0 of data[i]^2, in double: each chunk summed in
+// a fixed tree, then the chunks in order (deterministic). Returns the result's address.
+double* masked_square_sum(const float* data, const float* mask, std::int64_t count, double* scratch,
+                          cudaStream_t stream);
+// AdamW as adamw_update, the gradient multiplied by grad_scale first (clipping, as the host's
+// in-place scale does), decay as a 0/1 float mask.
+void adamw_update_scaled(float* params, const float* grads, float* m, float* v, const float* decay,
+                         std::int64_t count, float lr, float beta1, float beta2, float eps,
+                         float weight_decay, int step, float grad_scale, cudaStream_t stream);
+
 }  // namespace fabtrain::cuda

@@ -27,11 +27,13 @@ class CudaOps final : public Gpt2Ops {
  public:
   explicit CudaOps(OpsOptions options) {
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    set_compute_stream(stream_);
     gemm_ = std::make_unique<CudaGemm>(stream_);
     if (options.tf32) gemm_->set_tf32(true);
   }
   ~CudaOps() override {
     cudaStreamSynchronize(stream_);
+    if (compute_stream() == stream_) set_compute_stream(nullptr);
     gemm_.reset();
     cudaStreamDestroy(stream_);
   }
@@ -66,7 +68,7 @@ class CudaOps final : public Gpt2Ops {
   void layernorm_backward(float* dx, float* dw, float* db, const float* dout, const float* x,
                           const float* w, const float* mean, const float* rstd, int n,
                           int c) override {
-    float* scratch = norm_scratch_.sized(std::int64_t(n) * c + column_sums_scratch(n, c));
+    float* scratch = norm_scratch_.grown(std::int64_t(n) * c + column_sums_scratch(n, c));
     cuda::layernorm_backward(dx, dw, db, dout, x, w, mean, rstd, n, c, scratch, stream_);
     check_launch();
   }
@@ -85,7 +87,7 @@ class CudaOps final : public Gpt2Ops {
   }
   void attention_backward(float* dqkv, const float* dy, const float* att, const float* qkv, int b,
                           int t, int nh, int hd) override {
-    float* datt = datt_.sized(std::int64_t(b) * nh * t * t);
+    float* datt = datt_.grown(std::int64_t(b) * nh * t * t);
     gemm_->attention_backward(dqkv, datt, dy, att, qkv, b, t, nh, hd);
   }
   void gelu_forward(float* out, const float* x, std::int64_t count) override {
@@ -125,6 +127,26 @@ class CudaOps final : public Gpt2Ops {
     cuda::residual_add(out, a, b, bias, n, c, stream_);
     check_launch();
   }
+  bool runs_optimizer() const override { return true; }
+  void scale(float* data, std::int64_t count, float factor) override {
+    cuda::scale(data, count, factor, stream_);
+    check_launch();
+  }
+  double masked_square_sum(const float* data, const float* mask, std::int64_t count) override {
+    double* result = cuda::masked_square_sum(
+        data, mask, count, square_scratch_.grown(masked_square_sum_scratch(count)), stream_);
+    check_launch();
+    double sum = 0;
+    CUDA_CHECK(cudaMemcpyAsync(&sum, result, sizeof sum, cudaMemcpyDeviceToHost, stream_));
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return sum;
+  }
+  void adamw(float* params, const float* grads, float* m, float* v, const float* decay,
+             std::int64_t count, const AdamWArgs& a) override {
+    cuda::adamw_update_scaled(params, grads, m, v, decay, count, a.lr, a.beta1, a.beta2, a.eps,
+                              a.weight_decay, a.step, a.grad_scale, stream_);
+    check_launch();
+  }
 
  private:
   void check_launch() { CUDA_CHECK(cudaGetLastError()); }
@@ -136,11 +158,12 @@ class CudaOps final : public Gpt2Ops {
   cudaStream_t stream_ = nullptr;
   std::unique_ptr<CudaGemm> gemm_;
   DeviceArray<float> datt_, norm_scratch_, column_scratch_;
+  DeviceArray<double> square_scratch_;
 };
 
 void CudaOps::set_ids(Ids& ids, std::span<const int> host_ids, bool by_token) {
   CudaIds& d = static_cast<CudaIds&>(ids);
-  CUDA_CHECK(cudaMemcpyAsync(d.ids.sized(std::int64_t(host_ids.size())), host_ids.data(),
+  CUDA_CHECK(cudaMemcpyAsync(d.ids.grown(std::int64_t(host_ids.size())), host_ids.data(),
                              host_ids.size() * sizeof(int), cudaMemcpyHostToDevice, stream_));
   if (by_token) {
     // Rows grouped by token, rows ascending within a group: the embedding backward adds each
@@ -157,11 +180,11 @@ void CudaOps::set_ids(Ids& ids, std::span<const int> host_ids, bool by_token) {
       }
     start.push_back(int(order.size()));
     d.groups = int(token.size());
-    CUDA_CHECK(cudaMemcpyAsync(d.rows_by_token.sized(std::int64_t(order.size())), order.data(),
+    CUDA_CHECK(cudaMemcpyAsync(d.rows_by_token.grown(std::int64_t(order.size())), order.data(),
                                order.size() * sizeof(int), cudaMemcpyHostToDevice, stream_));
-    CUDA_CHECK(cudaMemcpyAsync(d.group_start.sized(std::int64_t(start.size())), start.data(),
+    CUDA_CHECK(cudaMemcpyAsync(d.group_start.grown(std::int64_t(start.size())), start.data(),
                                start.size() * sizeof(int), cudaMemcpyHostToDevice, stream_));
-    CUDA_CHECK(cudaMemcpyAsync(d.group_token.sized(std::int64_t(token.size())), token.data(),
+    CUDA_CHECK(cudaMemcpyAsync(d.group_token.grown(std::int64_t(token.size())), token.data(),
                                token.size() * sizeof(int), cudaMemcpyHostToDevice, stream_));
   }
   CUDA_CHECK(cudaStreamSynchronize(stream_));  // the host vectors above go out of scope
