@@ -17,8 +17,9 @@ struct Vm {
   int gpus = 1;
   std::string nic;                    // NicType name
   std::string interconnect = "pcie";  // between the VM's GPUs: pcie or nvlink
-  std::string host = {};  // physical host (fablib's instance_parent); "" = unknown. VMs of one
-                          // host with NIC_Basic share its NIC port (sim/slice_platform.hpp)
+  std::string host = {};     // physical host (fablib's instance_parent); "" = unknown. VMs of one
+                             // host with NIC_Basic share its NIC port (sim/slice_platform.hpp)
+  std::string address = {};  // how the ranks reach it (data-plane address or name); "" = name
 };
 
 // How VMs are joined: l2bridge (one site), l2sts or l2ptp (exactly two sites), fabnetv4 or
@@ -32,6 +33,10 @@ struct Network {
   double rtt_s = -1;               // l2sts/switched: round trip; -1 = from the catalog
   double bandwidth = 0;            // bytes/s; 0 = limited by the NICs only
   double tcp_window_bytes = -1;    // -1 = from the link class
+  // The VMs' addresses on it (CIDR) and their interface's name there; "" = not given
+  // (platforms/data_plane.hpp says what the launch line assumes then).
+  std::string subnet;
+  std::string interface;
 };
 
 // A measured link between two sites of the slice (what `fabtrain-exec probe` writes): it gives

@@ -10,6 +10,7 @@
 #include "common/error.hpp"
 #include "common/limits.hpp"
 #include "platforms/catalog_section.hpp"
+#include "platforms/data_plane.hpp"
 #include "platforms/slice.hpp"
 #include "platforms/yaml_fields.hpp"
 
@@ -38,7 +39,7 @@ bool contains(const std::vector<std::string>& list, const std::string& x) {
 }
 
 Vm read_vm(const YamlFields& f, const Catalog& cat) {
-  f.allow_only({"name", "site", "gpu", "gpus", "nic", "interconnect", "host"});
+  f.allow_only({"name", "site", "gpu", "gpus", "nic", "interconnect", "host", "address"});
   Vm vm;
   vm.name = f.text("name");
   if (vm.name.empty()) fail("{}: must not be empty", f.field("name"));
@@ -62,11 +63,17 @@ Vm read_vm(const YamlFields& f, const Catalog& cat) {
   if (vm.interconnect == "nvlink" && cat.gpus.at(vm.gpu).nvlink_bandwidth <= 0)
     fail("{}: {} has no NVLink", f.field("interconnect"), vm.gpu);
   vm.host = f.text_or("host", "");
+  vm.address = f.text_or("address", "");
+  if (f.has("address") &&
+      (vm.address.empty() || vm.address.find_first_of(" \t,:#'\"") != std::string::npos))
+    fail("{}: '{}' is not a host name or IPv4 address (no spaces, commas, colons or quotes)",
+         f.field("address"), vm.address);
   return vm;
 }
 
 Network read_network(const YamlFields& f, const std::vector<Vm>& vms, const Catalog& cat) {
-  f.allow_only({"name", "kind", "vms", "sites", "rtt_ms", "bandwidth_gbit_s", "tcp_window_mib"});
+  f.allow_only({"name", "kind", "vms", "sites", "rtt_ms", "bandwidth_gbit_s", "tcp_window_mib",
+                "subnet", "interface"});
   Network n;
   n.name = f.text("name");
   if (n.name.empty()) fail("{}: must not be empty", f.field("name"));
@@ -156,6 +163,10 @@ Network read_network(const YamlFields& f, const std::vector<Vm>& vms, const Cata
            f.field("tcp_window_mib"), mib, limits::tcp_window_mib_max);
     n.tcp_window_bytes = mib * 1024 * 1024;
   }
+  n.subnet = f.text_or("subnet", "");
+  if (f.has("subnet")) check_subnet(f.field("subnet"), n.subnet);
+  n.interface = f.text_or("interface", "");
+  if (f.has("interface")) check_interface_name(f.field("interface"), n.interface);
   return n;
 }
 

@@ -26,6 +26,7 @@ std::string to_slice_yaml(const SliceDraft& s) {
     y << YAML::Key << "gpus" << YAML::Value << vm.gpus;
     y << YAML::Key << "nic" << YAML::Value << vm.nic;
     if (!vm.host.empty()) y << YAML::Key << "host" << YAML::Value << vm.host;
+    if (!vm.address.empty()) y << YAML::Key << "address" << YAML::Value << vm.address;
     y << YAML::EndMap;
     if (i < s.vm_comments.size() && !s.vm_comments[i].empty()) y << YAML::Comment(s.vm_comments[i]);
   }
@@ -37,6 +38,8 @@ std::string to_slice_yaml(const SliceDraft& s) {
     y << YAML::Key << "kind" << YAML::Value << n.kind;
     if (is_two_site_kind(n.kind)) y << YAML::Key << "sites" << YAML::Value << YAML::Flow << n.sites;
     y << YAML::Key << "vms" << YAML::Value << YAML::Flow << n.vms;
+    if (!n.subnet.empty()) y << YAML::Key << "subnet" << YAML::Value << n.subnet;
+    if (!n.interface.empty()) y << YAML::Key << "interface" << YAML::Value << n.interface;
     y << YAML::EndMap;
   }
   y << YAML::EndSeq;

@@ -66,7 +66,9 @@ nlohmann::json to_json(const Evaluated& e, const Slice& slice) {
 }
 
 nlohmann::json launch_json(const LaunchLine& l) {
-  nlohmann::json j = {{"command", l.command}, {"device", l.device}, {"rank_vms", l.rank_vms}};
+  nlohmann::json j = {{"command", l.command}, {"device", l.device},     {"rank_vms", l.rank_vms},
+                      {"comm", l.comm},       {"hostfile", l.hostfile}, {"notes", l.notes}};
+  if (!l.hostfile_path.empty()) j["hostfile_path"] = l.hostfile_path;
   if (!l.simulate_only.empty()) j["simulate_only"] = l.simulate_only;
   return j;
 }
@@ -182,12 +184,13 @@ void run_study_rule(Options& o) {
              format_gpu_hours(gpu_hours(best)));
   const std::string difference = rule_vs_search(slice, d, best, r.enumerated, options.objective);
   fmt::print(text, "{}\n", difference);
-  write_json(o.json, {{"rule", "study"},
-                      {"steps", d.steps},
-                      {"chosen", to_json(d.chosen, slice)},
-                      {"search_best", to_json(best, slice)},
-                      {"difference", difference},
-                      {"launch", launch_json(launch_line(o.search.model, slice, d.chosen, seq))}});
+  write_json(o.json,
+             {{"rule", "study"},
+              {"steps", d.steps},
+              {"chosen", to_json(d.chosen, slice)},
+              {"search_best", to_json(best, slice)},
+              {"difference", difference},
+              {"launch", launch_json(written_launch_line(o.search.model, slice, d.chosen, seq))}});
   print_launch(text, o.search.model, slice, d.chosen, seq);
 }
 
@@ -313,7 +316,7 @@ void run(Options& o) {
       x["changes"].push_back({{"rtt_ms", c.rtt_ms}, {"below", c.below}, {"above", c.above}});
     j["break_even"].push_back(x);
   }
-  j["launch"] = launch_json(launch_line(o.search.model, slice, best, seq));
+  j["launch"] = launch_json(written_launch_line(o.search.model, slice, best, seq));
   write_json(o.json, j);
   print_launch(info, o.search.model, slice, best, seq);
 }

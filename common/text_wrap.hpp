@@ -1,0 +1,11 @@
+// Prose that fits a terminal: words filled into lines of at most `width` columns, every line
+// after the first indented by `indent` spaces. A word longer than a line stays whole on a line
+// of its own (a path or a command is not broken). width <= 0: one line.
+#pragma once
+#include <string>
+
+namespace fabtrain {
+
+std::string wrap_text(const std::string& text, int width, int indent = 2);
+
+}  // namespace fabtrain
