@@ -1,5 +1,6 @@
 #include "common/text_wrap.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 namespace fabtrain {
@@ -17,6 +18,30 @@ std::string wrap_text(const std::string& text, int width, int indent) {
     line += (line.empty() || line == pad ? "" : " ") + word;
   }
   return out + line;
+}
+
+std::string fit_lines(const std::string& text, int width) {
+  if (width <= 0) return text;
+  std::string out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    const bool newline = end != std::string::npos;
+    if (!newline) end = text.size();
+    const std::string line = text.substr(start, end - start);
+    const std::size_t indent = std::min(line.find_first_not_of(' '), line.size());
+    if (int(line.size()) <= width || indent == line.size()) {
+      out += line;
+    } else {
+      // The body's lines fit width - indent; its continuation lines carry indent + 2 spaces
+      // themselves, so they print from column 0 within the width.
+      out += std::string(indent, ' ') +
+             wrap_text(line.substr(indent), width - int(indent), int(indent) + 2);
+    }
+    if (newline) out += '\n';
+    start = end + 1;
+  }
+  return out;
 }
 
 }  // namespace fabtrain

@@ -7,5 +7,8 @@
 namespace fabtrain {
 
 std::string wrap_text(const std::string& text, int width, int indent = 2);
+// Each line of `text` wrapped to `width`, keeping its own indent, its continuation lines indented
+// two more; empty lines and the final newline kept. width <= 0: the text as is.
+std::string fit_lines(const std::string& text, int width);
 
 }  // namespace fabtrain

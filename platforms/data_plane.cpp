@@ -87,13 +87,15 @@ void check_subnet(const std::string& field, const std::string& subnet) {
 void check_interface_name(const std::string& field, const std::string& name) {
   // Linux: at most 15 bytes (IFNAMSIZ - 1), no '/', whitespace or ':'; we keep to what shells
   // and NCCL's comma-separated lists pass unharmed.
-  const bool ok = !name.empty() && name.size() <= 15 && std::all_of(name.begin(), name.end(), [](char c) {
-    return std::isalnum(uint8_t(c)) || c == '_' || c == '-' || c == '.';
-  });
+  const bool ok =
+      !name.empty() && name.size() <= 15 && std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(uint8_t(c)) || c == '_' || c == '-' || c == '.';
+      });
   if (!ok)
-    fail("{}: '{}' is not a network interface name (letters, digits, '_', '-', '.', at most 15, "
-         "e.g. enp7s0)",
-         field, name);
+    fail(
+        "{}: '{}' is not a network interface name (letters, digits, '_', '-', '.', at most 15, "
+        "e.g. enp7s0)",
+        field, name);
 }
 
 DataPlaneSelection data_plane_for(const Slice& slice, const std::vector<std::string>& vms,
@@ -131,7 +133,10 @@ DataPlaneSelection data_plane_for(const Slice& slice, const std::vector<std::str
         "network{} {} name{} no interface: {} any but loopback and {} (FABRIC's management "
         "interface, an assumption); set `interface:` and `subnet:` in the slice to choose",
         bare.size() == 1 ? "" : "s", joined(bare, ", "), bare.size() == 1 ? "s" : "",
-        !out.mpi_include.empty() ? "NCCL uses" : nccl ? "MPI and NCCL use" : "MPI uses", mgmt));
+        !out.mpi_include.empty() ? "NCCL uses"
+        : nccl                   ? "MPI and NCCL use"
+                                 : "MPI uses",
+        mgmt));
   return out;
 }
 

@@ -35,9 +35,9 @@ struct DataPlaneSelection {
   std::string nccl_socket_ifname;  // NCCL_SOCKET_IFNAME's value; "" when no network is crossed
   std::vector<std::string> notes;  // what was assumed, one line each, naming the network
 };
-DataPlaneSelection data_plane_for(const Slice& slice, const std::vector<std::string>& vms,
-                                  bool nccl,
-                                  const DataPlaneDefaults& defaults = builtin_data_plane_defaults());
+DataPlaneSelection data_plane_for(
+    const Slice& slice, const std::vector<std::string>& vms, bool nccl,
+    const DataPlaneDefaults& defaults = builtin_data_plane_defaults());
 
 // Checks a slice file's `subnet:` (IPv4 or IPv6 CIDR) and `interface:` (a Linux device name);
 // `field` names the place in the file for the message.

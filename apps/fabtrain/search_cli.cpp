@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "calibrate/coverage.hpp"
 #include "common/atomic_file.hpp"
 #include "common/data_dir.hpp"
 #include "common/error.hpp"
@@ -87,6 +88,7 @@ SearchSetup SearchCli::resolve() {
   if (!calibration_file.empty()) {
     calibration = load_calibration(calibration_file);
     options.calibration = &calibration;
+    print_calibration_warnings(calibration, setup.slice);
   }
   if (batch < 0) fail("--batch={} must be positive", batch);
   if (seq < 0 || seq > setup.model.n_ctx)
@@ -215,6 +217,11 @@ LaunchLine written_launch_line(const std::string& model_arg, const Slice& slice,
   return line;
 }
 
+void print_calibration_warnings(const Calibration& calibration, const Slice& slice) {
+  for (const auto& w : calibration_warnings(calibration, slice))
+    fmt::print(stderr, "{}\n", wrap_text("warning: " + w, table_width(false)));
+}
+
 void print_launch(std::FILE* out, const std::string& model_arg, const Slice& slice,
                   const Evaluated& e, int seq) {
   const LaunchLine line = written_launch_line(model_arg, slice, e, seq);
@@ -239,7 +246,11 @@ void print_launch(std::FILE* out, const std::string& model_arg, const Slice& sli
         "the name does not resolve");
   notes.insert(notes.end(), line.notes.begin(), line.notes.end());
   notes.push_back("TRAIN_TOKENS.bin: your llm.c token shards, e.g. from fabtrain-exec tokenize");
-  notes.push_back("first run fabtrain-exec preflight with the same mpirun prefix");
+  notes.push_back(
+      fmt::format("first check the VMs: the same mpirun prefix with fabtrain-exec preflight --data "
+                  "TRAIN_TOKENS.bin{}{}",
+                  line.device == "cuda" ? " --device cuda" : "",
+                  " --slice " + (launch_hostfile_path(slice).empty() ? slice.name : slice.path)));
   for (const auto& n : notes) fmt::print(out, "  {}\n", wrap_text(n, width - 2, 4));
 }
 

@@ -64,6 +64,8 @@ void check_memory_headroom(double headroom);
 // A table's memory cell: "16.8/24.0 30%", "23.0/24.0 4% tight".
 std::string memory_cell(const Evaluated& e, double unit);
 
+// On standard error, what a calibration does not cover on the slice (calibrate/coverage.hpp).
+void print_calibration_warnings(const Calibration& calibration, const Slice& slice);
 // Where `plan` writes the launch line's hostfile: beside a slice file the user gave
 // (<slice>.hosts); "" for a built-in slice, whose line places ranks with --host.
 std::string launch_hostfile_path(const Slice& slice);

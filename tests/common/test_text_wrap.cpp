@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <sstream>
+#include <vector>
 
 #include "common/text_wrap.hpp"
 
@@ -28,4 +29,23 @@ TEST_CASE("wrapped prose fits the width, keeps every word and indents the lines 
   // A word longer than the width is not broken.
   CHECK(wrap_text("a /very/long/path/that/does/not/fit b", 10, 2) ==
         "a\n  /very/long/path/that/does/not/fit\n  b");
+}
+
+TEST_CASE("fitted lines keep their own indent, wrap only what is too wide, keep empty lines") {
+  const std::string text =
+      "short line\n\n  an indented line that is much too wide for the width we give it here\n"
+      "last";
+  const std::string fitted = fit_lines(text, 30);
+  std::istringstream in(fitted);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  REQUIRE(lines.size() >= 5);
+  CHECK(lines[0] == "short line");
+  CHECK(lines[1].empty());
+  CHECK(lines[2].rfind("  an indented", 0) == 0);
+  CHECK(lines[3].rfind("    ", 0) == 0);  // its continuation: two more than its own indent
+  CHECK(lines.back() == "last");
+  for (const auto& l : lines) CHECK(l.size() <= 30);
+  CHECK(fit_lines("a\n", 30) == "a\n");
+  CHECK(fit_lines(text, 0) == text);
 }

@@ -78,8 +78,9 @@ TEST_CASE("a network's interface and subnet win; FABNetv4 without them gets FABR
   test::TempDir dir("fabtrain-launch");
   const Evaluated e = evaluated("dp=4,devices=0:1:2:3", 32);
   const Slice named =
-      load_slice(dir.write("named.yaml", two_site_slice("l2sts", ", subnet: 192.168.10.0/24, "
-                                                                 "interface: enp7s0")));
+      load_slice(dir.write("named.yaml", two_site_slice("l2sts",
+                                                        ", subnet: 192.168.10.0/24, "
+                                                        "interface: enp7s0")));
   LaunchLine l = launch_line("gpt2-medium", named, e, 1024);
   CHECK(contains(l.command, " --mca btl_tcp_if_include enp7s0 --mca oob_tcp_if_include enp7s0"));
   CHECK(contains(l.command, " -x NCCL_SOCKET_IFNAME=enp7s0 "));
@@ -100,9 +101,8 @@ TEST_CASE("a network's interface and subnet win; FABNetv4 without them gets FABR
 
 TEST_CASE("the hostfile places ranks as --host did, with the VMs' addresses where given") {
   test::TempDir dir("fabtrain-launch");
-  const Slice slice = load_slice(
-      dir.write("addr.yaml", two_site_slice("l2sts", ", subnet: 10.0.0.0/24",
-                                            ", address: 10.0.0.1")));
+  const Slice slice = load_slice(dir.write(
+      "addr.yaml", two_site_slice("l2sts", ", subnet: 10.0.0.0/24", ", address: 10.0.0.1")));
   LaunchLine l =
       launch_line("gpt2-medium", slice, evaluated("dp=4,devices=0:1:2:3", 32), 1024, "my.hosts");
   CHECK(l.command.find("mpirun -np 4 --hostfile my.hosts ") == 0);
