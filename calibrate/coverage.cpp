@@ -37,9 +37,10 @@ std::vector<std::string> calibration_warnings(const Calibration& cal, const Slic
   for (const auto& t : slice_types)
     if (!covered.count(t)) missing.insert(t);
   if (!cal.compute.empty() && !missing.empty())
-    out.push_back(fmt::format("{} has no compute entries for {} (it has {}): the catalog's "
-                              "efficiencies apply to them",
-                              from, joined(missing), joined(fitted_on)));
+    out.push_back(
+        fmt::format("{} has no compute entries for {} (it has {}): the catalog's "
+                    "efficiencies apply to them",
+                    from, joined(missing), joined(fitted_on)));
   const bool corrections = !cal.collectives.empty() || cal.p2p.has_value();
   if (corrections && !fitted_on.empty() && covered.empty())
     out.push_back(fmt::format(
@@ -51,9 +52,9 @@ std::vector<std::string> calibration_warnings(const Calibration& cal, const Slic
   for (const auto& c : classes)
     if (!cal.links.count(c)) missing_links.insert(c);
   if (!cal.links.empty() && !missing_links.empty())
-    out.push_back(fmt::format(
-        "{} has no link entries for {} (it has {}): the catalog's values apply to them", from,
-        joined(missing_links), joined(has_links)));
+    out.push_back(
+        fmt::format("{} has no link entries for {} (it has {}): the catalog's values apply to them",
+                    from, joined(missing_links), joined(has_links)));
   if (cal.held_out_step_error && *cal.held_out_step_error > kUntrustedHeldOutError)
     out.push_back(fmt::format(
         "{}'s held-out step error is {:.1f}% (over {:.0f}%): its predictions, and so the "

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <vector>
 
 namespace fabtrain {
 
@@ -10,12 +11,34 @@ std::string wrap_text(const std::string& text, int width, int indent) {
   std::istringstream words(text);
   std::string word, out, line;
   const std::string pad(static_cast<std::size_t>(indent > 0 ? indent : 0), ' ');
+  // (text, glued): a glued piece continues the word before it, without a space, on one line.
+  std::vector<std::pair<std::string, bool>> pieces;
   while (words >> word) {
-    if (!line.empty() && line.size() + 1 + word.size() > static_cast<std::size_t>(width)) {
+    // A word longer than a line (a whole plan) breaks after its commas; other words stay whole.
+    const std::size_t room = std::size_t(std::max(width - indent, 1));
+    if (word.size() <= room || word.find(',') == std::string::npos) {
+      pieces.push_back({word, false});
+      continue;
+    }
+    std::string piece;
+    bool glued = false;
+    for (char c : word) {
+      piece += c;
+      if (c == ',' && piece.size() >= room / 2) {
+        pieces.push_back({piece, glued});
+        piece.clear(), glued = true;
+      }
+    }
+    if (!piece.empty()) pieces.push_back({piece, glued});
+  }
+  for (const auto& [piece, glued] : pieces) {
+    const std::size_t gap = line.empty() || line == pad || glued ? 0 : 1;
+    if (!line.empty() && line != pad &&
+        line.size() + gap + piece.size() > static_cast<std::size_t>(width)) {
       out += line + "\n";
       line = pad;
     }
-    line += (line.empty() || line == pad ? "" : " ") + word;
+    line += (line.empty() || line == pad || glued ? "" : " ") + piece;
   }
   return out + line;
 }

@@ -109,8 +109,8 @@ void add_expected_rtts(const std::string& slice_arg, std::vector<RankFacts>& ran
   };
   const Vm* first = site_of(ranks.front().host);
   if (!first) {
-    fmt::print("slice {}: rank 0's host {} is no VM of it: round trips not compared\n",
-               slice.name, ranks.front().host);
+    fmt::print("slice {}: rank 0's host {} is no VM of it: round trips not compared\n", slice.name,
+               ranks.front().host);
     return;
   }
   for (auto& r : ranks) {
@@ -137,7 +137,8 @@ void run(const PreflightOptions& o) {
                o.device, mine.files.size(), preflight_table(ranks));
     const auto failures = preflight_failures(ranks);
     for (const auto& f : failures) fmt::print("FAIL {}\n", f);
-    fmt::print("{}\n", failures.empty() ? "preflight: all clear" : "preflight: fix the above first");
+    fmt::print("{}\n",
+               failures.empty() ? "preflight: all clear" : "preflight: fix the above first");
     failed = failures.empty() ? 0 : 1;
   }
   MPI_CHECK(MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD));

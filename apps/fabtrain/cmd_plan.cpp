@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "command.hpp"
 #include "common/atomic_file.hpp"
@@ -100,8 +101,17 @@ void print_table(const SearchResult& r, const Slice& slice, const Options& o, Ob
   for (const auto& e : r.ranked) capacities.push_back(e.memory_capacity_bytes);
   const double unit = memory_unit_bytes(capacities);
   const char* unit_name = unit >= 1024.0 * 1024 * 1024 ? "GiB" : "MiB";
+  // GPUs that every row shares are said once above the table: the room goes to the plans, whose
+  // column is the one cut when nothing else fits.
+  const int rows = std::min<int>(o.top, int(r.ranked.size()));
+  std::set<std::string> gpu_cells;
+  for (int i = 0; i < rows; ++i)
+    gpu_cells.insert(gpu_cell(slice, r.ranked[i].candidate.subset.gpus));
+  const bool one_gpu_set = gpu_cells.size() == 1 && !o.wide;
+  if (one_gpu_set) say(width, stdout, "GPUs of every row: {}\n", *gpu_cells.begin());
   std::vector<TableColumn> columns = {
-      {"#", true}, {"plan", false, 0, true}, {"technique", false, 1}, {"GPUs", false}};
+      {"#", true}, {"plan", false, 0, true}, {"technique", false, 1}};
+  if (!one_gpu_set) columns.push_back({"GPUs", false});
   const auto ranked = objective_first<TableColumn>(objective, {"to train", true}, {"GPU-h", true},
                                                    {"tokens/s", true});
   columns.insert(columns.end(), ranked.begin(), ranked.end());
@@ -109,13 +119,14 @@ void print_table(const SearchResult& r, const Slice& slice, const Options& o, Ob
       columns.end(),
       {{"step s", true, 2}, {"TFLOP/s", true, 3}, {fmt::format("mem {} free", unit_name), true}});
   TextTable table(columns);
-  for (int i = 0; i < std::min<int>(o.top, int(r.ranked.size())); ++i) {
+  for (int i = 0; i < rows; ++i) {
     const Evaluated& e = r.ranked[i];
     const std::string t = format_train_time(e.time_to_train_s), g = format_gpu_hours(gpu_hours(e)),
                       k = fmt::format("{:.0f}", e.tokens_per_s);
-    std::vector<std::string> row = {
-        fmt::format("{}{}", i + 1, i > 0 && i < ties ? "=" : ""), to_short_string(e.candidate.plan),
-        technique_name(e.candidate.plan), gpu_cell(slice, e.candidate.subset.gpus)};
+    std::vector<std::string> row = {fmt::format("{}{}", i + 1, i > 0 && i < ties ? "=" : ""),
+                                    to_short_string(e.candidate.plan),
+                                    technique_name(e.candidate.plan)};
+    if (!one_gpu_set) row.push_back(gpu_cell(slice, e.candidate.subset.gpus));
     const auto cells = objective_first<std::string>(objective, t, g, k);
     row.insert(row.end(), cells.begin(), cells.end());
     row.insert(row.end(), {fmt::format("{:.3f}", e.step_time_s),
@@ -146,10 +157,10 @@ void print_search_summary(const SearchResult& r, int top, Objective objective, i
       "memory, {} simulated;\n"
       "  skipped: {} with recomputation that memory does not need (the same plan without it "
       "fits and is faster), {} with overlap=off whose overlapped twin fits (never slower), {} "
-      "plans and {} subsets whose lower bound cannot reach the top {}\n",
+      "and {} whose lower bound cannot reach the top {}\n",
       r.enumerated, r.subsets_opened, r.subsets, r.site_sets, r.seconds, r.compiled,
-      r.out_of_memory_count, r.ranked.size(), r.skipped_recompute, r.skipped_overlap_off, r.bounded,
-      r.subsets_bounded, top);
+      r.out_of_memory_count, r.ranked.size(), r.skipped_recompute, r.skipped_overlap_off,
+      counted(r.bounded, "plan"), counted(r.subsets_bounded, "subset"), top);
   const double gap = r.gap(objective);
   std::string what = r.space_exact ? "every set of sites (interchangeable sites as one)"
                                    : fmt::format(

@@ -34,8 +34,8 @@ FileFacts file_facts(const std::string& path) {
 std::string to_text(const RankFacts& r) {
   nlohmann::json files = nlohmann::json::array();
   for (const auto& f : r.files)
-    files.push_back({{"path", f.path}, {"bytes", f.bytes}, {"checksum", f.checksum},
-                     {"error", f.error}});
+    files.push_back(
+        {{"path", f.path}, {"bytes", f.bytes}, {"checksum", f.checksum}, {"error", f.error}});
   nlohmann::json j = {{"rank", r.rank},       {"host", r.host},
                       {"device", r.device},   {"device_error", r.device_error},
                       {"version", r.version}, {"binary_checksum", r.binary_checksum},
@@ -64,8 +64,8 @@ std::vector<std::string> preflight_failures(const std::vector<RankFacts>& ranks)
     const std::string who = fmt::format("rank {} ({})", r.rank, r.host);
     if (!r.device_error.empty()) out.push_back(fmt::format("{}: {}", who, r.device_error));
     if (r.version != first.version)
-      out.push_back(fmt::format("{}: fabtrain {} but rank 0 runs {}", who, r.version,
-                                first.version));
+      out.push_back(
+          fmt::format("{}: fabtrain {} but rank 0 runs {}", who, r.version, first.version));
     else if (r.binary_checksum != first.binary_checksum)
       out.push_back(fmt::format("{}: fabtrain-exec differs from rank 0's (checksum {} vs {})", who,
                                 r.binary_checksum, first.binary_checksum));
@@ -90,20 +90,20 @@ std::vector<std::string> preflight_failures(const std::vector<RankFacts>& ranks)
 }
 
 std::string preflight_table(const std::vector<RankFacts>& ranks) {
-  std::string out = fmt::format("{:>4}  {:<16} {:<30} {:<8} {:<8} {:<12} {:>9} {:>9}\n", "rank",
-                                "host", "device", "version", "binary", "data", "rtt ms",
-                                "slice ms");
+  std::string out =
+      fmt::format("{:>4}  {:<16} {:<30} {:<8} {:<8} {:<12} {:>9} {:>9}\n", "rank", "host", "device",
+                  "version", "binary", "data", "rtt ms", "slice ms");
   for (const auto& r : ranks) {
     int ok = 0;
     for (const auto& f : r.files) ok += f.error.empty();
     std::string device = r.device.empty() ? "none: " + r.device_error : r.device;
     if (device.size() > 30) device = device.substr(0, 29) + "~";
-    out += fmt::format(
-        "{:>4}  {:<16} {:<30} {:<8} {:<8} {:<12} {:>9} {:>9}\n", r.rank, r.host.substr(0, 16),
-        device, r.version.substr(0, 8), r.binary_checksum.substr(0, 8),
-        fmt::format("{}/{} files", ok, r.files.size()),
-        r.rank == 0 ? "-" : fmt::format("{:.3f}", r.rtt_to_rank0_s * 1e3),
-        r.expected_rtt_s ? fmt::format("{:.3f}", *r.expected_rtt_s * 1e3) : "-");
+    out +=
+        fmt::format("{:>4}  {:<16} {:<30} {:<8} {:<8} {:<12} {:>9} {:>9}\n", r.rank,
+                    r.host.substr(0, 16), device, r.version.substr(0, 8),
+                    r.binary_checksum.substr(0, 8), fmt::format("{}/{} files", ok, r.files.size()),
+                    r.rank == 0 ? "-" : fmt::format("{:.3f}", r.rtt_to_rank0_s * 1e3),
+                    r.expected_rtt_s ? fmt::format("{:.3f}", *r.expected_rtt_s * 1e3) : "-");
   }
   return out;
 }

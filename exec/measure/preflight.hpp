@@ -25,7 +25,7 @@ struct RankFacts {
   std::string version;       // fabtrain's version
   std::string binary_checksum;
   std::vector<FileFacts> files;
-  double rtt_to_rank0_s = 0;          // median MPI round trip of a small message (rank 0: 0)
+  double rtt_to_rank0_s = 0;             // median MPI round trip of a small message (rank 0: 0)
   std::optional<double> expected_rtt_s;  // the slice's round trip for this rank's pair with 0
 };
 

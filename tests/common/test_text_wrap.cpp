@@ -29,6 +29,18 @@ TEST_CASE("wrapped prose fits the width, keeps every word and indents the lines 
   // A word longer than the width is not broken.
   CHECK(wrap_text("a /very/long/path/that/does/not/fit b", 10, 2) ==
         "a\n  /very/long/path/that/does/not/fit\n  b");
+  // A list longer than a line (a plan) breaks after commas, with no space added inside it.
+  const std::string plan = "dp=2,tp=1,pp=3,mb=12,schedule=1f1b,layers=10:9:5,devices=0:1:2:3:4:5";
+  const std::string wrapped_plan = wrap_text("best: " + plan + " wins", 40, 2);
+  CHECK(wrapped_plan.find(", ") == std::string::npos);
+  std::istringstream plan_lines(wrapped_plan);
+  std::string all;
+  for (std::string l; std::getline(plan_lines, l);) {
+    CHECK(l.size() <= 40);
+    all += l.substr(l.find_first_not_of(' '));
+    if (all.back() != ',') all += ' ';
+  }
+  CHECK(all == "best: " + plan + " wins ");
 }
 
 TEST_CASE("fitted lines keep their own indent, wrap only what is too wide, keep empty lines") {

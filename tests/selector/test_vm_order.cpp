@@ -2,7 +2,6 @@
 // canonical order when loaded (strongest site first, strongest VM first within a site), so the
 // chosen plan places the same work on the same VMs and predicts the same step time.
 #include <doctest/doctest.h>
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -55,8 +54,7 @@ TEST_CASE("listing a slice's VMs in another order gives the same plan on the sam
   std::vector<int> order = {0, 1, 2};
   int n = 0;
   do {
-    const Slice slice =
-        load_slice(dir.write(fmt::format("s{}.yaml", n++), slice_text(order)));
+    const Slice slice = load_slice(dir.write(fmt::format("s{}.yaml", n++), slice_text(order)));
     // Canonical order: the stronger site (two A30 and an RTX 6000) first, in it the VM of the
     // higher FP32 peak (RTX 6000: 16.3 TFLOP/s, A30: 10.3) first.
     REQUIRE(slice.vms.size() == 3);
