@@ -14,6 +14,7 @@
 #include "command.hpp"
 #include "common/data_paths.hpp"
 #include "common/error.hpp"
+#include "common/human_units.hpp"
 #include "exec/backends/backend.hpp"
 #include "exec/comm/mpi_check.hpp"
 #include "exec/comm/mpi_communicator.hpp"
@@ -133,8 +134,8 @@ void run(const PreflightOptions& o) {
     std::vector<RankFacts> ranks;
     for (const auto& t : texts) ranks.push_back(rank_facts_from_text(t));
     if (!o.slice.empty()) add_expected_rtts(o.slice, ranks);
-    fmt::print("fabtrain-exec preflight: {} ranks, device {}, {} data files\n{}", comm.size(),
-               o.device, mine.files.size(), preflight_table(ranks));
+    fmt::print("fabtrain-exec preflight: {}, device {}, {}\n{}", counted(comm.size(), "rank"),
+               o.device, counted(mine.files.size(), "data file"), preflight_table(ranks));
     const auto failures = preflight_failures(ranks);
     for (const auto& f : failures) fmt::print("FAIL {}\n", f);
     fmt::print("{}\n",
