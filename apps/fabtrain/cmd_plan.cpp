@@ -2,6 +2,7 @@
 // winner wins and where it stops winning, and print the line that runs it; or, with --rule study,
 // apply the study's selection procedure next to the search's answer.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -237,7 +238,12 @@ void run(Options& o) {
   options.memo = &memo;
   options.compiled = &compiled;
   const int seq = options.space.seq > 0 ? options.space.seq : model.n_ctx;
+  const bool terminal = isatty(STDERR_FILENO);  // a line while the search runs, then erased
+  if (terminal)
+    fmt::print(stderr, "searching plans of {} on {} ({}, {})...", model.name, slice.name,
+               counted(slice.gpu_count(), "GPU"), counted(slice.site_names().size(), "site"));
   const SearchResult r = search(model, slice, options);
+  if (terminal) fmt::print(stderr, "\r\033[K");
   if (r.ranked.empty()) {
     double least = 0;
     std::string reason;
