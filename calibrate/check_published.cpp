@@ -41,8 +41,15 @@ Slice published_slice(const PublishedRun& run, const Catalog& catalog) {
                               h.nodes > 1 ? ", nodes over " + h.network + " (" + h.nic + ")" : "");
   s.catalog = &catalog;
   s.communicator = catalog.communicator(run.communicator);
-  Network net{
-      "between-nodes", "l2bridge", {}, {"ONPREM"}, -1, 0, h.network == "infiniband" ? 0.0 : -1.0};
+  Network net{"between-nodes",
+              "l2bridge",
+              {},
+              {"ONPREM"},
+              -1,
+              0,
+              h.network == "infiniband" ? 0.0 : -1.0,
+              "",
+              ""};
   for (int n = 0; n < h.nodes; ++n) {
     // A single node's NIC carries nothing; any catalog NIC will do.
     Vm vm{fmt::format("node{}", n),

@@ -33,4 +33,8 @@ std::string format_bytes_of(double used, double capacity) {
   return fmt::format("{:.1f}/{:.1f} GiB", used / GiB, capacity / GiB);
 }
 
+std::string counted(long long n, const std::string& noun) {
+  return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
+}
+
 }  // namespace fabtrain

@@ -13,5 +13,8 @@ std::string format_gpu_hours(double gpu_hours);
 std::string format_bytes(double bytes);
 // Two sizes of one unit, as a memory column shows them: "15.7/24.0 GiB", "640/1024 MiB".
 std::string format_bytes_of(double used, double capacity);
+// A count and its noun, singular or plural: "1 GPU", "2 GPUs", "1 rank" (the noun's plural adds
+// an s).
+std::string counted(long long n, const std::string& noun);
 
 }  // namespace fabtrain

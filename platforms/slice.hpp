@@ -17,8 +17,9 @@ struct Vm {
   int gpus = 1;
   std::string nic;                    // NicType name
   std::string interconnect = "pcie";  // between the VM's GPUs: pcie or nvlink
-  std::string host = {};  // physical host (fablib's instance_parent); "" = unknown. VMs of one
-                          // host with NIC_Basic share its NIC port (sim/slice_platform.hpp)
+  std::string host = {};     // physical host (fablib's instance_parent); "" = unknown. VMs of one
+                             // host with NIC_Basic share its NIC port (sim/slice_platform.hpp)
+  std::string address = {};  // how the ranks reach it (data-plane address or name); "" = name
 };
 
 // How VMs are joined: l2bridge (one site), l2sts or l2ptp (exactly two sites), fabnetv4 or
@@ -32,6 +33,10 @@ struct Network {
   double rtt_s = -1;               // l2sts/switched: round trip; -1 = from the catalog
   double bandwidth = 0;            // bytes/s; 0 = limited by the NICs only
   double tcp_window_bytes = -1;    // -1 = from the link class
+  // The VMs' addresses on it (CIDR) and their interface's name there; "" = not given
+  // (platforms/data_plane.hpp says what the launch line assumes then).
+  std::string subnet;
+  std::string interface;
 };
 
 // A measured link between two sites of the slice (what `fabtrain-exec probe` writes): it gives
@@ -53,7 +58,7 @@ struct PairValue {
   std::string source;
 };
 
-// One GPU of the slice, in slice order (VMs in file order, GPUs within a VM).
+// One GPU of the slice, in slice order (VMs in canonical order, GPUs within a VM).
 struct SliceGpu {
   int index = 0;
   int vm = 0;     // index into Slice::vms
@@ -63,10 +68,11 @@ struct SliceGpu {
 
 struct Slice {
   std::string name;
-  std::string description;               // includes the assumptions the file states
-  std::vector<std::string> assumptions;  // one line each, as the file lists them
-  std::string path;                      // the file it was loaded from
-  std::vector<Vm> vms;
+  std::string description;                 // includes the assumptions the file states
+  std::vector<std::string> assumptions;    // one line each, as the file lists them
+  std::string path;                        // the file it was loaded from
+  std::vector<Vm> vms;                     // in canonical order (put_vms_in_canonical_order)
+  std::vector<std::string> vm_file_order;  // the VMs' names as the file lists them
   std::vector<Network> networks;
   // The library that moves the bytes (the catalog's profile, with the slice's overrides).
   CommunicatorProfile communicator;
@@ -98,7 +104,14 @@ bool is_two_site_kind(const std::string& kind);
 // The network kinds a slice file may name, for messages: "l2bridge, l2sts, ...".
 std::vector<std::string> network_kinds();
 
-// A built-in name or a path to a slice YAML file; validated against the catalog.
+// The VMs in one order, so that listing them otherwise in a file gives the same answer: sites
+// strongest first (their GPUs' FP32 peak together, then GPU count), within a site VMs strongest
+// first (GPU peak, memory, count, NVLink, NIC), then by name. Sites of equal hardware keep the
+// file's order (two of them are mirror images: the same times either way). GPU indices (a plan's
+// devices=) count in this order.
+void put_vms_in_canonical_order(Slice& slice);
+// A built-in name or a path to a slice YAML file; validated against the catalog; VMs in the
+// canonical order.
 Slice load_slice(const std::string& name_or_path, const Catalog& catalog = builtin_catalog());
 std::vector<std::string> builtin_slice_names();
 // Every inter-site round-trip latency (l2sts and switched networks between sites) overridden,

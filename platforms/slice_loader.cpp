@@ -1,15 +1,19 @@
 // Loads a slice file (a built-in name or a path) and checks it against the catalog: known GPU,
 // NIC and site names, unique VM and network names, networks that join VMs that exist in a way
 // their kind allows (l2bridge: one site; l2sts: exactly two), and every pair of VMs joined.
-// What a Slice answers once loaded is slice.cpp.
+// Its VMs are then put in one order whatever order the file lists them in
+// (put_vms_in_canonical_order). What a Slice answers once loaded is slice.cpp.
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "common/data_dir.hpp"
 #include "common/error.hpp"
 #include "common/limits.hpp"
 #include "platforms/catalog_section.hpp"
+#include "platforms/data_plane.hpp"
 #include "platforms/slice.hpp"
 #include "platforms/yaml_fields.hpp"
 
@@ -38,7 +42,7 @@ bool contains(const std::vector<std::string>& list, const std::string& x) {
 }
 
 Vm read_vm(const YamlFields& f, const Catalog& cat) {
-  f.allow_only({"name", "site", "gpu", "gpus", "nic", "interconnect", "host"});
+  f.allow_only({"name", "site", "gpu", "gpus", "nic", "interconnect", "host", "address"});
   Vm vm;
   vm.name = f.text("name");
   if (vm.name.empty()) fail("{}: must not be empty", f.field("name"));
@@ -62,11 +66,17 @@ Vm read_vm(const YamlFields& f, const Catalog& cat) {
   if (vm.interconnect == "nvlink" && cat.gpus.at(vm.gpu).nvlink_bandwidth <= 0)
     fail("{}: {} has no NVLink", f.field("interconnect"), vm.gpu);
   vm.host = f.text_or("host", "");
+  vm.address = f.text_or("address", "");
+  if (f.has("address") &&
+      (vm.address.empty() || vm.address.find_first_of(" \t,:#'\"") != std::string::npos))
+    fail("{}: '{}' is not a host name or IPv4 address (no spaces, commas, colons or quotes)",
+         f.field("address"), vm.address);
   return vm;
 }
 
 Network read_network(const YamlFields& f, const std::vector<Vm>& vms, const Catalog& cat) {
-  f.allow_only({"name", "kind", "vms", "sites", "rtt_ms", "bandwidth_gbit_s", "tcp_window_mib"});
+  f.allow_only({"name", "kind", "vms", "sites", "rtt_ms", "bandwidth_gbit_s", "tcp_window_mib",
+                "subnet", "interface"});
   Network n;
   n.name = f.text("name");
   if (n.name.empty()) fail("{}: must not be empty", f.field("name"));
@@ -156,6 +166,10 @@ Network read_network(const YamlFields& f, const std::vector<Vm>& vms, const Cata
            f.field("tcp_window_mib"), mib, limits::tcp_window_mib_max);
     n.tcp_window_bytes = mib * 1024 * 1024;
   }
+  n.subnet = f.text_or("subnet", "");
+  if (f.has("subnet")) check_subnet(f.field("subnet"), n.subnet);
+  n.interface = f.text_or("interface", "");
+  if (f.has("interface")) check_interface_name(f.field("interface"), n.interface);
   return n;
 }
 
@@ -237,7 +251,33 @@ CommunicatorProfile read_communicator_choice(const YamlFields& top, const Catalo
   return c;
 }
 
+// A VM's hardware, strongest first: GPU FP32 peak, memory, count, NVLink, NIC; then its name.
+auto vm_key(const Vm& vm, const Catalog& cat) {
+  const GpuType& g = cat.gpus.at(vm.gpu);
+  return std::make_tuple(-g.peak_fp32_flops, -g.memory_bytes, -vm.gpus, vm.interconnect != "nvlink",
+                         vm.nic, vm.name);
+}
+
 }  // namespace
+
+void put_vms_in_canonical_order(Slice& slice) {
+  const Catalog& cat = *slice.catalog;
+  std::map<std::string, double> site_flops;  // each site's GPUs' FP32 peak together
+  std::map<std::string, int> site_gpus, first_seen;
+  for (std::size_t i = 0; i < slice.vms.size(); ++i) {
+    const Vm& vm = slice.vms[i];
+    site_flops[vm.site] += vm.gpus * cat.gpus.at(vm.gpu).peak_fp32_flops;
+    site_gpus[vm.site] += vm.gpus;
+    first_seen.emplace(vm.site, int(i));
+  }
+  std::stable_sort(slice.vms.begin(), slice.vms.end(), [&](const Vm& a, const Vm& b) {
+    auto site = [&](const Vm& v) {
+      return std::make_tuple(-site_flops[v.site], -site_gpus[v.site], first_seen[v.site]);
+    };
+    if (site(a) != site(b)) return site(a) < site(b);
+    return vm_key(a, cat) < vm_key(b, cat);
+  });
+}
 
 Slice load_slice(const std::string& name_or_path, const Catalog& catalog) {
   const std::string path = resolve_slice_path(name_or_path);
@@ -301,6 +341,8 @@ Slice load_slice(const std::string& name_or_path, const Catalog& catalog) {
         fail("{}: networks: no network joins VM '{}' ({}) and VM '{}' ({})", path, s.vms[i].name,
              s.vms[i].site, s.vms[j].name, s.vms[j].site);
     }
+  for (const auto& vm : s.vms) s.vm_file_order.push_back(vm.name);
+  put_vms_in_canonical_order(s);
   return s;
 }
 

@@ -77,6 +77,7 @@ std::string to_slice_yaml(const SliceDraft& s) {
     y += fmt::format("  - {{name: {}, site: {}, gpu: {}, gpus: {}, nic: {}", scalar(vm.name),
                      scalar(vm.site), scalar(vm.gpu), vm.gpus, scalar(vm.nic));
     if (!vm.host.empty()) y += ", host: " + scalar(vm.host);
+    if (!vm.address.empty()) y += ", address: " + scalar(vm.address);
     y += "}";
     if (i < s.vm_comments.size() && !s.vm_comments[i].empty()) y += comment(s.vm_comments[i], "  ");
     y += "\n";
@@ -85,7 +86,10 @@ std::string to_slice_yaml(const SliceDraft& s) {
   for (const auto& n : s.networks) {
     y += fmt::format("  - {{name: {}, kind: {}", scalar(n.name), scalar(n.kind));
     if (is_two_site_kind(n.kind)) y += ", sites: " + flow_list(n.sites);
-    y += ", vms: " + flow_list(n.vms) + "}\n";
+    y += ", vms: " + flow_list(n.vms);
+    if (!n.subnet.empty()) y += ", subnet: " + scalar(n.subnet);
+    if (!n.interface.empty()) y += ", interface: " + scalar(n.interface);
+    y += "}\n";
   }
   return y;
 }

@@ -60,6 +60,18 @@ static double gpu_peak(const GpuType& type, Precision p) {
   return type.peak_fp32_flops;
 }
 
+bool has_precision(const GpuType& type, Precision precision) {
+  return gpu_peak(type, precision) > 0;
+}
+
+Precision precision_on(const Slice& slice, const std::vector<int>& gpus, const SearchSpace& space) {
+  if (!space.precision_where_supported) return space.precision;
+  const auto all = slice.gpus();
+  for (int g : gpus)
+    if (!has_precision(*all.at(g).type, space.precision)) return Precision::fp32;
+  return space.precision;
+}
+
 std::vector<int> balanced_layers(const ModelSpec& model, const Slice& slice,
                                  const std::vector<int>& devices, const Plan& plan) {
   const auto gpus = slice.gpus();
@@ -130,6 +142,7 @@ std::vector<Candidate> plans_on(const ModelSpec& model, const Slice& slice, cons
   std::vector<Candidate> out;
   const int n = int(subset.gpus.size());
   const int B = space.global_batch > 0 ? space.global_batch : default_batch_for_gpus(n);
+  const Precision precision = precision_on(slice, subset.gpus, space);
   for (int tp : divisors(n)) {
     if (model.n_head % tp != 0) continue;
     for (int pp : divisors(n / tp)) {
@@ -148,7 +161,7 @@ std::vector<Candidate> plans_on(const ModelSpec& model, const Slice& slice, cons
               plan.dp = dp, plan.tp = tp, plan.pp = pp, plan.mb = mb, plan.zero = zero;
               plan.schedule = schedule;
               plan.recompute = recompute;
-              plan.precision = space.precision;
+              plan.precision = precision;
               plan.devices = subset.gpus;
               // B is dp*mb's multiple here (mb divides B/dp), so a plan's default batch is B:
               // `fabtrain simulate --plan` of a candidate plays the step the search played.

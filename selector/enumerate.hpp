@@ -22,6 +22,9 @@ struct SearchSpace {
   int global_batch = 0;  // sequences per step; 0 = 8 per GPU of each plan (Alpa's default)
   int seq = 0;           // 0 = the model's context
   Precision precision = Precision::fp32;
+  // --precision auto: `precision` (tf32) on the GPU subsets whose every GPU has it, fp32 on the
+  // others; a plan has one precision, as the executor runs every rank in one.
+  bool precision_where_supported = false;
   bool all_subsets = true;  // also plans on fewer GPUs than the slice has
   int max_microbatches = 64;
   bool recompute_only_if_needed = true;  // recompute=on is kept only where off does not fit
@@ -33,6 +36,12 @@ struct SearchSpace {
 // The gradient bucket the search tries beside the default 25 MiB (DeepSpeed's default
 // reduce_bucket_size is 5e8 elements; 100 MiB is a middle ground, an assumption).
 inline constexpr int kLargeBucketMib = 100;
+
+// The precision of the plans on these GPUs (space.precision, or fp32 where some GPU lacks it and
+// space.precision_where_supported).
+Precision precision_on(const Slice& slice, const std::vector<int>& gpus, const SearchSpace& space);
+// Whether a GPU type has a peak in a precision (fp32 always; tf32, fp16, bf16 from the catalog).
+bool has_precision(const GpuType& type, Precision precision);
 
 // A subset of the slice's GPUs, in slice order, with the sites it spans.
 struct GpuSubset {

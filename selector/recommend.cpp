@@ -7,6 +7,7 @@
 #include <map>
 
 #include "common/error.hpp"
+#include "common/human_units.hpp"
 
 namespace fabtrain {
 
@@ -60,14 +61,16 @@ Recommendation recommend(const SearchResult& result, const Slice& slice, double 
   };
   const char* measure = objective == Objective::gpu_hours ? "GPU-hours" : "time to train";
   if (size_t(rec.chosen) == best)
-    rec.why = fmt::format("{} GPUs ({}) have the least {}, and no smaller set comes within {:.0f}%",
-                          c.gpus, where(c), measure, 100 * tolerance);
+    rec.why = fmt::format("{} ({}) {} the least {}, and no smaller set comes within {:.0f}%",
+                          counted(c.gpus, "GPU"), where(c), c.gpus == 1 ? "has" : "have", measure,
+                          100 * tolerance);
   else
     rec.why = fmt::format(
-        "{} GPUs ({}) reach {:.0f}% of the {}-GPU throughput ({}): {:.0f}% of its "
+        "{} ({}) reach{} {:.0f}% of the {}-GPU throughput ({}): {:.0f}% of its "
         "time to train with {:.0f}% of its GPU-hours, within the {:.0f}% tolerance "
         "on {}",
-        c.gpus, where(c), 100 * c.best.tokens_per_s / b.best.tokens_per_s, b.gpus, where(b),
+        counted(c.gpus, "GPU"), where(c), c.gpus == 1 ? "es" : "",
+        100 * c.best.tokens_per_s / b.best.tokens_per_s, b.gpus, where(b),
         100 * c.time_to_train_s / b.time_to_train_s, 100 * c.gpu_hours / b.gpu_hours,
         100 * tolerance, measure);
   return rec;

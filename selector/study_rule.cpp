@@ -32,7 +32,7 @@ std::vector<Candidate> study_techniques(const ModelSpec& model, const Slice& sli
   std::vector<Candidate> out;
   auto add = [&](Plan plan) {
     plan.devices = subset.gpus;
-    plan.precision = space.precision;
+    plan.precision = precision_on(slice, subset.gpus, space);
     try {
       validate(plan, model, B);
       out.push_back({plan, B, subset});

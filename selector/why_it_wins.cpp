@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "common/human_units.hpp"
+
 namespace fabtrain {
 
 const char* to_string(Family family) {
@@ -82,10 +84,10 @@ WinnerExplanation explain_winner(const ModelSpec& model, const Slice& slice,
       rival.best = r.ranked.front();
       rival.cost_ratio = cost(*rival.best, options.objective) / cost(winner, options.objective);
       out.lines.push_back(fmt::format(
-          "best {} ({} on {} GPUs): {:.3f}x {}; its {:.3f} s step is mostly {}", to_string(f),
-          to_short_string(rival.best->candidate.plan), rival.best->candidate.plan.ranks(),
-          rival.cost_ratio, measure(options.objective), rival.best->step_time_s,
-          dominant_term(*rival.best)));
+          "best {} ({} on {}): {:.3f}x {}; its {:.3f} s step is mostly {}", to_string(f),
+          to_short_string(rival.best->candidate.plan),
+          counted(rival.best->candidate.plan.ranks(), "GPU"), rival.cost_ratio,
+          measure(options.objective), rival.best->step_time_s, dominant_term(*rival.best)));
     } else {
       out.lines.push_back(fmt::format("{}: no plan fits ({} tried)", to_string(f), r.enumerated));
     }

@@ -1,21 +1,29 @@
 // fabtrain-exec probe --slice SLICE [--write | -o FILE]: measure a slice's links from its VMs.
-// Launched by mpirun with one rank per VM of the slice, in the slice's VM order. For every pair
+// Launched by mpirun with one rank per VM of the slice: a rank whose host name is a VM's name is
+// that VM, else ranks follow the order the slice file lists its VMs in. For every pair
 // of ranks: the round trip of a small message (median and 90th percentile, bench_network's
 // ping-pong) and the TCP bandwidth with one stream and with --streams streams (tcp_streams.hpp),
 // both by bench_network's measure_pairs, as `fabtrain-exec bench --tcp-streams N` measures them.
 // Rank 0 turns the pairs between sites into measured links (per site pair the median over its VM
 // pairs), prints them, and writes them into the slice file (--write) or a copy (-o), with the date
-// and the method as each link's source.
+// and the method as each link's source. Two ranks on one host are no link between sites (left out,
+// with a warning); a round trip written by hand on a network, which would override the measured
+// link, is compared with the measurement and a difference is said.
 #include <fmt/format.h>
+#include <mpi.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <map>
 #include <memory>
+#include <set>
 
 #include "command.hpp"
 #include "common/error.hpp"
+#include "exec/comm/mpi_check.hpp"
 #include "exec/comm/mpi_communicator.hpp"
 #include "exec/measure/bench_network.hpp"
 #include "exec/measure/bench_timing.hpp"
@@ -27,6 +35,7 @@ namespace {
 struct ProbeOptions {
   std::string slice, output, catalog;
   bool write = false;
+  bool shared_host_links = false;  // measure ranks of one host as a link (tests on one machine)
   int samples = 30;
   int streams = 4;
   double tcp_mib = 32;
@@ -40,19 +49,25 @@ std::string today() {
   return text;
 }
 
+// A written round trip further than this fraction from the measured one is said (an assumption:
+// wide enough for a WAN path's day-to-day variation).
+constexpr double kWrittenRttTolerance = 0.2;
+
 struct PairNumbers {
   double rtt = 0, rtt_p90 = 0, one_stream = 0, streams = 0;
 };
 
-std::vector<SiteLink> site_links(const Slice& slice,
+std::vector<SiteLink> site_links(const Slice& slice, const std::vector<int>& rank_vm,
+                                 const std::vector<std::string>& hosts,
                                  const std::map<std::pair<int, int>, PairNumbers>& pairs,
                                  const ProbeOptions& o, int samples) {
   std::map<std::pair<std::string, std::string>, std::vector<PairNumbers>> by_sites;
   std::map<std::pair<std::string, std::string>, std::vector<std::string>> vm_pairs;
   for (const auto& [ranks, numbers] : pairs) {
-    const Vm& a = slice.vms[ranks.first];
-    const Vm& b = slice.vms[ranks.second];
+    const Vm& a = slice.vms[rank_vm[ranks.first]];
+    const Vm& b = slice.vms[rank_vm[ranks.second]];
     if (a.site == b.site) continue;
+    if (hosts[ranks.first] == hosts[ranks.second] && !o.shared_host_links) continue;
     const auto key = std::minmax(a.site, b.site);
     by_sites[key].push_back(numbers);
     vm_pairs[key].push_back(a.name + "-" + b.name);
@@ -85,14 +100,76 @@ std::vector<SiteLink> site_links(const Slice& slice,
   return links;
 }
 
+// Every rank's host name, on every rank.
+std::vector<std::string> gather_host_names(int size) {
+  char mine[256] = {};
+  gethostname(mine, sizeof mine - 1);
+  std::vector<char> all(256 * std::size_t(size));
+  MPI_CHECK(MPI_Allgather(mine, 256, MPI_CHAR, all.data(), 256, MPI_CHAR, MPI_COMM_WORLD));
+  std::vector<std::string> out;
+  for (int r = 0; r < size; ++r) out.emplace_back(all.data() + 256 * std::size_t(r));
+  return out;
+}
+
+// The VM (index into slice.vms) of each rank: by host name where every rank's host is a VM's
+// name, else the file's order.
+std::vector<int> ranks_to_vms(const Slice& slice, const std::vector<std::string>& hosts) {
+  auto index_of = [&](const std::string& name) {
+    for (std::size_t i = 0; i < slice.vms.size(); ++i)
+      if (slice.vms[i].name == name) return int(i);
+    return -1;
+  };
+  std::vector<int> by_host, by_file;
+  for (std::size_t r = 0; r < hosts.size(); ++r) {
+    by_host.push_back(index_of(hosts[r]));
+    by_file.push_back(index_of(slice.vm_file_order.at(r)));
+  }
+  const bool named = std::all_of(by_host.begin(), by_host.end(), [](int v) { return v >= 0; }) &&
+                     std::set<int>(by_host.begin(), by_host.end()).size() == by_host.size();
+  return named ? by_host : by_file;
+}
+
+// Lines for what the measurement contradicts: ranks sharing a host, and a network's hand-written
+// round trip (which overrides a measured link) far from the measured one.
+std::vector<std::string> probe_warnings(const Slice& slice, const std::vector<int>& rank_vm,
+                                        const std::vector<std::string>& hosts,
+                                        const std::vector<SiteLink>& links, const ProbeOptions& o) {
+  std::vector<std::string> out;
+  for (std::size_t a = 0; a < hosts.size(); ++a)
+    for (std::size_t b = a + 1; b < hosts.size(); ++b)
+      if (hosts[a] == hosts[b])
+        out.push_back(fmt::format("ranks {} and {} ({} and {}) share host {}: {}", a, b,
+                                  slice.vms[rank_vm[a]].name, slice.vms[rank_vm[b]].name, hosts[a],
+                                  o.shared_host_links
+                                      ? "measured as a link anyway (--shared-host-links)"
+                                      : "their pair is no link between sites and is left out; "
+                                        "launch one rank per VM"));
+  for (const auto& l : links)
+    for (const auto& n : slice.networks) {
+      const bool joins = std::find(n.sites.begin(), n.sites.end(), l.a) != n.sites.end() &&
+                         std::find(n.sites.begin(), n.sites.end(), l.b) != n.sites.end();
+      if (!joins || n.rtt_s < 0 || l.rtt_s <= 0) continue;
+      if (std::abs(n.rtt_s - l.rtt_s) > kWrittenRttTolerance * l.rtt_s)
+        out.push_back(fmt::format(
+            "network {} gives rtt_ms {:.3g}, which overrides the {:.3g} ms measured between {} "
+            "and {}: remove its rtt_ms to use the measurement",
+            n.name, n.rtt_s * 1e3, l.rtt_s * 1e3, l.a, l.b));
+    }
+  return out;
+}
+
 void run(const ProbeOptions& o) {
   MpiCommunicator comm(nullptr, nullptr);
   try {
     const Catalog& catalog = catalog_with(o.catalog);
     const Slice slice = load_slice(o.slice, catalog);
     if (comm.size() != int(slice.vms.size()))
-      fail("probe: launch one rank per VM of slice {} ({} VMs), in its order; mpirun started {}",
-           slice.name, slice.vms.size(), comm.size());
+      fail(
+          "probe: launch one rank per VM of slice {} ({} VMs), in its file's order; mpirun "
+          "started {}",
+          slice.name, slice.vms.size(), comm.size());
+    const std::vector<std::string> hosts = gather_host_names(comm.size());
+    const std::vector<int> rank_vm = ranks_to_vms(slice, hosts);
     if (o.samples < 1) fail("--samples={} must be at least 1", o.samples);
     if (o.streams < 1) fail("--streams={} must be at least 1", o.streams);
     if (!(o.tcp_mib > 0)) fail("--tcp-mib={} must be positive", o.tcp_mib);
@@ -125,9 +202,11 @@ void run(const ProbeOptions& o) {
                "1 stream Gb/s", fmt::format("{} streams", o.streams));
     for (const auto& [ranks, n] : pairs)
       fmt::print("{:<24} {:>9.3f} {:>9.3f} {:>12.3f} {:>12.3f}\n",
-                 slice.vms[ranks.first].name + "-" + slice.vms[ranks.second].name, n.rtt * 1e3,
-                 n.rtt_p90 * 1e3, n.one_stream * 8 / 1e9, n.streams * 8 / 1e9);
-    const auto links = site_links(slice, pairs, o, samples);
+                 slice.vms[rank_vm[ranks.first]].name + "-" + slice.vms[rank_vm[ranks.second]].name,
+                 n.rtt * 1e3, n.rtt_p90 * 1e3, n.one_stream * 8 / 1e9, n.streams * 8 / 1e9);
+    const auto links = site_links(slice, rank_vm, hosts, pairs, o, samples);
+    for (const auto& w : probe_warnings(slice, rank_vm, hosts, links, o))
+      fmt::print(stderr, "warning: {}\n", w);
     if (links.empty()) fmt::print("\nno two VMs at different sites: no link to write\n");
     const std::string output = o.write ? slice.path : o.output;
     if (!output.empty() && !links.empty()) {
@@ -157,6 +236,8 @@ Registration reg(30, [](CLI::App& app) {
                   "The slice (built-in name or YAML file) whose VMs the ranks are")
       ->required();
   cmd->add_flag("--write", o->write, "Write the measured links into the slice file itself");
+  cmd->add_flag("--shared-host-links", o->shared_host_links,
+                "Write pairs of ranks on one host as links too (a test on one machine)");
   cmd->add_option("-o,--output", o->output,
                   "Write the slice with the measured links to this file instead");
   cmd->add_option("--catalog", o->catalog,

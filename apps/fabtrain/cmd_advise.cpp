@@ -82,8 +82,8 @@ void run(Options& o) {
           .string();
   const Slice all =
       write_slice(testbed_slice(free, testbed, o.advice), all_path, builtin_catalog());
-  fmt::print(info, "  every free GPU: {} GPUs in {} VMs at {} sites\n", all.gpu_count(),
-             all.vms.size(), all.site_names().size());
+  fmt::print(info, "  every free GPU: {} in {} at {}\n", counted(all.gpu_count(), "GPU"),
+             counted(all.vms.size(), "VM"), counted(all.site_names().size(), "site"));
   o.search.slice = all_path;
   auto [model, slice, options] = o.search.resolve();
   std::filesystem::remove(all_path);

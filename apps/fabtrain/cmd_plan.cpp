@@ -2,15 +2,18 @@
 // winner wins and where it stops winning, and print the line that runs it; or, with --rule study,
 // apply the study's selection procedure next to the search's answer.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "command.hpp"
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "common/human_units.hpp"
 #include "common/text_table.hpp"
+#include "common/text_wrap.hpp"
 #include "json_output.hpp"
 #include "search_cli.hpp"
 #include "selector/break_even.hpp"
@@ -65,8 +68,16 @@ nlohmann::json to_json(const Evaluated& e, const Slice& slice) {
   return j;
 }
 
+// Prose that fits the table's width (--wide: as it comes); tables fit it themselves.
+template <typename... Args>
+void say(int width, std::FILE* out, fmt::format_string<Args...> format, Args&&... args) {
+  fmt::print(out, "{}", fit_lines(fmt::format(format, std::forward<Args>(args)...), width));
+}
+
 nlohmann::json launch_json(const LaunchLine& l) {
-  nlohmann::json j = {{"command", l.command}, {"device", l.device}, {"rank_vms", l.rank_vms}};
+  nlohmann::json j = {{"command", l.command}, {"device", l.device},     {"rank_vms", l.rank_vms},
+                      {"comm", l.comm},       {"hostfile", l.hostfile}, {"notes", l.notes}};
+  if (!l.hostfile_path.empty()) j["hostfile_path"] = l.hostfile_path;
   if (!l.simulate_only.empty()) j["simulate_only"] = l.simulate_only;
   return j;
 }
@@ -84,14 +95,24 @@ std::vector<T> objective_first(Objective objective, T to_train, T gpu_hours, T t
 // The ranked table: the objective's column first among the numbers, sizes in one unit.
 void print_table(const SearchResult& r, const Slice& slice, const Options& o, Objective objective,
                  int ties) {
+  const int width = table_width(o.wide);
   const std::string types = gpu_types_line(slice);
-  if (!types.empty()) fmt::print("{}\n", types);
+  if (!types.empty()) say(width, stdout, "{}\n", types);
   std::vector<double> capacities;
   for (const auto& e : r.ranked) capacities.push_back(e.memory_capacity_bytes);
   const double unit = memory_unit_bytes(capacities);
   const char* unit_name = unit >= 1024.0 * 1024 * 1024 ? "GiB" : "MiB";
+  // GPUs that every row shares are said once above the table: the room goes to the plans, whose
+  // column is the one cut when nothing else fits.
+  const int rows = std::min<int>(o.top, int(r.ranked.size()));
+  std::set<std::string> gpu_cells;
+  for (int i = 0; i < rows; ++i)
+    gpu_cells.insert(gpu_cell(slice, r.ranked[i].candidate.subset.gpus));
+  const bool one_gpu_set = gpu_cells.size() == 1 && !o.wide;
+  if (one_gpu_set) say(width, stdout, "GPUs of every row: {}\n", *gpu_cells.begin());
   std::vector<TableColumn> columns = {
-      {"#", true}, {"plan", false, 0, true}, {"technique", false, 1}, {"GPUs", false}};
+      {"#", true}, {"plan", false, 0, true}, {"technique", false, 1}};
+  if (!one_gpu_set) columns.push_back({"GPUs", false});
   const auto ranked = objective_first<TableColumn>(objective, {"to train", true}, {"GPU-h", true},
                                                    {"tokens/s", true});
   columns.insert(columns.end(), ranked.begin(), ranked.end());
@@ -99,13 +120,14 @@ void print_table(const SearchResult& r, const Slice& slice, const Options& o, Ob
       columns.end(),
       {{"step s", true, 2}, {"TFLOP/s", true, 3}, {fmt::format("mem {} free", unit_name), true}});
   TextTable table(columns);
-  for (int i = 0; i < std::min<int>(o.top, int(r.ranked.size())); ++i) {
+  for (int i = 0; i < rows; ++i) {
     const Evaluated& e = r.ranked[i];
     const std::string t = format_train_time(e.time_to_train_s), g = format_gpu_hours(gpu_hours(e)),
                       k = fmt::format("{:.0f}", e.tokens_per_s);
-    std::vector<std::string> row = {
-        fmt::format("{}{}", i + 1, i > 0 && i < ties ? "=" : ""), to_short_string(e.candidate.plan),
-        technique_name(e.candidate.plan), gpu_cell(slice, e.candidate.subset.gpus)};
+    std::vector<std::string> row = {fmt::format("{}{}", i + 1, i > 0 && i < ties ? "=" : ""),
+                                    to_short_string(e.candidate.plan),
+                                    technique_name(e.candidate.plan)};
+    if (!one_gpu_set) row.push_back(gpu_cell(slice, e.candidate.subset.gpus));
     const auto cells = objective_first<std::string>(objective, t, g, k);
     row.insert(row.end(), cells.begin(), cells.end());
     row.insert(row.end(), {fmt::format("{:.3f}", e.step_time_s),
@@ -113,27 +135,33 @@ void print_table(const SearchResult& r, const Slice& slice, const Options& o, Ob
     table.add_row(row);
   }
   const RenderedTable t = table.render(table_width(o.wide));
-  fmt::print("{}", t.text);
-  fmt::print(
+  fmt::print("{}", t.text);  // fits the width itself
+  say(width, stdout,
       "ranked by {} (--objective time-to-train | tokens-per-s | gpu-hours); tight: less than "
       "{:g}% of a GPU free (--memory-headroom), ranked after plans with headroom within {:g}%{}\n",
       to_string(objective), 100 * o.search.memory_headroom, 100 * SearchOptions{}.tight_tolerance,
       t.dropped.empty() ? ""
                         : fmt::format("; left out to fit {} columns: {} (--wide shows them)",
                                       table_width(o.wide), fmt::join(t.dropped, ", ")));
+  if (o.search.tokens == 0 && o.search.epochs == 0 && o.search.dataset_tokens == 0)
+    say(width, stdout,
+        "to train: the time for {:.3g} tokens, the study's amount (its epochs of an assumed data "
+        "set size), not a pretraining run's: give yours with --tokens N, or --epochs and "
+        "--dataset-tokens\n",
+        o.search.train_tokens().tokens);
 }
 
 // What was searched, what was skipped and why, and whether the answer is exact.
-void print_search_summary(const SearchResult& r, int top, Objective objective) {
-  fmt::print(
+void print_search_summary(const SearchResult& r, int top, Objective objective, int width) {
+  say(width, stdout,
       "{} plans on {} of {} GPU subsets ({} sets of sites) in {:.2f} s: {} compiled, {} out of "
       "memory, {} simulated;\n"
       "  skipped: {} with recomputation that memory does not need (the same plan without it "
       "fits and is faster), {} with overlap=off whose overlapped twin fits (never slower), {} "
-      "plans and {} subsets whose lower bound cannot reach the top {}\n",
+      "and {} whose lower bound cannot reach the top {}\n",
       r.enumerated, r.subsets_opened, r.subsets, r.site_sets, r.seconds, r.compiled,
-      r.out_of_memory_count, r.ranked.size(), r.skipped_recompute, r.skipped_overlap_off, r.bounded,
-      r.subsets_bounded, top);
+      r.out_of_memory_count, r.ranked.size(), r.skipped_recompute, r.skipped_overlap_off,
+      counted(r.bounded, "plan"), counted(r.subsets_bounded, "subset"), top);
   const double gap = r.gap(objective);
   std::string what = r.space_exact ? "every set of sites (interchangeable sites as one)"
                                    : fmt::format(
@@ -142,9 +170,9 @@ void print_search_summary(const SearchResult& r, int top, Objective objective) {
                                          r.sites_left_out_at_most);
   if (r.budget_spent) what += ", until the search's work budget was spent";
   if (gap == 0)
-    fmt::print("  exact: searched {}; no plan left out can beat the best\n\n", what);
+    say(width, stdout, "  exact: searched {}; no plan left out can beat the best\n\n", what);
   else
-    fmt::print(
+    say(width, stdout,
         "  not exact: searched {}; a plan not simulated could be at most {:.1f}% better than the "
         "best (its lower bound)\n\n",
         what, 100 * gap);
@@ -152,16 +180,16 @@ void print_search_summary(const SearchResult& r, int top, Objective objective) {
 
 void run_study_rule(Options& o) {
   auto [model, slice, options] = o.search.resolve();
+  const int width = table_width(o.wide);
   std::FILE* text = o.json == "-" ? stderr : stdout;  // standard output carries the JSON alone
-  fmt::print(text, "fabtrain plan --rule study: {}\n", o.search.describe());
+  say(width, text, "fabtrain plan --rule study: {}\n", o.search.describe());
   const int seq = options.space.seq > 0 ? options.space.seq : model.n_ctx;
   const RuleDecision d = study_rule(model, slice, options);
-  fmt::print(text, "\nthe study's procedure:\n");
-  for (const auto& s : d.steps) fmt::print(text, "  rule: {}\n", s);
+  say(width, text, "\nthe study's procedure:\n");
+  for (const auto& s : d.steps) say(width, text, "  rule: {}\n", s);
   if (!d.found)
     fail("the study's rule finds no technique that fits {} on {}", model.name, slice.name);
-  fmt::print(
-      text,
+  say(width, text,
       "study's choice: {} ({}) on {}: step {:.3f} s, {:.2f} TFLOP/s per GPU, {:.0f} tokens/s, "
       "{} to train\n",
       to_short_string(d.chosen.candidate.plan), d.technique,
@@ -173,21 +201,22 @@ void run_study_rule(Options& o) {
   if (r.ranked.empty())
     fail("the search finds no plan of {} that fits on {}", model.name, slice.name);
   const Evaluated& best = r.ranked.front();
-  fmt::print(text,
-             "fabtrain's search ({}): {} ({}) on {}: step {:.3f} s, {:.0f} tokens/s, {} to train, "
-             "{} GPU-hours\n",
-             to_string(options.objective), to_short_string(best.candidate.plan),
-             technique_name(best.candidate.plan), describe_gpus(slice, best.candidate.subset.gpus),
-             best.step_time_s, best.tokens_per_s, format_train_time(best.time_to_train_s),
-             format_gpu_hours(gpu_hours(best)));
+  say(width, text,
+      "fabtrain's search ({}): {} ({}) on {}: step {:.3f} s, {:.0f} tokens/s, {} to train, "
+      "{} GPU-hours\n",
+      to_string(options.objective), to_short_string(best.candidate.plan),
+      technique_name(best.candidate.plan), describe_gpus(slice, best.candidate.subset.gpus),
+      best.step_time_s, best.tokens_per_s, format_train_time(best.time_to_train_s),
+      format_gpu_hours(gpu_hours(best)));
   const std::string difference = rule_vs_search(slice, d, best, r.enumerated, options.objective);
-  fmt::print(text, "{}\n", difference);
-  write_json(o.json, {{"rule", "study"},
-                      {"steps", d.steps},
-                      {"chosen", to_json(d.chosen, slice)},
-                      {"search_best", to_json(best, slice)},
-                      {"difference", difference},
-                      {"launch", launch_json(launch_line(o.search.model, slice, d.chosen, seq))}});
+  say(width, text, "{}\n", difference);
+  write_json(o.json,
+             {{"rule", "study"},
+              {"steps", d.steps},
+              {"chosen", to_json(d.chosen, slice)},
+              {"search_best", to_json(best, slice)},
+              {"difference", difference},
+              {"launch", launch_json(written_launch_line(o.search.model, slice, d.chosen, seq))}});
   print_launch(text, o.search.model, slice, d.chosen, seq);
 }
 
@@ -199,16 +228,22 @@ void run(Options& o) {
          o.break_even);
   if (o.top < 1) fail("--top={} must be at least 1", o.top);
   auto [model, slice, options] = o.search.resolve();
+  const int width = table_width(o.wide);
   const bool quiet = o.json == "-";
   std::FILE* info = quiet ? stderr : stdout;
-  if (!quiet) fmt::print("fabtrain plan: {}\n", o.search.describe());
+  if (!quiet) say(width, stdout, "fabtrain plan: {}\n", o.search.describe());
   options.keep_top = o.top;  // the table's rows stay exact; the rest may be pruned
   SimMemo memo;              // the "why" and break-even searches reuse what this search learns
   PlanMemo compiled;
   options.memo = &memo;
   options.compiled = &compiled;
   const int seq = options.space.seq > 0 ? options.space.seq : model.n_ctx;
+  const bool terminal = isatty(STDERR_FILENO);  // a line while the search runs, then erased
+  if (terminal)
+    fmt::print(stderr, "searching plans of {} on {} ({}, {})...", model.name, slice.name,
+               counted(slice.gpu_count(), "GPU"), counted(slice.site_names().size(), "site"));
   const SearchResult r = search(model, slice, options);
+  if (terminal) fmt::print(stderr, "\r\033[K");
   if (r.ranked.empty()) {
     double least = 0;
     std::string reason;
@@ -229,10 +264,11 @@ void run(Options& o) {
            cost(r.ranked[ties], objective) <= cost(best, objective) * (1 + error))
       ++ties;
   if (!quiet) {
-    print_search_summary(r, o.top, objective);
+    print_search_summary(r, o.top, objective, width);
     print_table(r, slice, o, objective, ties);
     if (!r.out_of_memory.empty()) {
-      fmt::print("\nout of memory ({} plans; the study's crosses), e.g.:\n", r.out_of_memory_count);
+      say(width, stdout, "\nout of memory ({} plans; the study's crosses), e.g.:\n",
+          r.out_of_memory_count);
       // Examples of distinct plans: overlap=off and large-bucket twins left out (they fit where
       // their overlapped twin does, or not at all, by about the same bytes).
       int shown = 0;
@@ -240,13 +276,13 @@ void run(Options& o) {
         if (shown == o.top) break;
         const Plan& p = e.candidate.plan;
         if (!p.overlap || p.bucket_mib != Plan{}.bucket_mib) continue;
-        fmt::print("  x {} ({}): {}\n", to_short_string(p), technique_name(p), e.reason);
+        say(width, stdout, "  x {} ({}): {}\n", to_short_string(p), technique_name(p), e.reason);
         ++shown;
       }
     }
     for (const auto& f : r.failed)
-      fmt::print("  ! {} failed to simulate: {}\n", to_string(f.candidate.plan), f.reason);
-    fmt::print(
+      say(width, stdout, "  ! {} failed to simulate: {}\n", to_string(f.candidate.plan), f.reason);
+    say(width, stdout,
         "\nbest: {} ({}) on {}: {} to train, {} GPU-hours, {:.0f} tokens/s, step {:.3f} s, "
         "{:.2f} TFLOP/s per GPU\n",
         to_string(best.candidate.plan), technique_name(best.candidate.plan),
@@ -254,26 +290,26 @@ void run(Options& o) {
         format_gpu_hours(gpu_hours(best)), best.tokens_per_s, best.step_time_s,
         best.tflops_per_gpu);
     if (ties > 1)
-      fmt::print(
+      say(width, stdout,
           "tie: plans 1-{} are within the calibration's held-out step error ({:.1f}%, {}) of "
           "the best: the prediction cannot tell them apart\n",
           ties, 100 * error, options.calibration->source);
   }
   const WinnerExplanation why = explain_winner(model, slice, options, best);
   if (!quiet) {
-    fmt::print("why: {}\n", why.winner);
-    for (const auto& line : why.lines) fmt::print("  {}\n", line);
+    say(width, stdout, "why: {}\n", why.winner);
+    for (const auto& line : why.lines) say(width, stdout, "  {}\n", line);
   }
   const int pairs = int(slice.site_names().size() * (slice.site_names().size() - 1) / 2);
   std::vector<PairBreakEvens> evens;
   if (o.break_even == "on" || (o.break_even == "auto" && pairs <= 3))
     evens = break_evens(model, slice, options);
   if (!quiet && !evens.empty()) {
-    fmt::print("break-even round trips (each site pair's varied alone):\n");
-    for (const auto& p : evens) fmt::print("  {}\n", p.sentence);
+    say(width, stdout, "break-even round trips (each site pair's varied alone):\n");
+    for (const auto& p : evens) say(width, stdout, "  {}\n", p.sentence);
   } else if (!quiet && pairs > 3 && o.break_even == "auto") {
-    fmt::print("break-even round trips: {} site pairs, left out (--break-even on computes them)\n",
-               pairs);
+    say(width, stdout,
+        "break-even round trips: {} site pairs, left out (--break-even on computes them)\n", pairs);
   }
   // No wall-clock time in the JSON: the same search gives the same bytes (the terminal says how
   // long).
@@ -313,7 +349,7 @@ void run(Options& o) {
       x["changes"].push_back({{"rtt_ms", c.rtt_ms}, {"below", c.below}, {"above", c.above}});
     j["break_even"].push_back(x);
   }
-  j["launch"] = launch_json(launch_line(o.search.model, slice, best, seq));
+  j["launch"] = launch_json(written_launch_line(o.search.model, slice, best, seq));
   write_json(o.json, j);
   print_launch(info, o.search.model, slice, best, seq);
 }

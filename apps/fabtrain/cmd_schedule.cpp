@@ -13,6 +13,7 @@
 
 #include "command.hpp"
 #include "common/error.hpp"
+#include "common/human_units.hpp"
 #include "json_output.hpp"
 #include "plan/default_batch.hpp"
 #include "plan/schedule.hpp"
@@ -112,13 +113,13 @@ void run(const Options& o) {
   fmt::print("model:      {} ({} layers, {} hidden, {} heads, vocab {}, {} parameters)\n",
              model.name, model.n_layer, model.n_embd, model.n_head, model.vocab_size,
              model.parameters());
-  fmt::print("plan:       {} ({}, {} ranks)\n", to_string(plan), technique_name(plan),
-             plan.ranks());
+  fmt::print("plan:       {} ({}, {})\n", to_string(plan), technique_name(plan),
+             counted(plan.ranks(), "rank"));
   fmt::print(
       "batch:      {} sequences of {} tokens per step; {} per microbatch, {} microbatches "
       "per replica{}\n",
       batch, seq, schedule.microbatch, plan.mb, o.batch > 0 ? "" : " (default: 8 per GPU)");
-  if (slice) fmt::print("slice:      {} ({} GPUs)\n", slice->name, slice->gpu_count());
+  if (slice) fmt::print("slice:      {} ({})\n", slice->name, counted(slice->gpu_count(), "GPU"));
   for (std::size_t st = 0; st < stages.size(); ++st)
     fmt::print("stage {}:    blocks {}:{}\n", st, stages[st].begin, stages[st].end);
   for (std::size_t g = 0; g < schedule.groups.size(); ++g)

@@ -9,6 +9,7 @@
 #include "command.hpp"
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/human_units.hpp"
 #include "models/model_spec.hpp"
 #include "plan/default_batch.hpp"
 #include "plan/schedule.hpp"
@@ -58,14 +59,17 @@ void run(const SimulateOptions& o) {
     train_tokens = o.epochs * o.dataset_tokens;
   }
   Calibration calibration;
-  if (!o.calibration.empty()) calibration = load_calibration(o.calibration);
+  if (!o.calibration.empty()) {
+    calibration = load_calibration(o.calibration);
+    print_calibration_warnings(calibration, slice);
+  }
   check_memory_headroom(o.memory_headroom);
 
   // Resolved configuration first, on stderr when JSON goes to stdout.
   auto* info = o.json == "-" ? stderr : stdout;
   fmt::print(info, "model        {} ({} parameters)\n", model.name, model.parameters());
-  fmt::print(info, "slice        {} ({} GPUs, sites: {})\n", slice.name, slice.gpu_count(),
-             fmt::join(slice.site_names(), ", "));
+  fmt::print(info, "slice        {} ({}, sites: {})\n", slice.name,
+             counted(slice.gpu_count(), "GPU"), fmt::join(slice.site_names(), ", "));
   fmt::print(
       info, "communicator {} ({}; {} streams per peer{}{}{})\n", slice.communicator.name,
       slice.communicator.library, slice.communicator.streams_per_peer,

@@ -41,7 +41,9 @@ StudyReportContext context_of(const Options& o, const SearchOptions& options) {
                                                  : "8 sequences per GPU"),
       fmt::format("sequence {}, precision {} (Alpa's default)",
                   options.space.seq > 0 ? std::to_string(options.space.seq) : "the model's context",
-                  to_string(options.space.precision)),
+                  options.space.precision_where_supported
+                      ? "auto (tf32 where every GPU of a plan has it, else fp32)"
+                      : to_string(options.space.precision)),
       "each technique's fastest plan of fabtrain's search (microbatches, schedule, recomputation, "
       "layer split): the study does not state Alpa's choices",
       "TFLOP/s per GPU by Alpa's formula (alpa.util.compute_gpt_tflops), as the study reports",

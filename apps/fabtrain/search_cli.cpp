@@ -4,10 +4,17 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <set>
 
+#include "calibrate/coverage.hpp"
+#include "common/atomic_file.hpp"
+#include "common/data_dir.hpp"
 #include "common/error.hpp"
+#include "common/text_table.hpp"
+#include "common/text_wrap.hpp"
+#include "selector/enumerate.hpp"
 #include "selector/launch_line.hpp"
 #include "selector/site_sets.hpp"
 
@@ -39,7 +46,12 @@ void SearchCli::add_to(CLI::App* cmd, bool with_slice) {
   cmd->add_option(
       "--catalog", catalog_file,
       "Catalog YAML adding or replacing GPU types, NICs and sites (the built-in rules)");
-  cmd->add_option("--precision", precision, "fp32, fp16 or bf16")->capture_default_str();
+  cmd->add_option("--precision", precision,
+                  "fp32; tf32 (tensor cores, Ampere and newer); fp16 or bf16 (simulate-only in "
+                  "fabtrain-exec); or auto: tf32 on the GPUs that have it, fp32 on the others "
+                  "(one precision per plan: a plan mixing GPUs without tf32 runs fp32)")
+      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16", "auto"}))
+      ->capture_default_str();
   cmd->add_option("--objective", objective,
                   "What the search ranks by: time-to-train, tokens-per-s or gpu-hours")
       ->capture_default_str();
@@ -47,6 +59,25 @@ void SearchCli::add_to(CLI::App* cmd, bool with_slice) {
   cmd->add_option("--workers", workers,
                   "Simulations at once, each in a process of its own (default: one per core)");
 }
+
+namespace {
+
+// A precision the slice's GPU types lack is refused before the search, naming them.
+void check_precision_on(const Slice& slice, Precision precision) {
+  std::set<std::string> lacking;
+  for (const auto& g : slice.gpus())
+    if (!has_precision(*g.type, precision)) lacking.insert(g.type->name);
+  if (lacking.empty()) return;
+  std::string names;
+  for (const auto& n : lacking) names += (names.empty() ? "" : ", ") + n;
+  fail(
+      "--precision {}: {} {} no {} peak in the catalog; --precision auto runs {} where the GPUs "
+      "have it and fp32 elsewhere",
+      to_string(precision), names, lacking.size() == 1 ? "has" : "have", to_string(precision),
+      to_string(precision));
+}
+
+}  // namespace
 
 SearchSetup SearchCli::resolve() {
   SearchSetup setup{load_model(model), load_slice(slice, catalog_with(catalog_file)), {}};
@@ -57,6 +88,7 @@ SearchSetup SearchCli::resolve() {
   if (!calibration_file.empty()) {
     calibration = load_calibration(calibration_file);
     options.calibration = &calibration;
+    print_calibration_warnings(calibration, setup.slice);
   }
   if (batch < 0) fail("--batch={} must be positive", batch);
   if (seq < 0 || seq > setup.model.n_ctx)
@@ -68,7 +100,9 @@ SearchSetup SearchCli::resolve() {
     fail("--tokens={} and --epochs/--dataset-tokens both say how much to train: give one", tokens);
   options.space.global_batch = batch;
   options.space.seq = seq;
-  options.space.precision = parse_precision(precision);
+  options.space.precision_where_supported = precision == "auto";
+  options.space.precision = precision == "auto" ? Precision::tf32 : parse_precision(precision);
+  if (precision != "auto") check_precision_on(setup.slice, options.space.precision);
   options.workers = workers;
   options.objective = parse_objective(objective);
   check_memory_headroom(memory_headroom);
@@ -159,19 +193,65 @@ std::string memory_cell(const Evaluated& e, double unit) {
                      e.tight ? " tight" : "");
 }
 
+std::string launch_hostfile_path(const Slice& slice) {
+  namespace fs = std::filesystem;
+  const fs::path path(slice.path);
+  const bool builtin = path.parent_path().lexically_normal() ==
+                       fs::path(source_dir() + "/platforms/data/slices").lexically_normal();
+  if (slice.path.empty() || builtin) return "";
+  return (path.parent_path() / (path.stem().string() + ".hosts")).string();
+}
+
+LaunchLine written_launch_line(const std::string& model_arg, const Slice& slice, const Evaluated& e,
+                               int seq) {
+  const std::string path = launch_hostfile_path(slice);
+  LaunchLine line = launch_line(model_arg, slice, e, seq, path);
+  if (path.empty() || !line.simulate_only.empty()) return launch_line(model_arg, slice, e, seq);
+  try {
+    write_text_atomically(path, line.hostfile, "the hostfile");
+  } catch (const Error& err) {
+    fmt::print(stderr, "warning: {}; the launch line places ranks with --host instead\n",
+               err.what());
+    return launch_line(model_arg, slice, e, seq);
+  }
+  return line;
+}
+
+void print_calibration_warnings(const Calibration& calibration, const Slice& slice) {
+  for (const auto& w : calibration_warnings(calibration, slice))
+    fmt::print(stderr, "{}\n", wrap_text("warning: " + w, table_width(false)));
+}
+
 void print_launch(std::FILE* out, const std::string& model_arg, const Slice& slice,
                   const Evaluated& e, int seq) {
-  const LaunchLine line = launch_line(model_arg, slice, e, seq);
+  const LaunchLine line = written_launch_line(model_arg, slice, e, seq);
+  const int width = table_width(false);
   if (!line.simulate_only.empty()) {
-    fmt::print(out, "not runnable as simulated: {}\nthe plan's line would be: {}\n",
-               line.simulate_only, line.command);
+    fmt::print(out, "{}\nthe plan's line would be: {}\n",
+               wrap_text("not runnable as simulated: " + line.simulate_only, width), line.command);
     return;
   }
   fmt::print(out, "recommended: {}\n", line.command);
-  fmt::print(out,
-             "  (--host: ranks to VMs in the plan's device order; put each VM's address for its "
-             "name if it does not resolve; TRAIN_TOKENS.bin: your llm.c token shards, e.g. from "
-             "fabtrain-exec tokenize)\n");
+  std::vector<std::string> notes;
+  if (!line.hostfile_path.empty())
+    notes.push_back(fmt::format("hostfile {} written: ranks to VMs in the plan's device order",
+                                line.hostfile_path));
+  else
+    notes.push_back("--host: ranks to VMs in the plan's device order");
+  bool addresses = true;
+  for (const auto& vm : slice.vms) addresses = addresses && !vm.address.empty();
+  if (!addresses)
+    notes.push_back(
+        "a VM without `address:` in the slice is named by its name: give it one if "
+        "the name does not resolve");
+  notes.insert(notes.end(), line.notes.begin(), line.notes.end());
+  notes.push_back("TRAIN_TOKENS.bin: your llm.c token shards, e.g. from fabtrain-exec tokenize");
+  notes.push_back(
+      fmt::format("first check the VMs: the same mpirun prefix with fabtrain-exec preflight --data "
+                  "TRAIN_TOKENS.bin{}{}",
+                  line.device == "cuda" ? " --device cuda" : "",
+                  " --slice " + (launch_hostfile_path(slice).empty() ? slice.name : slice.path)));
+  for (const auto& n : notes) fmt::print(out, "  {}\n", wrap_text(n, width - 2, 4));
 }
 
 }  // namespace fabtrain

@@ -9,6 +9,7 @@
 
 #include "models/model_spec.hpp"
 #include "platforms/slice.hpp"
+#include "selector/launch_line.hpp"
 #include "selector/search.hpp"
 #include "selector/study_training.hpp"
 
@@ -63,6 +64,15 @@ void check_memory_headroom(double headroom);
 // A table's memory cell: "16.8/24.0 30%", "23.0/24.0 4% tight".
 std::string memory_cell(const Evaluated& e, double unit);
 
+// On standard error, what a calibration does not cover on the slice (calibrate/coverage.hpp).
+void print_calibration_warnings(const Calibration& calibration, const Slice& slice);
+// Where `plan` writes the launch line's hostfile: beside a slice file the user gave
+// (<slice>.hosts); "" for a built-in slice, whose line places ranks with --host.
+std::string launch_hostfile_path(const Slice& slice);
+// The launch line with its hostfile written (falls back to --host, with a warning, when the file
+// cannot be written).
+LaunchLine written_launch_line(const std::string& model_arg, const Slice& slice, const Evaluated& e,
+                               int seq);
 // "recommended: mpirun ..." (or why the plan is simulate-only) and how to fill it in.
 void print_launch(std::FILE* out, const std::string& model_arg, const Slice& slice,
                   const Evaluated& e, int seq);

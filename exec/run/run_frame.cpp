@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "common/host_info.hpp"
+#include "common/human_units.hpp"
 
 namespace fabtrain {
 
@@ -23,8 +24,8 @@ void print_banner_head(const std::string& title, const ModelSpec& model, const P
   fmt::print("  model    {} (L={} C={} NH={} maxT={} V={}, {} parameters)\n", model.name,
              model.n_layer, model.n_embd, model.n_head, model.n_ctx, model.vocab_size,
              model.parameters());
-  fmt::print("  plan     {} ({}), {} ranks, microbatch {} x {} tokens\n", to_string(plan),
-             technique_name(plan), ranks, microbatch, seq);
+  fmt::print("  plan     {} ({}), {}, microbatch {} x {} tokens\n", to_string(plan),
+             technique_name(plan), counted(ranks, "rank"), microbatch, seq);
 }
 
 RunHeader run_header(const ModelSpec& model, const Plan& plan, int microbatch,

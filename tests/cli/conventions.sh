@@ -26,13 +26,14 @@ json_only() {
 }
 # refused WANT command...: a non-zero exit, WANT on standard error, and on standard output nothing
 # but the resolved configuration ("fabtrain plan: model=..." and its indented batch= and to train:
-# lines): no partial table.
+# lines, wrapped to the terminal's width: their continuation lines indented by four): no partial
+# table.
 refused() {
   local want="$1"; shift
   local out err rc
   out="$(timeout 60 "$@" 2>"$tmp/err")"; rc=$?; err="$(cat "$tmp/err")"
   out="$(printf '%s\n' "$out" | grep -v '^fabtrain [a-z-]*\( --rule study\)\?: ' |
-    grep -v '^  \(batch=\|to train: \)' | grep -v '^$')"
+    grep -v '^  \(batch=\|to train: \)' | grep -v '^    [^ ]' | grep -v '^$')"
   if [ "$rc" -eq 0 ] || [ "$rc" -ge 124 ] || [[ "$err" != *"$want"* ]]; then
     fail "(exit $rc) $*"; echo "  wanted: $want"; echo "  got:    ${err:0:400}"
   elif [ -n "$out" ]; then

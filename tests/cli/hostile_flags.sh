@@ -41,6 +41,7 @@ declare -A base=(
   ["fabtrain-exec train"]="--model gpt2-nano --plan dp=1 --data $data --steps 1 --batch 2 --seq 16"
   ["fabtrain-exec bench"]="--model gpt2-nano --budget-s 0.01 --memory-mib 1 --p2p-mib 1 --collective-mib 1"
   ["fabtrain-exec probe"]="--slice emulated-2site"
+  ["fabtrain-exec preflight"]="--data $data"
   ["fabtrain-exec replay"]="--model gpt2-nano --plan dp=1 --steps 1 --batch 2 --seq 16"
   ["fabtrain-exec overlap-bench"]="--mib 1 --blocks 1 --block-ms 1 --repeats 1"
   ["fabtrain-exec tokenize"]="$data -o $tmp/tok"

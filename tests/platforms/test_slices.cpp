@@ -87,7 +87,7 @@ TEST_CASE("GPU counts, types and sites of the built-in slices") {
   CHECK(dgx.networks.empty());
 }
 
-TEST_CASE("gpus() lists VMs in file order and GPUs within each VM") {
+TEST_CASE("gpus() lists VMs in canonical order (here the file's) and GPUs within each VM") {
   test::TempYaml tmp;
   const Slice s = load_slice(tmp.write("two.yaml", kTwoSites));
   CHECK(s.name == "two");  // from the file name when the file has none

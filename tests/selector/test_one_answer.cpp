@@ -172,7 +172,8 @@ TEST_CASE(
   e.candidate.plan = parse_plan("dp=2,pp=2,mb=8,devices=0:1:2:3");
   e.candidate.global_batch = 32;
   LaunchLine l = launch_line("my models/config.json", slice, e, 1024);
-  CHECK(l.command.find("mpirun -np 4 --host utah-vm:2,amst-vm:2 fabtrain-exec train") == 0);
+  CHECK(l.command.find("mpirun -np 4 --host utah-vm:2,amst-vm:2 ") == 0);
+  CHECK(l.command.find(" fabtrain-exec train ") != std::string::npos);
   CHECK(l.command.find("--model 'my models/config.json'") != std::string::npos);
   CHECK(l.command.find("--device cuda") != std::string::npos);
   CHECK(l.command.find("--batch 32 --seq 1024") != std::string::npos);

@@ -1,0 +1,111 @@
+#include "exec/measure/preflight.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace fabtrain {
+
+FileFacts file_facts(const std::string& path) {
+  FileFacts f;
+  f.path = path;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    f.error = std::strerror(errno);
+    return f;
+  }
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a 64: offset basis and prime
+  std::vector<char> buf(1 << 20);
+  std::int64_t bytes = 0;
+  while (in) {
+    in.read(buf.data(), std::streamsize(buf.size()));
+    const std::streamsize n = in.gcount();
+    for (std::streamsize i = 0; i < n; ++i) h = (h ^ std::uint8_t(buf[i])) * 1099511628211ull;
+    bytes += n;
+  }
+  f.bytes = bytes;
+  f.checksum = fmt::format("{:016x}", h);
+  return f;
+}
+
+std::string to_text(const RankFacts& r) {
+  nlohmann::json files = nlohmann::json::array();
+  for (const auto& f : r.files)
+    files.push_back(
+        {{"path", f.path}, {"bytes", f.bytes}, {"checksum", f.checksum}, {"error", f.error}});
+  nlohmann::json j = {{"rank", r.rank},       {"host", r.host},
+                      {"device", r.device},   {"device_error", r.device_error},
+                      {"version", r.version}, {"binary_checksum", r.binary_checksum},
+                      {"files", files},       {"rtt_to_rank0_s", r.rtt_to_rank0_s}};
+  if (r.expected_rtt_s) j["expected_rtt_s"] = *r.expected_rtt_s;
+  return j.dump();
+}
+
+RankFacts rank_facts_from_text(const std::string& text) {
+  const auto j = nlohmann::json::parse(text);
+  RankFacts r;
+  r.rank = j.at("rank"), r.host = j.at("host"), r.device = j.at("device");
+  r.device_error = j.at("device_error"), r.version = j.at("version");
+  r.binary_checksum = j.at("binary_checksum"), r.rtt_to_rank0_s = j.at("rtt_to_rank0_s");
+  if (j.contains("expected_rtt_s")) r.expected_rtt_s = j.at("expected_rtt_s").get<double>();
+  for (const auto& f : j.at("files"))
+    r.files.push_back({f.at("path"), f.at("bytes"), f.at("checksum"), f.at("error")});
+  return r;
+}
+
+std::vector<std::string> preflight_failures(const std::vector<RankFacts>& ranks) {
+  std::vector<std::string> out;
+  if (ranks.empty()) return out;
+  const RankFacts& first = ranks.front();
+  for (const auto& r : ranks) {
+    const std::string who = fmt::format("rank {} ({})", r.rank, r.host);
+    if (!r.device_error.empty()) out.push_back(fmt::format("{}: {}", who, r.device_error));
+    if (r.version != first.version)
+      out.push_back(
+          fmt::format("{}: fabtrain {} but rank 0 runs {}", who, r.version, first.version));
+    else if (r.binary_checksum != first.binary_checksum)
+      out.push_back(fmt::format("{}: fabtrain-exec differs from rank 0's (checksum {} vs {})", who,
+                                r.binary_checksum, first.binary_checksum));
+    for (std::size_t i = 0; i < r.files.size(); ++i) {
+      const FileFacts& f = r.files[i];
+      if (!f.error.empty())  // an error may name the file itself already
+        out.push_back(f.error.find(f.path) != std::string::npos
+                          ? fmt::format("{}: {}", who, f.error)
+                          : fmt::format("{}: data file {}: {}", who, f.path, f.error));
+      else if (i < first.files.size() && first.files[i].error.empty() &&
+               f.checksum != first.files[i].checksum)
+        out.push_back(fmt::format("{}: data file {} differs from rank 0's ({} vs {} bytes)", who,
+                                  f.path, f.bytes, first.files[i].bytes));
+    }
+    if (r.expected_rtt_s && r.rtt_to_rank0_s > kRttSlack * *r.expected_rtt_s + 1e-3)
+      out.push_back(fmt::format(
+          "{}: round trip to rank 0 {:.2f} ms, the slice says {:.2f} ms: another path or "
+          "interface than the slice's?",
+          who, r.rtt_to_rank0_s * 1e3, *r.expected_rtt_s * 1e3));
+  }
+  return out;
+}
+
+std::string preflight_table(const std::vector<RankFacts>& ranks) {
+  std::string out =
+      fmt::format("{:>4}  {:<16} {:<30} {:<8} {:<8} {:<12} {:>9} {:>9}\n", "rank", "host", "device",
+                  "version", "binary", "data", "rtt ms", "slice ms");
+  for (const auto& r : ranks) {
+    int ok = 0;
+    for (const auto& f : r.files) ok += f.error.empty();
+    std::string device = r.device.empty() ? "none: " + r.device_error : r.device;
+    if (device.size() > 30) device = device.substr(0, 29) + "~";
+    out +=
+        fmt::format("{:>4}  {:<16} {:<30} {:<8} {:<8} {:<12} {:>9} {:>9}\n", r.rank,
+                    r.host.substr(0, 16), device, r.version.substr(0, 8),
+                    r.binary_checksum.substr(0, 8), fmt::format("{}/{} files", ok, r.files.size()),
+                    r.rank == 0 ? "-" : fmt::format("{:.3f}", r.rtt_to_rank0_s * 1e3),
+                    r.expected_rtt_s ? fmt::format("{:.3f}", *r.expected_rtt_s * 1e3) : "-");
+  }
+  return out;
+}
+
+}  // namespace fabtrain

@@ -1,0 +1,49 @@
+// The check before a long run, across every rank of the job: what each rank found (its host, its
+// device or why it has none, the program's version and checksum, each data file's size and
+// checksum, its round trip to rank 0) and the verdict over all of them. Gathering is the
+// command's (apps/fabtrain-exec/cmd_preflight.cpp); here the facts, their text form and the rules.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fabtrain {
+
+struct FileFacts {
+  std::string path;
+  std::int64_t bytes = -1;  // -1: not readable
+  std::string checksum;     // FNV-1a 64, hex; "" when not readable
+  std::string error;        // why not readable
+};
+
+struct RankFacts {
+  int rank = 0;
+  std::string host;
+  std::string device;        // the backend's description, "" when unavailable
+  std::string device_error;  // why the asked device is unavailable here
+  std::string version;       // fabtrain's version
+  std::string binary_checksum;
+  std::vector<FileFacts> files;
+  double rtt_to_rank0_s = 0;             // median MPI round trip of a small message (rank 0: 0)
+  std::optional<double> expected_rtt_s;  // the slice's round trip for this rank's pair with 0
+};
+
+// FNV-1a 64 of a file's bytes, as 16 hex digits; fills bytes/error.
+FileFacts file_facts(const std::string& path);
+
+std::string to_text(const RankFacts& facts);  // one JSON line, for gathering
+RankFacts rank_facts_from_text(const std::string& text);
+
+// A measured round trip is "near" the slice's when at most this many times it plus a
+// millisecond (an assumption: queueing and the MPI stack add to the path's own round trip).
+inline constexpr double kRttSlack = 2.0;
+
+// Every mismatch, one line each naming the rank(s): no device, another version or binary, a data
+// file missing or different from rank 0's, a round trip far above the slice's. Empty: all clear.
+std::vector<std::string> preflight_failures(const std::vector<RankFacts>& ranks);
+
+// One table: a row per rank (host, device, version, binary, data, round trip).
+std::string preflight_table(const std::vector<RankFacts>& ranks);
+
+}  // namespace fabtrain

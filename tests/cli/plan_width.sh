@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# fabtrain plan's text fits the terminal: every line but the launch line within $COLUMNS (100 when
+# unset; 80 asked), for the default search, the study's rule, and a three-site slice; GPUs that
+# every row shares are said once above the table, else each row has its own; the default training amount is explained under
+# the table and not when --tokens gives one; precision auto is accepted and a precision the GPUs
+# lack is refused naming them. Usage: plan_width.sh BIN_DIR
+set -euo pipefail
+bin=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+cat > "$work/three.yaml" <<'YAML'
+name: three
+vms:
+  - {name: u, site: UTAH, gpu: GPU_RTX6000, gpus: 2, nic: NIC_Basic}
+  - {name: a, site: AMST, gpu: GPU_RTX6000, gpus: 2, nic: NIC_Basic}
+  - {name: g, site: GPN, gpu: GPU_TeslaT4, gpus: 2, nic: NIC_Basic}
+networks:
+  - {name: fab, kind: fabnetv4, vms: [u, a, g]}
+YAML
+check_width() {  # file, width
+  local over
+  over=$(grep -vE "^(recommended: |the plan's line would be: )" "$1" | awk -v w="$2" 'length($0) > w' || true)
+  [ -z "$over" ] || { cat "$1"; fail "$(basename "$1"): lines wider than $2:"$'\n'"$over"; }
+}
+run() {  # name, columns, args...
+  local name=$1 cols=$2; shift 2
+  COLUMNS=$cols "$bin/fabtrain" plan --workers 2 "$@" >"$work/$name.txt" 2>&1 ||
+    { cat "$work/$name.txt"; fail "$name: fabtrain plan failed"; }
+  check_width "$work/$name.txt" "${cols:-100}"
+}
+run default "" --model gpt2-medium --slice utah-amst
+run narrow 80 --model gpt2-medium --slice utah-amst
+run study "" --model gpt2-medium --slice utah-amst --rule study
+run three "" --model gpt2-nano --slice "$work/three.yaml" --break-even off
+grep -q "^to train: the time for .* tokens, the study's amount" "$work/default.txt" ||
+  fail "the default training amount is not explained"
+run tokens "" --model gpt2-nano --slice utah-amst --tokens 1e9 --break-even off
+! grep -q "^to train: the time for" "$work/tokens.txt" || fail "explained though --tokens was given"
+grep -q "^GPUs of every row: " "$work/default.txt" || fail "rows sharing GPUs do not say them once"
+! grep -q "^ #  plan .* GPUs " "$work/default.txt" || fail "a GPUs column though every row shares them"
+grep -q "^ #  plan .* GPUs " "$work/three.txt" || fail "rows on other GPUs lost their GPUs column"
+run auto "" --model gpt2-nano --slice utah-amst --precision auto --break-even off
+if "$bin/fabtrain" plan --model gpt2-nano --slice utah-amst --precision tf32 >"$work/tf32.txt" 2>&1; then
+  fail "tf32 on RTX 6000s was accepted"
+fi
+grep -q "GPU_RTX6000 has no tf32 peak.*--precision auto" "$work/tf32.txt" || { cat "$work/tf32.txt"; fail "tf32 refusal"; }
+"$bin/fabtrain" plan --help | grep -q "auto" || fail "plan --help does not list precision auto"
+echo "plan width: ok"

@@ -1,0 +1,71 @@
+// The preflight's rules over every rank's facts: a missing device, another version or binary, a
+// data file missing or different from rank 0's, a round trip far above the slice's; facts survive
+// their text form; a file's checksum follows its bytes.
+#include <doctest/doctest.h>
+
+#include "exec/measure/preflight.hpp"
+#include "tests/test_support.hpp"
+
+using namespace fabtrain;
+using test::contains;
+
+namespace {
+
+RankFacts rank(int r, const std::string& data_checksum = "aa") {
+  RankFacts f;
+  f.rank = r, f.host = "vm" + std::to_string(r), f.device = "CPU", f.version = "1.0";
+  f.binary_checksum = "b1";
+  f.files.push_back({"train.bin", 100, data_checksum, ""});
+  f.rtt_to_rank0_s = r == 0 ? 0 : 0.05;
+  return f;
+}
+
+bool any(const std::vector<std::string>& lines, const std::string& part) {
+  for (const auto& l : lines)
+    if (contains(l, part)) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("preflight: ranks that agree pass; each kind of mismatch is named with its rank") {
+  CHECK(preflight_failures({rank(0), rank(1)}).empty());
+  auto other = rank(1, "bb");
+  CHECK(any(preflight_failures({rank(0), other}), "rank 1 (vm1): data file train.bin differs"));
+  other = rank(1);
+  other.files[0] = {"train.bin", -1, "", "No such file or directory"};
+  CHECK(any(preflight_failures({rank(0), other}), "train.bin: No such file"));
+  other = rank(1);
+  other.device.clear(), other.device_error = "no CUDA device";
+  CHECK(any(preflight_failures({rank(0), other}), "rank 1 (vm1): no CUDA device"));
+  other = rank(1);
+  other.version = "0.9";
+  CHECK(any(preflight_failures({rank(0), other}), "fabtrain 0.9 but rank 0 runs 1.0"));
+  other = rank(1);
+  other.binary_checksum = "b2";
+  CHECK(any(preflight_failures({rank(0), other}), "fabtrain-exec differs"));
+  other = rank(1);
+  other.expected_rtt_s = 0.02;  // measured 50 ms against the slice's 20: above 2 x 20 + 1
+  CHECK(any(preflight_failures({rank(0), other}), "round trip to rank 0 50.00 ms, the slice says"));
+  other.expected_rtt_s = 0.03;  // 50 <= 2 x 30 + 1: near enough
+  CHECK(preflight_failures({rank(0), other}).empty());
+}
+
+TEST_CASE("preflight facts survive their text form; a checksum follows the file's bytes") {
+  RankFacts r = rank(3);
+  r.expected_rtt_s = 0.1;
+  const RankFacts back = rank_facts_from_text(to_text(r));
+  CHECK(back.rank == 3);
+  CHECK(back.host == "vm3");
+  CHECK(back.files.at(0).checksum == "aa");
+  CHECK(back.expected_rtt_s.value_or(0) == doctest::Approx(0.1));
+  test::TempDir dir("fabtrain-preflight");
+  const auto a = file_facts(dir.write("a.txt", "hello"));
+  const auto b = file_facts(dir.write("b.txt", "hellp"));
+  CHECK(a.bytes == 5);
+  CHECK(a.checksum.size() == 16);
+  CHECK(a.checksum != b.checksum);
+  CHECK(file_facts(dir.write("c.txt", "hello")).checksum == a.checksum);
+  CHECK_FALSE(file_facts((dir.path() / "none").string()).error.empty());
+  CHECK(contains(preflight_table({rank(0), rank(1)}), "vm1"));
+}
