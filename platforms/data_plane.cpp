@@ -45,10 +45,9 @@ DataPlaneDefaults load_data_plane_defaults(const std::string& path) {
   d.management_interface = top.text("management_interface");
   check_interface_name(top.field("management_interface"), d.management_interface);
   d.management_source = top.text("management_interface_source");
-  const YAML::Node subnets = top.mapping("subnets");
-  for (const auto& kv : subnets) {
-    const std::string kind = kv.first.as<std::string>();
-    const YamlFields f(path, "subnets." + kind, kv.second);
+  const YamlNode subnets = top.mapping("subnets");
+  for (const auto& [kind, value] : subnets.entries()) {
+    const YamlFields f(path, "subnets." + kind, value);
     f.allow_only({"subnet", "source"});
     DataPlaneDefaults::Subnet s{f.text("subnet"), f.text("source")};
     check_subnet(f.field("subnet"), s.subnet);
