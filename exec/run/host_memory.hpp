@@ -9,13 +9,22 @@
 
 namespace fabtrain {
 
-// fp32 weights, gradients and AdamW m and v of the stage's blocks, the activations of `mb`
-// microbatches, and the full parameter vector gathered for checkpoints.
-double stage_memory_bytes(const ModelSpec& model, const BlockRange& blocks, int tp, int microbatch,
-                          int seq, int mb, bool recompute);
+// What the CPU executor allocates for one stage of the plan, in fp32: the stage's weights and
+// gradients (its blocks' tensor-parallel shard and, last of several stages, the tied wte copy),
+// AdamW's m and v of what the rank owns (a 1/dp shard under ZeRO), under ZeRO the shard's
+// parameters, gradients and scratch, the packed full-size gradient copy and the packed buffers of
+// one reduce-scatter or all-gather in flight, the tied embedding's exchange buffer on a stage
+// holding wte, the activations of plan.mb microbatches, and the full parameter vector gathered
+// for checkpoints.
+double stage_memory_bytes(const ModelSpec& model, const Plan& plan, int stage, int microbatch,
+                          int seq);
 
 // MemAvailable of /proc/meminfo; nullopt where it cannot be read.
 std::optional<double> host_available_bytes();
+
+// The peak resident set of this process so far in bytes (Linux VmHWM of /proc/self/status, else
+// getrusage's ru_maxrss); nullopt where neither can be read.
+std::optional<double> peak_resident_bytes();
 
 // Fails when `ranks_on_host` stages of `bytes` each exceed what the host has available.
 void check_fits_host(double bytes, int ranks_on_host);
