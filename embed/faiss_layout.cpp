@@ -87,7 +87,8 @@ void read_inverted_lists(Cursor& c, std::uint64_t nlist, std::uint64_t code_size
   if (c.read<std::uint64_t>("the list count") != nlist) c.refuse("a list count other than nlist");
   if (c.read<std::uint64_t>("the code size") != code_size) c.refuse("a code size other than d x 4");
   if (c.fourcc("the list sizes") != "full") c.refuse("list sizes other than 'full'");
-  if (c.read<std::uint64_t>("the list sizes' count") != nlist) c.refuse("list sizes for other lists");
+  if (c.read<std::uint64_t>("the list sizes' count") != nlist)
+    c.refuse("list sizes for other lists");
   c.need(std::size_t(nlist) * 8, "the list sizes");
   std::vector<std::uint64_t> sizes(nlist);
   for (auto& n : sizes) n = c.read<std::uint64_t>("a list size");

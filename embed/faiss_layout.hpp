@@ -6,8 +6,8 @@
 // kMaxIndexDimension, and the file must end where the index does. Not here: reading the index
 // (vector_index.hpp), which also checks the ids of an inverted file once FAISS has read it.
 #pragma once
-#include <string_view>
 #include <string>
+#include <string_view>
 
 namespace fabtrain::embed {
 

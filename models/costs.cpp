@@ -209,6 +209,10 @@ double activation_bytes(const ModelSpec& m, Block block, int b, int s, int tp, P
   return 0;
 }
 
+double logits_fp32_bytes(const ModelSpec& m, Block block, int b, int s) {
+  return block.kind == BlockKind::head ? double(b) * s * m.padded_vocab() * 4.0 : 0;
+}
+
 double boundary_bytes(const ModelSpec& m, int b, int s, Precision p) {
   return double(b) * s * m.n_embd * element_bytes(p);
 }

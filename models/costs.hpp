@@ -98,6 +98,9 @@ std::int64_t block_parameters(const ModelSpec& m, Block block, int tp);
 // attention the scores are not kept (only a log-sum-exp per row).
 double activation_bytes(const ModelSpec& m, Block block, int b, int s, int tp, Precision p,
                         bool recompute, Attention attention = Attention::naive);
+// Bytes of the head's logits over the padded vocabulary in fp32 (frameworks compute the loss and
+// its gradient in fp32 under mixed precision too), per microbatch; 0 for other blocks.
+double logits_fp32_bytes(const ModelSpec& m, Block block, int b, int s);
 // Bytes of the tensor passed between blocks (and between pipeline stages): b*s*C elements.
 double boundary_bytes(const ModelSpec& m, int b, int s, Precision p);
 

@@ -47,6 +47,7 @@ Backward backward_of(const ModelSpec& model, const Plan& plan, int b, int s, int
     }
     bw.activation_bytes += activation_bytes(model, block, b, s, plan.tp, plan.precision,
                                             plan.recompute, plan.attention);
+    bw.logits_gradient_bytes += logits_fp32_bytes(model, block, b, s);
     all_replicated = all_replicated && replicated_over_tp(block);
   }
   bw.replicas = all_replicated ? plan.tp : 1;

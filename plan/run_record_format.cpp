@@ -136,6 +136,7 @@ json to_json(const StepLine& line) {
             {"grad_norm", s.grad_norm},
             {"tokens_per_s", s.tokens_per_s}};
   if (s.val_loss >= 0) j["val_loss"] = s.val_loss;
+  if (!s.peak_rss_bytes.empty()) j["peak_rss_bytes"] = s.peak_rss_bytes;
   if (line.instructions.empty()) return j;
   json instructions = json::array();
   for (const InstructionRecord& r : line.instructions) {
@@ -155,7 +156,7 @@ StepLine step_line_from_json(const json& j, int world, const std::string& where,
                              const std::string& file) {
   reject_unknown(j,
                  {"type", "step", "wall_s", "loss", "lr", "grad_norm", "tokens_per_s", "val_loss",
-                  "instructions"},
+                  "peak_rss_bytes", "instructions"},
                  where, file);
   StepLine line;
   StepSummary& s = line.summary;
@@ -170,6 +171,17 @@ StepLine step_line_from_json(const json& j, int world, const std::string& where,
   s.grad_norm = float(value("grad_norm"));
   s.tokens_per_s = value("tokens_per_s");
   if (j.contains("val_loss")) s.val_loss = float(number(j, "val_loss", where, file));
+  if (j.contains("peak_rss_bytes")) {
+    const json& rss = array(j, "peak_rss_bytes", where, file);
+    if (int(rss.size()) != world)
+      fail("{}: {}.peak_rss_bytes has {} values but the header says world={}", file, where,
+           rss.size(), world);
+    for (std::size_t r = 0; r < rss.size(); ++r) {
+      if (!rss[r].is_number() || !(rss[r].get<double>() >= 0))
+        fail("{}: {}.peak_rss_bytes[{}] must be a number of bytes, zero or more", file, where, r);
+      s.peak_rss_bytes.push_back(rss[r].get<double>());
+    }
+  }
   if (!j.contains("instructions")) return line;
   const json& items = array(j, "instructions", where, file);
   for (std::size_t i = 0; i < items.size(); ++i) {

@@ -3,12 +3,15 @@
 //   {"type":"header","model":{...},"plan":"dp=2,...","world":2,"host":{...},"device":...,
 //    "batch":16,"seq":64,"microbatch":8,"steps":10,"start_step":0,"versions":{...}, <mode's own>}
 //   {"type":"step","step":0,"wall_s":0.5,"loss":5.1,"lr":1e-3,"grad_norm":1.2,"tokens_per_s":..,
-//    ["val_loss":..,] ["instructions":[{"rank","index","kind","name","start_s","duration_s",
+//    ["val_loss":..,] ["peak_rss_bytes":[per rank]]
+//    ["instructions":[{"rank","index","kind","name","start_s","duration_s",
 //    "bytes","peers"[,"flops"][,"request"]}, ...]]}
 // kind is verb() (older records' "optimizer" reads as "opt"); name is the schedule's line;
 // request (non-blocking transfers only, plan/schedule.hpp) pairs a start with its wait: a start's
 // duration is its call, its wait's is the communication the rank could not hide (kind "wait"),
 // so a reader fitting a collective's own time skips starts;
+// peak_rss_bytes: each rank's peak resident set so far (the CPU executor's; Linux VmHWM), the
+// memory its process has held at most, to compare with the memory the plan was predicted to take;
 // start_s is from the earliest rank's start of the step, on clocks aligned at the start of the run
 // (so ranks compare; exec/comm/clock_alignment.hpp).
 // Not here: taking the timings (exec/) or fitting them (calibrate/).
@@ -37,6 +40,9 @@ struct StepSummary {
   float grad_norm = 0;
   double tokens_per_s = 0;
   float val_loss = -1;  // < 0: not evaluated this step
+  // Per rank: the process's peak resident set so far, in bytes; empty where not measured (the
+  // CUDA executor's memory is on its GPU and is not recorded here).
+  std::vector<double> peak_rss_bytes;
 };
 
 // The header fields train and replay share; each mode adds its own in `extra` (train: lr, seed;

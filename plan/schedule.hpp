@@ -64,6 +64,10 @@ struct Backward {
   double attention_flops = 0, attention_bytes = 0;
   int kernels = 0;
   std::vector<MatmulShape> products;  // as Forward's: input- and weight-gradient products
+  // The head's logits (tokens x vocabulary) in fp32, the size of the loss's gradient over them:
+  // a framework allocates copies of it while this backward runs (sim/memory.hpp); 0 without the
+  // head.
+  double logits_gradient_bytes = 0;
 };
 
 enum class Tensor { activation, gradient };

@@ -182,6 +182,7 @@ void to_json(nlohmann::json& j, const Instruction& instruction) {
                                   {"flops", i.flops},
                                   {"bytes", i.bytes},
                                   {"activation_bytes", i.activation_bytes},
+                                  {"logits_gradient_bytes", i.logits_gradient_bytes},
                                   {"recompute", i.recompute},
                                   {"replicas", i.replicas}};
           },

@@ -116,6 +116,13 @@ struct FrameworkMemory {
   // Data parallelism without ZeRO keeps a second copy of the gradients in its all-reduce
   // buckets (PyTorch DDP unless gradient_as_bucket_view).
   bool data_parallel_gradient_copy = false;
+  // The mixed-precision optimizer keeps fp32 gradients beside the half ones (4 bytes a
+  // parameter, sharded as the optimizer state).
+  bool master_gradients = false;
+  // Copies of the fp32 logits the loss's backward holds at once beside the kept activations
+  // (PyTorch's cross-entropy: the gradient of the log-probabilities and of the logits; 0 where
+  // the gradient is written in place of the logits).
+  double loss_gradient_copies = 0;
   std::string source;
   double context_for(const std::string& gpu_type) const;
 };

@@ -94,7 +94,8 @@ LinkClass read_link_class(const YamlFields& f, const std::string& name) {
 
 FrameworkMemory read_framework_memory(const YamlFields& f, const std::string& name) {
   f.allow_only({"context_mib", "context_mib_by_gpu", "cublas_workspace_mib", "allocator_slack",
-                "data_parallel_gradient_copy", "source"});
+                "data_parallel_gradient_copy", "master_gradients", "loss_gradient_copies",
+                "source"});
   FrameworkMemory m;
   m.name = name;
   m.context_bytes = non_negative(f, "context_mib") * kMiB;
@@ -112,6 +113,9 @@ FrameworkMemory read_framework_memory(const YamlFields& f, const std::string& na
     fail("{}: {} is a fraction of the allocated bytes, below 1", f.field("allocator_slack"),
          m.allocator_slack);
   m.data_parallel_gradient_copy = f.flag_or("data_parallel_gradient_copy", false);
+  m.master_gradients = f.flag_or("master_gradients", false);
+  if (f.has("loss_gradient_copies"))
+    m.loss_gradient_copies = non_negative(f, "loss_gradient_copies");
   m.source = required_source(f);
   return m;
 }

@@ -6,17 +6,21 @@
 #include <set>
 
 #include "common/error.hpp"
+#include "models/costs.hpp"
 #include "sim/slice_devices.hpp"
 
 namespace fabtrain {
 
-double peak_activation_bytes(const std::vector<Instruction>& stream) {
+double peak_activation_bytes(const std::vector<Instruction>& stream, double loss_gradient_copies) {
   double held = 0, peak = 0;
   for (const auto& instruction : stream) {
     if (const auto* f = std::get_if<Forward>(&instruction)) {
       held += f->activation_bytes;
       peak = std::max(peak, held);
     } else if (const auto* b = std::get_if<Backward>(&instruction)) {
+      // The loss's gradients over the logits live beside everything kept, until the head's
+      // backward has passed them on.
+      peak = std::max(peak, held + loss_gradient_copies * b->logits_gradient_bytes);
       // Recomputation rebuilds the full activations of the block range before releasing them;
       // the schedule's numbers already include what is rebuilt, so only the release is modelled.
       held = std::max(0.0, held - b->activation_bytes);
@@ -29,7 +33,9 @@ namespace {
 
 // The peak over the stream of the communication buffers held at once: those of started requests
 // not yet waited (a prefetched ZeRO-3 bucket, receives posted early, gradient buckets in flight)
-// plus the buffer of the blocking transfer or collective playing now.
+// plus the buffer of the blocking transfer or collective playing now. Data parallelism's
+// all-reduce runs in place, on the gradients or on the buckets' copy of them that the profile
+// counts with the gradients, so it holds no buffer of its own.
 double buffers_in_flight(const std::vector<Instruction>& stream) {
   std::map<int, double> started;  // request -> bytes
   double held = 0, peak = 0;
@@ -37,6 +43,8 @@ double buffers_in_flight(const std::vector<Instruction>& stream) {
     std::visit(
         [&](const auto& i) {
           using T = std::decay_t<decltype(i)>;
+          if constexpr (std::is_same_v<T, Collective>)
+            if (i.purpose == Purpose::dp_gradients) return;
           if constexpr (std::is_same_v<T, Send> || std::is_same_v<T, Recv> ||
                         std::is_same_v<T, Collective>) {
             if (i.request >= 0) {
@@ -120,7 +128,12 @@ MemoryEstimate estimate_memory(const Schedule& schedule, const Slice& slice,
       m.gradient_bytes *= 2;  // the buckets' copy
       m.static_bytes += m.gradient_bytes / 2;
     }
-    m.activation_bytes = peak_activation_bytes(schedule.ranks[r]);
+    if (framework.master_gradients && element_bytes(schedule.plan.precision) == 2) {
+      // fp32 gradients beside the half ones, sharded as the optimizer state (4 of its 12 bytes)
+      m.gradient_bytes += m.optimizer_bytes / 3;
+      m.static_bytes += m.optimizer_bytes / 3;
+    }
+    m.activation_bytes = peak_activation_bytes(schedule.ranks[r], framework.loss_gradient_copies);
     m.buffer_bytes = buffers_in_flight(schedule.ranks[r]);
     m.workspace_bytes = framework.cublas_workspace_bytes;
     m.slack_bytes = framework.allocator_slack * m.allocated_bytes();

@@ -2,10 +2,13 @@
 // selector can prune plans before simulating them:
 //   static      the model state (schedule.model_state: weights, gradients, optimizer state per
 //               ZeRO stage; schedule.static_bytes where a schedule has no split), the gradients
-//               twice where the profile's data parallelism keeps a copy in its buckets
+//               twice where the profile's data parallelism keeps a copy in its buckets, and
+//               fp32 gradients beside half ones where its mixed-precision optimizer keeps them
 //   activations the peak of activation bytes held while walking the rank's stream in order
 //               (Forward keeps its activation_bytes, the matching Backward releases them; so GPipe
-//               holds all microbatches, 1F1B the in-flight ones, recomputation only block inputs)
+//               holds all microbatches, 1F1B the in-flight ones, recomputation only block inputs),
+//               with the loss's fp32 gradients over the logits that the profile's loss allocates
+//               while the head's backward runs
 //   buffers     the peak of communication buffers held at once: the blocking collective or
 //               transfer playing plus every started one not yet waited (overlap=on: gradient
 //               buckets in flight, ZeRO-3's prefetched bucket, receives posted early); without
@@ -64,8 +67,10 @@ MemoryEstimate estimate_memory(const Schedule& schedule, const Slice& slice,
 // The least fraction of a GPU left free over the estimate's ranks (below 0 when one is over).
 double least_free_fraction(const MemoryEstimate& estimate);
 
-// The peak of activation bytes held while walking one stream in order.
-double peak_activation_bytes(const std::vector<Instruction>& stream);
+// The peak of activation bytes held while walking one stream in order, with the loss's gradients
+// (loss_gradient_copies of each Backward's logits_gradient_bytes) while a head's backward runs.
+double peak_activation_bytes(const std::vector<Instruction>& stream,
+                             double loss_gradient_copies = 0);
 
 // The communicator's device buffers of one rank: per group of more than one rank it is in, and
 // per pipeline peer it sends to or receives from.

@@ -1,31 +1,43 @@
 #include "exec/run/host_memory.hpp"
 
+#include <sys/resource.h>
+
 #include <fstream>
 #include <sstream>
 #include <string>
 
 #include "common/error.hpp"
 #include "models/costs.hpp"
+#include "plan/schedule.hpp"
 
 namespace fabtrain {
 
-StageMemory stage_memory(const ModelSpec& model, const BlockRange& blocks, int tp, int microbatch,
-                         int seq, int mb, bool recompute) {
-  double parameters = 0, activations = 0;
-  for (int i = blocks.begin; i < blocks.end; ++i) {
-    const Block block = block_at(model, i);
-    parameters += double(block_parameters(model, block, tp));
-    activations += activation_bytes(model, block, microbatch, seq, tp, Precision::fp32, recompute);
-  }
+StageMemory stage_memory(const ModelSpec& model, const Plan& plan, int stage, int microbatch,
+                         int seq) {
+  const BlockRange blocks = stage_blocks(model, plan).at(stage);
+  double activations = 0;
+  for (int i = blocks.begin; i < blocks.end; ++i)
+    activations += activation_bytes(model, block_at(model, i), microbatch, seq, plan.tp,
+                                    Precision::fp32, plan.recompute);
+  const double p = stage_parameters(model, plan, stage) * 4.0;  // bytes of one fp32 copy
+  const bool sharded = plan.zero >= 1 && plan.dp > 1;
+  double state = 2 * p + 2 * (sharded ? p / plan.dp : p);  // weights, gradients; m and v
+  if (sharded) state += p + 3 * p / plan.dp + p * (1 + 1.0 / plan.dp);
+  const bool holds_wte = stage == 0 || (plan.pp > 1 && stage == plan.pp - 1);
   StageMemory memory;
-  memory.state = 4.0 * 4 * parameters;  // weights, gradients, m, v
-  memory.activations = double(mb) * activations;
+  memory.state = state + (holds_wte ? 4.0 * model.vocab_size * model.n_embd : 0);
+  memory.activations = double(plan.mb) * activations;
   memory.full = 4.0 * double(model.parameters());
   return memory;
 }
 
 double host_need_bytes(const StageMemory& memory, bool backend_uses_host_memory) {
   return memory.state + memory.full + (backend_uses_host_memory ? memory.activations : 0.0);
+}
+
+double stage_memory_bytes(const ModelSpec& model, const Plan& plan, int stage, int microbatch,
+                          int seq) {
+  return host_need_bytes(stage_memory(model, plan, stage, microbatch, seq), true);
 }
 
 double device_need_bytes(const StageMemory& memory) { return memory.state + memory.activations; }
@@ -48,6 +60,21 @@ std::optional<double> host_available_bytes() {
     double kib = 0;
     if (fields >> key >> kib && key == "MemAvailable:") return kib * 1024;
   }
+  return std::nullopt;
+}
+
+std::optional<double> peak_resident_bytes() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string key;
+    double kib = 0;
+    if (fields >> key >> kib && key == "VmHWM:") return kib * 1024;
+  }
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) == 0 && usage.ru_maxrss > 0)
+    return double(usage.ru_maxrss) * 1024;  // KiB on Linux
   return std::nullopt;
 }
 

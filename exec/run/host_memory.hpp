@@ -11,19 +11,27 @@
 
 namespace fabtrain {
 
-// A stage's memory by where it may live.
+// A stage's memory by where it may live, in fp32. `state`: the stage's weights and gradients (its
+// blocks' tensor-parallel shard and, last of several stages, the tied wte copy), AdamW's m and v
+// of what the rank owns (a 1/dp shard under ZeRO), under ZeRO the shard's parameters, gradients
+// and scratch, the packed full-size gradient copy and the packed buffers of one reduce-scatter or
+// all-gather in flight, and the tied embedding's exchange buffer on a stage holding wte.
 struct StageMemory {
-  double state = 0;        // fp32 weights, gradients and AdamW m and v of the stage's blocks
-  double activations = 0;  // the activations of `mb` microbatches
+  double state = 0;
+  double activations = 0;  // the activations of plan.mb microbatches
   double full = 0;         // the full parameter vector gathered for checkpoints (host always)
 };
 
-StageMemory stage_memory(const ModelSpec& model, const BlockRange& blocks, int tp, int microbatch,
-                         int seq, int mb, bool recompute);
+StageMemory stage_memory(const ModelSpec& model, const Plan& plan, int stage, int microbatch,
+                         int seq);
 
 // What the host must hold for it: everything when the backend computes in host memory
 // (Gpt2Ops::host_memory()), all but the activations otherwise.
 double host_need_bytes(const StageMemory& memory, bool backend_uses_host_memory);
+
+// What the CPU executor allocates for one stage of the plan: all of stage_memory.
+double stage_memory_bytes(const ModelSpec& model, const Plan& plan, int stage, int microbatch,
+                          int seq);
 
 // What the device must hold for it (a backend whose memory is not the host's): the model state
 // and the activations (the backend's scratch and the communicator's buffers come on top).
@@ -33,6 +41,10 @@ void check_fits_device(double need, double free_bytes, double total_bytes);
 
 // MemAvailable of /proc/meminfo; nullopt where it cannot be read.
 std::optional<double> host_available_bytes();
+
+// The peak resident set of this process so far in bytes (Linux VmHWM of /proc/self/status, else
+// getrusage's ru_maxrss); nullopt where neither can be read.
+std::optional<double> peak_resident_bytes();
 
 // Fails when `ranks_on_host` stages of `bytes` each exceed what the host has available.
 void check_fits_host(double bytes, int ranks_on_host);

@@ -340,8 +340,8 @@ void build_stage(Run& run, const Backend& backend) {
   const TrainConfig& config = run.config;
   const BlockRange blocks = stage_blocks(run.model, run.plan).at(run.coord.pp);
   std::unique_ptr<Gpt2Ops> ops = backend.make_ops();
-  const StageMemory memory = stage_memory(run.model, blocks, run.plan.tp, run.schedule.microbatch,
-                                          config.seq, run.plan.mb, run.plan.recompute);
+  const StageMemory memory =
+      stage_memory(run.model, run.plan, run.coord.pp, run.schedule.microbatch, config.seq);
   check_fits_host(host_need_bytes(memory, ops->host_memory()), run.comm.local_size());
   if (backend.device_memory) {
     const auto [free_bytes, total_bytes] = backend.device_memory();
@@ -396,6 +396,18 @@ Outputs open_outputs(const Run& run, int threads, const Backend& backend, int st
   return out;
 }
 
+// Every rank's peak resident set so far (MiB as floats: exact to a MiB up to 16 TiB), for the
+// run record: what the CPU executor's process held at most, the model's memory to compare with.
+std::vector<double> gather_peak_resident_bytes(Run& run) {
+  constexpr double kMiB = 1024.0 * 1024;
+  const std::vector<float> mine{float(peak_resident_bytes().value_or(0) / kMiB)};
+  std::vector<float> all(run.comm.size());
+  run.comm.all_gather(run.world_group, mine, all);
+  std::vector<double> bytes;
+  for (float mib : all) bytes.push_back(double(mib) * kMiB);
+  return bytes;
+}
+
 // Phase 8: one training step, reported, validated when due, recorded and checkpointed when due.
 void train_step(Run& run, Outputs& out, const LrSchedule& lr, int step, bool last,
                 TrainResult& result) {
@@ -423,6 +435,7 @@ void train_step(Run& run, Outputs& out, const LrSchedule& lr, int step, bool las
     summary.val_loss = run.validate();
     result.final_val_loss = summary.val_loss;
   }
+  if (config.device == "cpu") summary.peak_rss_bytes = gather_peak_resident_bytes(run);
   StepTimings timings;
   double step_start_s = 0;  // the earliest rank's, on the aligned clock
   if (out.timing) {

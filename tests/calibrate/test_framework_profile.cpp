@@ -163,8 +163,9 @@ TEST_CASE("profiles in the file: read strictly, and a row naming an unknown one 
 }
 
 TEST_CASE(
-    "the shipped file: exactly the Hugging Face transformers rows run a framework profile, and "
-    "PyTorch's autocast where nothing else is known") {
+    "the shipped file: exactly the Hugging Face transformers rows run a framework profile, "
+    "PyTorch's autocast where nothing else is known, and Megatron-LM's dropout where its memory is "
+    "checked") {
   const PublishedFile f = load_published_runs(builtin_published_runs_path());
   CHECK(f.framework_profiles.size() >= 3);
   int profiled = 0;
@@ -172,7 +173,10 @@ TEST_CASE(
     CAPTURE(r.id);
     const bool hf = r.framework.rfind("HF transformers", 0) == 0;
     const bool autocast = r.framework_profile && r.framework_profile->name == "pytorch-autocast";
-    CHECK((hf || autocast) == bool(r.framework_profile));
+    const bool megatron = r.framework_profile && r.framework_profile->name == "megatron-lm-gpt2";
+    CHECK((hf || autocast || megatron) == bool(r.framework_profile));
+    if (megatron) CHECK(r.framework.rfind("Megatron-LM", 0) == 0);
+    if (megatron) CHECK(r.measured.peak_memory_bytes.has_value());
     if (autocast) CHECK(r.framework.find("PyTorch 2") != std::string::npos);
     profiled += hf;
     if (r.framework_profile) CHECK(!r.framework_profile->source.empty());

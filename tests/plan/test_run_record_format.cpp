@@ -123,3 +123,24 @@ TEST_CASE("a step line records the request of a start and of its wait") {
   CHECK(plain == int(back.instructions.size()) - 4);
   CHECK(to_json(line)["instructions"][0].count("request") == 0);  // written only when >= 0
 }
+
+TEST_CASE("a step line carries each rank's peak resident set, one value per rank") {
+  const ModelSpec m = load_model("gpt2-nano");
+  const Schedule s = compile(m, parse_plan("dp=2"), 8, 16);
+  StepSummary summary{1, 0.1, 4.0f, 1e-3f, 1.0f, 10.0, -1};
+  summary.peak_rss_bytes = {512.0 * 1024 * 1024, 640.0 * 1024 * 1024};
+  const StepLine line = step_line(summary, s, {});
+  const nlohmann::json j = nlohmann::json::parse(to_json(line).dump());
+  const StepLine back = step_line_from_json(j, s.world, "line 2", "r.jsonl");
+  CHECK(back.summary.peak_rss_bytes == summary.peak_rss_bytes);
+  CHECK(to_json(step_line({1, 0.1, 4.0f, 1e-3f, 1.0f, 10.0, -1}, s, {})).count("peak_rss_bytes") ==
+        0);  // written only where measured
+  CHECK(error_of([&] {
+          step_line_from_json(j, 3, "line 2", "r.jsonl");
+        }).find("peak_rss_bytes has 2 values but the header says world=3") != std::string::npos);
+  nlohmann::json negative = j;
+  negative["peak_rss_bytes"][1] = -1;
+  CHECK(error_of([&] {
+          step_line_from_json(negative, 2, "line 2", "r.jsonl");
+        }).find("peak_rss_bytes[1] must be a number of bytes") != std::string::npos);
+}
