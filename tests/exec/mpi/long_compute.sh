@@ -10,7 +10,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 timeout=0.05
 timeout -k 5 120 "$exe" train --model gpt2-nano --data "$src/data/tiny_prose_train.txt" \
-  --batch 64 --seq 128 --steps 2 --threads 1 --timeout-s "$timeout" --print-every 1 \
+  --batch 256 --seq 128 --steps 2 --threads 1 --timeout-s "$timeout" --print-every 1 \
   --record "$work/run.jsonl" >"$work/out.log" 2>&1 || { cat "$work/out.log"; echo "the job failed"; exit 1; }
 longest=$(python3 - "$work/run.jsonl" <<'PY'
 import json, sys
