@@ -218,7 +218,9 @@ TEST_CASE("index files with corrupt sizes, kinds or ids are refused before FAISS
       {"ivf-cut.faiss", "ivf-cut.faiss: "},
       {"ivf-id-outside.faiss", "holds id 1000000, outside the 400 vectors"},
       {"ivf-id-negative.faiss", "holds id -5, outside the 400 vectors"}};
-  for (const auto& [file, expected] : cases) {
+  for (const auto& one : cases) {
+    const std::string& file = one.first;  // a named reference: lambdas may not capture bindings
+    const std::string& expected = one.second;
     CAPTURE(file);
     std::ifstream in(kept + file, std::ios::binary);
     const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
