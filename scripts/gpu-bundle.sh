@@ -2,7 +2,7 @@
 # Builds, on this machine, a self-contained directory that runs the GPU check on a machine with
 # nothing but the NVIDIA driver, CUDA 13's cuBLAS and NCCL (the toolkit, or the Python wheels
 # nvidia-cublas and nvidia-nccl-cu13): the programs and the test binaries that need a GPU, every
-# non-CUDA shared library they load (fmt, yaml-cpp, OpenBLAS, OpenMP, the C++ runtime, Open MPI
+# non-CUDA shared library they load (fmt, libfyaml, OpenBLAS, OpenMP, the C++ runtime, Open MPI
 # with its plugins and mpirun), the data files the checks read and run-gpu-check.sh, which finds
 # the CUDA libraries there and runs the check (docs/gpu-check.md).
 #

@@ -4,7 +4,7 @@ set -euo pipefail
 packages=(
   g++ cmake make pkg-config git
   libsimgrid-dev libopenmpi-dev openmpi-bin libopenblas-dev
-  libfmt-dev doctest-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libboost-dev libpugixml-dev
+  libfmt-dev doctest-dev nlohmann-json3-dev libcli11-dev libboost-dev libpugixml-dev
   python3 iproute2 ethtool iputils-ping
   libfaiss-dev
   libfyaml-dev  # YAML (common/yaml_tree.cpp)
