@@ -59,7 +59,8 @@ Matrix parse_npy(std::string_view bytes, const std::string& path) {
     fail("{}: the header announces {} x {} floats, the file holds {} bytes of data", path, m.rows,
          m.cols, data);
   m.data.resize(data / sizeof(float));
-  std::memcpy(m.data.data(), bytes.data() + 10 + len, data);
+  // An empty vector's data() may be null, which memcpy may not be given even for no bytes.
+  if (data > 0) std::memcpy(m.data.data(), bytes.data() + 10 + len, data);
   return m;
 }
 

@@ -104,7 +104,7 @@ struct Reader {
       fail("state file {}: truncated (an array of {} values, {} bytes left)", path, n,
            bytes.size() - at);
     std::vector<float> v(static_cast<std::size_t>(n));
-    std::memcpy(v.data(), bytes.data() + at, v.size() * sizeof(float));
+    if (!v.empty()) std::memcpy(v.data(), bytes.data() + at, v.size() * sizeof(float));
     at += v.size() * sizeof(float);
     return v;
   }
@@ -188,7 +188,8 @@ std::vector<float> read_model_checkpoint(const std::string& path, const ModelSpe
           path, written_at, *step);
   }
   std::vector<float> full(static_cast<std::size_t>(count));
-  std::memcpy(full.data(), bytes.data() + sizeof(header), full.size() * sizeof(float));
+  if (!full.empty())
+    std::memcpy(full.data(), bytes.data() + sizeof(header), full.size() * sizeof(float));
   check_finite(full, path, "parameter");
   return full;
 }
