@@ -86,6 +86,7 @@ class PairSweep {
     const SearchResult apart = search(model, slice, fixed);
     if (!apart.ranked.empty()) apart_ = apart.ranked.front();
     spanning_ = one;
+    spanning_.memo = nullptr;  // each round trip has its own (memo_at)
     spanning_.only = [this](const Plan& plan) { return spans(plan); };
     spanning_.compiled = &compiled;  // the pair's round trip changes every spanning plan's time,
                                      // but not what it is, nor its memory
@@ -98,7 +99,7 @@ class PairSweep {
     if (it != winners_.end()) return it->second;
     Slice what_if = slice_;
     override_pair_latency(what_if, a_, b_, ms / 1e3);
-    SimMemo memo;
+    SimMemo& memo = memo_at(ms);
     memo.floors = floors_below(ms);
     SearchOptions options = spanning_;
     options.memo = &memo;
@@ -110,7 +111,15 @@ class PairSweep {
       const SearchResult again = evaluate(model_, what_if, {longer->candidate}, options);
       if (!again.ranked.empty()) consider(again.ranked.front());
     }
-    if (best) options.must_beat = cost_of(*best, spanning_);
+    if (best) {
+      options.must_beat = cost_of(*best, spanning_);
+      options.must_beat_answer = winner_name(what_if, *best);
+    }
+    options.answer_of = [&what_if](const Candidate& c) {
+      Evaluated e;
+      e.candidate = c;
+      return winner_name(what_if, e);
+    };
     const SearchResult r = search(model_, what_if, options);
     ++searches_;
     for (const auto& [key, outcome] : memo.outcomes)
@@ -146,10 +155,15 @@ class PairSweep {
     if (!spans(e.candidate.plan)) return cost_of(e, spanning_);
     Slice what_if = slice_;
     override_pair_latency(what_if, a_, b_, ms / 1e3);
-    const SearchResult r = evaluate(model_, what_if, {e.candidate}, spanning_);
+    SearchOptions options = spanning_;
+    options.memo = &memo_at(ms);
+    const SearchResult r = evaluate(model_, what_if, {e.candidate}, options);
     if (r.ranked.empty()) return std::nullopt;
     return cost_of(r.ranked.front(), spanning_);
   }
+
+  // What was simulated and bounded at a round trip, shared by its search and the crossings' checks.
+  SimMemo& memo_at(double ms) { return memos_[ms]; }
 
   // Each plan simulated at a shorter round trip: its step at the nearest one, less the slack.
   std::map<std::string, double> floors_below(double ms) const {
@@ -180,6 +194,7 @@ class PairSweep {
   std::string a_, b_;
   SearchOptions spanning_;
   std::optional<Evaluated> apart_;
+  std::map<double, SimMemo> memos_;                            // by round trip in ms
   std::map<double, std::string> winners_;                      // by round trip in ms
   std::map<double, Evaluated> best_;                           // the winners, by round trip
   std::map<std::string, std::map<double, Evaluated>> seen_;    // spanning plans kept, by ms
@@ -245,7 +260,9 @@ std::vector<PairBreakEvens> break_evens(const ModelSpec& model, const Slice& sli
   const auto sites = slice.site_names();
   SearchOptions one = options;
   one.keep_top = 1;
-  PlanMemo compiled;  // the pairs' what-ifs share compiled plans (the same hardware)
+  // The pairs' what-ifs share compiled plans (the same hardware), the caller's if it has them.
+  PlanMemo own_compiled;
+  PlanMemo& compiled = options.compiled ? *options.compiled : own_compiled;
   std::vector<std::string> site_of;
   for (const auto& g : slice.gpus()) site_of.push_back(slice.vms[g.vm].site);
   for (size_t i = 0; i < sites.size(); ++i)

@@ -75,7 +75,10 @@ class Evaluation {
         seq_(options.space.seq > 0 ? options.space.seq : model.n_ctx),
         pool_(slice, options.calibration, options.workers),
         floor_(pool_.plan_floor(model, seq_, options.space.precision)),
-        global_(options.keep_top > 0) {}
+        global_(options.keep_top > 0) {
+    if (options.answer_of && options.must_beat < 1e300)
+      best_answer_ = options.must_beat_answer, best_answer_cost_ = options.must_beat;
+  }
 
   const PlanFloor& floor() const { return floor_; }
 
@@ -102,6 +105,7 @@ class Evaluation {
     for (std::size_t k = next_subset_; k < subsets_.size(); ++k)
       least = std::min(least, subsets_[k].first);
     if (!floors_.empty()) least = std::min(least, floors_.top().first);
+    for (const auto& [bound, i] : deferred_) least = std::min(least, bound);
     if (!queue_.empty()) least = std::min(least, queue_.top().first);
     return least;
   }
@@ -190,34 +194,37 @@ class Evaluation {
     return e;
   }
 
-  // Memory, from the compiled schedule; cached (a recompute=on candidate asks about its twin, and
-  // the searches of one command share the plan memo). With `keep`, the schedule is put there.
-  const Evaluated& check_memory(int i, Schedule* keep) {
+  // What compiling the candidate tells (memory, bound inputs): from the plan memo, else compiled
+  // and kept there.
+  const CompiledPlan& compiled(const Candidate& c) {
+    const std::string key = key_of(c.plan, c.global_batch);
+    PlanMemo& memo = options_.compiled ? *options_.compiled : own_compiled_;
+    if (const auto known = memo.find(key); known != memo.end()) return known->second;
+    const Schedule schedule = compile(model_, c.plan, c.global_batch, seq_);
+    ++out_.compiled;
+    compile_work_ += work_of(c);
+    return memo[key] = CompiledPlan{memory_of(c, schedule), pool_.bound_inputs(schedule)};
+  }
+
+  // Memory, from the compiled plan; cached (a recompute=on candidate asks about its twin).
+  const Evaluated& check_memory(int i) {
     auto it = checked_.find(i);
-    if (it != checked_.end() && !keep) return it->second;
+    if (it != checked_.end()) return it->second;
     const Candidate& c = candidates_[i];
     double floor_bytes = 0;
     if (const int r = floor_.short_of_memory(c.plan, c.global_batch, &floor_bytes); r >= 0)
-      return checked_.insert_or_assign(i, floor_out_of_memory(c, r, floor_bytes)).first->second;
-    const std::string key = key_of(c.plan, c.global_batch);
-    if (options_.compiled && !keep)
-      if (const auto known = options_.compiled->find(key); known != options_.compiled->end())
-        return checked_.insert_or_assign(i, known->second).first->second;
-    Schedule schedule = compile(model_, c.plan, c.global_batch, seq_);
-    ++out_.compiled;
-    compile_work_ += work_of(c);
-    const Evaluated e = memory_of(c, schedule);
-    if (options_.compiled) (*options_.compiled)[key] = e;
-    if (keep) *keep = std::move(schedule);
-    return checked_.insert_or_assign(i, e).first->second;
+      return checked_.emplace(i, floor_out_of_memory(c, r, floor_bytes)).first->second;
+    Evaluated e = compiled(c).memory;
+    e.candidate = c;
+    return checked_.emplace(i, std::move(e)).first->second;
   }
 
   // The step's lower bound (sim/lower_bound.hpp), from the memo where this slice's is known.
-  double bound_of(const Candidate& c, const Schedule& schedule) {
-    if (!options_.memo) return pool_.step_lower_bound(schedule);
+  double bound_of(const Candidate& c) {
     const std::string key = key_of(c.plan, c.global_batch);
+    if (!options_.memo) return pool_.step_lower_bound(compiled(c).bound);
     const auto [it, fresh] = options_.memo->bounds.try_emplace(key, 0.0);
-    if (fresh) it->second = pool_.step_lower_bound(schedule);
+    if (fresh) it->second = pool_.step_lower_bound(compiled(c).bound);
     const auto floor = options_.memo->floors.find(key);
     return floor == options_.memo->floors.end() ? it->second : std::max(it->second, floor->second);
   }
@@ -226,7 +233,7 @@ class Evaluation {
   // with headroom.
   bool twin_fits(const Candidate& c, Plan twin) {
     const auto it = index_of_.find(key_of(twin, c.global_batch));
-    return it != index_of_.end() && fits_with_headroom(check_memory(it->second, nullptr));
+    return it != index_of_.end() && fits_with_headroom(check_memory(it->second));
   }
 
   static bool fits_with_headroom(const Evaluated& e) { return !e.oom && !e.tight; }
@@ -254,8 +261,7 @@ class Evaluation {
   // Compiles a candidate and decides: out of memory, a needless recompute or overlap=off twin,
   // bounded, or to be simulated (pushed on the queue by its full bound).
   void expand(int i) {
-    Schedule schedule;
-    const Evaluated& e = check_memory(i, &schedule);
+    const Evaluated& e = check_memory(i);
     if (e.oom) {
       if (out_.out_of_memory_count++ < kOutOfMemoryKept) out_.out_of_memory.push_back(e);
       return;
@@ -269,7 +275,7 @@ class Evaluation {
       ++out_.skipped_overlap_off;
       return;
     }
-    const double bound = bound_of(c, schedule) * weight(c) / (double(c.global_batch) * seq_);
+    const double bound = bound_of(c) * weight(c) / (double(c.global_batch) * seq_);
     if (bound >= threshold(c.subset.gpus))
       skip(bound);
     else
@@ -353,8 +359,14 @@ class Evaluation {
         return -1;
       }
       queue_.pop();
-      if (b < threshold(candidates_[i].subset.gpus)) return i;
-      skip(b);
+      if (b >= threshold(candidates_[i].subset.gpus)) {
+        skip(b);
+      } else if (options_.answer_of && best_answer_cost_ < 1e300 &&
+                 options_.answer_of(candidates_[i]) == best_answer_) {
+        deferred_.push_back({b, i});  // cannot change the answer while it is the best's
+      } else {
+        return i;
+      }
     }
   }
 
@@ -375,8 +387,19 @@ class Evaluation {
     double& best = best_per_set_.try_emplace(e.candidate.subset.gpus, 1e300).first->second;
     best = std::min(best, cost);
     fastest_.insert(cost);
+    if (options_.answer_of && cost < best_answer_cost_) take_answer(e.candidate, cost);
     if (global_ && int(fastest_.size()) > options_.keep_top)
       fastest_.erase(std::prev(fastest_.end()));
+  }
+
+  // A new best: where its answer is another, the plans deferred for the old one may change it.
+  void take_answer(const Candidate& c, double cost) {
+    best_answer_cost_ = cost;
+    std::string answer = options_.answer_of(c);
+    if (answer == best_answer_) return;
+    best_answer_ = std::move(answer);
+    for (const Entry& deferred : deferred_) queue_.push(deferred);
+    deferred_.clear();
   }
 
   // Simulates the wave's candidates that the memo does not know, in the pool.
@@ -440,6 +463,7 @@ class Evaluation {
   SimPool pool_;
   const PlanFloor floor_;
   const bool global_;
+  PlanMemo own_compiled_;  // without options.compiled
   std::vector<Candidate> candidates_;
   std::vector<std::pair<double, GpuSubset>> subsets_;  // by floor, least first
   std::size_t next_subset_ = 0;                        // the next subset to open
@@ -450,6 +474,9 @@ class Evaluation {
   std::map<std::vector<int>, double> best_per_set_;  // seconds per token
   std::multiset<double> fastest_;                    // the keep_top best seconds per token so far
   double least_skipped_ = 1e300;
+  std::string best_answer_;          // with answer_of: the best's answer so far
+  double best_answer_cost_ = 1e300;  // and its cost per token
+  std::vector<Entry> deferred_;      // bounded below the threshold, of the best's answer
   double compile_work_ = 0, simulate_work_ = 0;  // rank-microbatches so far
   bool smallest_first_ = false;                  // see fall_back_to_smallest()
 };

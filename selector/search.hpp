@@ -34,8 +34,9 @@ struct SimMemo {
   // shorter round trip); a plan's bound is the larger of this and its own.
   std::map<std::string, double> floors;
 };
-// What compiling a plan told of its memory (Evaluated's memory fields, and whether it fits).
-using PlanMemo = std::map<std::string, Evaluated>;
+// What compiling a plan told (CompiledPlan, below), by plan text and global batch.
+struct CompiledPlan;
+using PlanMemo = std::map<std::string, CompiledPlan>;
 
 struct SearchOptions {
   SearchSpace space;
@@ -59,6 +60,12 @@ struct SearchOptions {
   // A cost per token (the objective's) known to be reachable elsewhere: plans whose bound cannot
   // beat it are skipped (none simulated may then be returned).
   double must_beat = 1e300;
+  // When set, the caller needs only the answer this names of the best plan (break-even: the
+  // winner's technique and where it runs), not the best plan itself: a plan whose answer is the
+  // current best's cannot change it, so it is simulated only if the best turns to another answer.
+  // ranked.front() then gives the right answer, but not always that answer's fastest plan.
+  std::function<std::string(const Candidate&)> answer_of;
+  std::string must_beat_answer;  // the answer of the plan behind must_beat
   // How much work the search may do, in rank-microbatches (a plan's ranks x microbatches: what
   // compiling it, and simulating it, grows with): beyond, it stops and reports the gap between
   // its best plan and the least bound of what it did not simulate. Sized so that a search stays
@@ -93,6 +100,14 @@ struct Evaluated {
   double communication_s = 0;  // in flight, hidden behind compute or not (not in the split)
   bool oom = false;
   std::string reason;  // why it does not fit, or why it failed to simulate
+};
+
+// What compiling a plan told: its memory (Evaluated's memory fields, and whether it fits) and
+// what its step's lower bound reads of it (sim/lower_bound.hpp), under any round trips of the
+// slice's hardware and one calibration.
+struct CompiledPlan {
+  Evaluated memory;
+  BoundInputs bound;
 };
 
 inline constexpr int kOutOfMemoryKept = 1000;

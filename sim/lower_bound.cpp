@@ -36,37 +36,86 @@ namespace fabtrain {
 // steps. The bound is the larger of the two (the compute and blocking communication path, the
 // started communication path), never their sum. No contention, no bandwidth, no other waits: the
 // simulated step is never shorter.
-double step_lower_bound(const Schedule& schedule, const Slice& slice, SlicePlatform& platform,
-                        const Calibration* calibration) {
+namespace {
+
+void add_call(std::vector<BoundInputs::Call>& calls, const BoundInputs::Call& call) {
+  for (auto& c : calls)
+    if (c.group == call.group && c.op == call.op && c.bytes == call.bytes &&
+        c.started == call.started && c.via_root == call.via_root &&
+        c.calibrated == call.calibrated) {
+      ++c.count;
+      return;
+    }
+  calls.push_back(call);
+}
+
+}  // namespace
+
+BoundInputs bound_inputs(const Schedule& schedule, const Slice& slice,
+                         const Calibration* calibration) {
   static const Calibration none;
   const Calibration& cal = calibration ? *calibration : none;
   const auto gpus = slice.gpus();
   const Plan& plan = schedule.plan;
-  auto latency = [&](int rank_a, int rank_b) {
-    return platform.route_latency(device_of(plan, rank_a), device_of(plan, rank_b));
-  };
-  // The fastest hop between any two members: a ring or a tree cannot take fewer latency terms.
-  // And the pairs (both directions) a flow of the call may use: those across VMs when the group
-  // spans several, else all.
-  std::vector<double> hop_latency(schedule.groups.size(), 0);
-  // Per group, the pairs a flow must use: per site of the group, its members' routes to the
-  // other sites' members (a group over several sites); else the routes across VMs (one site,
-  // several VMs); else all.
-  std::vector<std::vector<std::vector<std::pair<int, int>>>> cuts(schedule.groups.size());
+  BoundInputs in;
+  in.plan = plan;
+  in.groups = schedule.groups;
+  in.ranks.resize(std::size_t(schedule.world));
+  for (int r = 0; r < schedule.world; ++r) {
+    const GpuType& gpu = *gpus[device_of(plan, r)].type;
+    BoundInputs::Rank& rank = in.ranks[std::size_t(r)];
+    for (const auto& ins : schedule.ranks[r]) {
+      const double t = compute_seconds(ins, gpu, plan.precision, slice.catalog->compute, cal);
+      rank.compute += t;
+      if (const auto* f = std::get_if<Forward>(&ins); f && f->mb == 0) rank.forward0 += t;
+      if (const auto* b = std::get_if<Backward>(&ins); b && b->mb == plan.mb - 1)
+        rank.backward_last += t;
+      if (const auto* c = std::get_if<Collective>(&ins))
+        add_call(rank.calls,
+                 {c->group, c->op, c->bytes, c->request >= 0,
+                  played_via_root(*c, slice.communicator), cal.collectives.count(c->op) > 0});
+      const auto* send = std::get_if<Send>(&ins);
+      auto& peers = rank.activation_peers;
+      if (send && send->what == Tensor::activation &&
+          std::find(peers.begin(), peers.end(), send->peer) == peers.end())
+        peers.push_back(send->peer);
+    }
+  }
+  return in;
+}
+
+namespace {
+
+// Per group: the fastest hop between any two members (a ring or a tree cannot take fewer latency
+// terms), and per site of the group its members' routes to the other sites' members (a group over
+// several sites), else the routes across VMs (one site, several VMs), else all: the pairs a flow
+// of the call must use.
+struct GroupRoutes {
+  std::vector<double> hop_latency;
+  std::vector<std::vector<std::vector<std::pair<int, int>>>> cuts;
+};
+
+GroupRoutes group_routes(const BoundInputs& in, const Slice& slice, SlicePlatform& platform) {
+  const auto gpus = slice.gpus();
+  const Plan& plan = in.plan;
   auto site_of = [&](int rank) { return slice.vms[gpus[device_of(plan, rank)].vm].site; };
   auto vm_of = [&](int rank) { return gpus[device_of(plan, rank)].vm; };
-  for (size_t g = 0; g < schedule.groups.size(); ++g) {
-    const auto& members = schedule.groups[g];
+  GroupRoutes routes;
+  routes.hop_latency.assign(in.groups.size(), 0);
+  routes.cuts.resize(in.groups.size());
+  for (size_t g = 0; g < in.groups.size(); ++g) {
+    const auto& members = in.groups[g];
     if (members.size() < 2 || members.size() > 64) continue;  // 0 stays a valid bound
     double fastest = 1e300;
     bool spans_vms = false, spans_sites = false;
     for (size_t i = 0; i < members.size(); ++i)
       for (size_t j = i + 1; j < members.size(); ++j) {
-        fastest = std::min(fastest, latency(members[i], members[j]));
+        fastest = std::min(fastest, platform.route_latency(device_of(plan, members[i]),
+                                                           device_of(plan, members[j])));
         spans_vms = spans_vms || vm_of(members[i]) != vm_of(members[j]);
         spans_sites = spans_sites || site_of(members[i]) != site_of(members[j]);
       }
-    hop_latency[g] = fastest;
+    routes.hop_latency[g] = fastest;
     std::map<std::string, std::vector<std::pair<int, int>>> by_site;
     for (int a : members)
       for (int b : members) {
@@ -77,18 +126,26 @@ double step_lower_bound(const Schedule& schedule, const Slice& slice, SlicePlatf
           by_site[spans_sites ? site_of(a) : ""].emplace_back(device_of(plan, a),
                                                               device_of(plan, b));
       }
-    for (auto& [site, pairs] : by_site) cuts[g].push_back(std::move(pairs));
+    for (auto& [site, pairs] : by_site) routes.cuts[g].push_back(std::move(pairs));
   }
+  return routes;
+}
+
+}  // namespace
+
+double step_lower_bound(const BoundInputs& in, const Slice& slice, SlicePlatform& platform) {
+  const Plan& plan = in.plan;
+  const GroupRoutes routes = group_routes(in, slice, platform);
   std::map<std::pair<int, double>, double> transfer;  // (group, bytes) -> least flow time
-  auto least_transfer = [&](const Collective& c) {
-    if (cal.collectives.count(c.op)) return 0.0;
-    const int n = int(schedule.groups[c.group].size());
+  auto least_transfer = [&](const BoundInputs::Call& c) {
+    if (c.calibrated) return 0.0;
+    const int n = int(in.groups[c.group].size());
     const double bytes = c.op == CollectiveOp::all_reduce ? c.bytes : c.bytes * (n - 1) / n;
     const auto key = std::make_pair(c.group, bytes);
     const auto it = transfer.find(key);
     if (it != transfer.end()) return it->second;
     double slowest_cut = 0;  // every cut must carry the volume: the slowest one's fastest route
-    for (const auto& pairs : cuts[c.group]) {
+    for (const auto& pairs : routes.cuts[c.group]) {
       double least = 1e300;
       for (const auto& [a, b] : pairs)
         least = std::min(least, platform.transfer_seconds(a, b, bytes));
@@ -97,43 +154,37 @@ double step_lower_bound(const Schedule& schedule, const Slice& slice, SlicePlatf
     return transfer.emplace(key, slowest_cut).first->second;
   };
   const double inf = 1e300;
-  std::vector<double> own(schedule.world, 0), started(schedule.world, 0);
+  const int world = int(in.ranks.size());
+  std::vector<double> own(world, 0), started(world, 0);
   std::vector<double> first_forward(plan.pp, inf), last_backward(plan.pp, inf), hop(plan.pp, inf);
-  for (int r = 0; r < schedule.world; ++r) {
-    const GpuType& gpu = *gpus[device_of(plan, r)].type;
+  for (int r = 0; r < world; ++r) {
+    const BoundInputs::Rank& rank = in.ranks[std::size_t(r)];
     const int stage = rank_coord(plan, r).pp;
-    double forward0 = 0, backward_last = 0;
+    own[r] = rank.compute;
     std::map<int, double> started_per_group;
-    for (const auto& ins : schedule.ranks[r]) {
-      const double t = compute_seconds(ins, gpu, plan.precision, slice.catalog->compute, cal);
-      own[r] += t;
-      if (const auto* f = std::get_if<Forward>(&ins); f && f->mb == 0) forward0 += t;
-      if (const auto* b = std::get_if<Backward>(&ins); b && b->mb == plan.mb - 1)
-        backward_last += t;
-      if (const auto* c = std::get_if<Collective>(&ins)) {
-        const int n = int(schedule.groups[c->group].size());
-        const bool via_root = played_via_root(*c, slice.communicator);
-        const double hops = c->op == CollectiveOp::all_reduce ? 2 * std::floor(std::log2(n))
-                            : via_root                        ? std::ceil(std::log2(n)) + 1
-                                                              : n - 1;
-        const double least = hops * hop_latency[c->group] + least_transfer(*c);
-        if (c->request < 0)
-          own[r] += least;
-        else if (slice.communicator.concurrent_collectives)
-          started_per_group[c->group] = std::max(started_per_group[c->group], least);
-        else
-          started_per_group[c->group] += least;
-      }
-      if (const auto* send = std::get_if<Send>(&ins); send && send->what == Tensor::activation)
-        hop[stage] = std::min(hop[stage], latency(r, send->peer));
+    for (const auto& c : rank.calls) {
+      const int n = int(in.groups[c.group].size());
+      const double hops = c.op == CollectiveOp::all_reduce ? 2 * std::floor(std::log2(n))
+                          : c.via_root                     ? std::ceil(std::log2(n)) + 1
+                                                           : n - 1;
+      const double least = hops * routes.hop_latency[c.group] + least_transfer(c);
+      if (!c.started)
+        own[r] += c.count * least;
+      else if (slice.communicator.concurrent_collectives)
+        started_per_group[c.group] = std::max(started_per_group[c.group], least);
+      else
+        started_per_group[c.group] += c.count * least;
     }
+    for (int peer : rank.activation_peers)
+      hop[stage] =
+          std::min(hop[stage], platform.route_latency(device_of(plan, r), device_of(plan, peer)));
     for (const auto& [group, seconds] : started_per_group)
       started[r] = std::max(started[r], seconds);
-    first_forward[stage] = std::min(first_forward[stage], forward0);
-    last_backward[stage] = std::min(last_backward[stage], backward_last);
+    first_forward[stage] = std::min(first_forward[stage], rank.forward0);
+    last_backward[stage] = std::min(last_backward[stage], rank.backward_last);
   }
   double worst = 0;
-  for (int r = 0; r < schedule.world; ++r) {
+  for (int r = 0; r < world; ++r) {
     const int stage = rank_coord(plan, r).pp;
     double fill_and_drain = 0;
     for (int s = 0; s < stage; ++s)
@@ -141,6 +192,11 @@ double step_lower_bound(const Schedule& schedule, const Slice& slice, SlicePlatf
     worst = std::max({worst, own[r] + fill_and_drain, started[r]});
   }
   return worst;
+}
+
+double step_lower_bound(const Schedule& schedule, const Slice& slice, SlicePlatform& platform,
+                        const Calibration* calibration) {
+  return step_lower_bound(bound_inputs(schedule, slice, calibration), slice, platform);
 }
 
 PlanFloor::PlanFloor(const ModelSpec& model, const Slice& slice, SlicePlatform& platform, int seq,

@@ -17,7 +17,34 @@
 
 namespace fabtrain {
 
+// What step_lower_bound reads of a compiled schedule, all but the links: per rank its compute
+// (on its GPU, under the calibration), the collectives it calls and the peers it sends
+// activations to. It holds for any round trips of the slice's hardware, so a plan compiled once
+// is bounded again under other round trips without compiling it again.
+struct BoundInputs {
+  struct Call {
+    int group = 0;
+    CollectiveOp op = CollectiveOp::all_reduce;
+    double bytes = 0;
+    bool started = false;     // overlap=on: it may hide behind compute
+    bool via_root = false;    // a reduce-scatter played via the group's root
+    bool calibrated = false;  // a fitted collective correction: no bandwidth term
+    int count = 1;            // calls alike in all the above
+  };
+  struct Rank {
+    double compute = 0, forward0 = 0, backward_last = 0;  // seconds
+    std::vector<Call> calls;            // alike calls once, counted (gradient buckets)
+    std::vector<int> activation_peers;  // each once
+  };
+  Plan plan;
+  std::vector<std::vector<int>> groups;
+  std::vector<Rank> ranks;
+};
+BoundInputs bound_inputs(const Schedule& schedule, const Slice& slice,
+                         const Calibration* calibration);
+
 // platform: the slice's platform, configured (SimPool does it).
+double step_lower_bound(const BoundInputs& inputs, const Slice& slice, SlicePlatform& platform);
 double step_lower_bound(const Schedule& schedule, const Slice& slice, SlicePlatform& platform,
                         const Calibration* calibration);
 

@@ -110,6 +110,14 @@ double SimPool::step_lower_bound(const Schedule& schedule) const {
   return ::fabtrain::step_lower_bound(schedule, simulator_.slice(), *platform_, calibration_);
 }
 
+BoundInputs SimPool::bound_inputs(const Schedule& schedule) const {
+  return ::fabtrain::bound_inputs(schedule, simulator_.slice(), calibration_);
+}
+
+double SimPool::step_lower_bound(const BoundInputs& inputs) const {
+  return ::fabtrain::step_lower_bound(inputs, simulator_.slice(), *platform_);
+}
+
 PlanFloor SimPool::plan_floor(const ModelSpec& model, int seq, Precision precision) const {
   return PlanFloor(model, simulator_.slice(), *platform_, seq, precision, calibration_);
 }

@@ -46,6 +46,8 @@ class SimPool {
 
   // step_lower_bound() and a PlanFloor on this slice's configured platform.
   double step_lower_bound(const Schedule& schedule) const;
+  BoundInputs bound_inputs(const Schedule& schedule) const;
+  double step_lower_bound(const BoundInputs& inputs) const;
   PlanFloor plan_floor(const ModelSpec& model, int seq, Precision precision) const;
 
   // A job simulates on the given Simulator (the pool's, as the fork found it: changes to it, such

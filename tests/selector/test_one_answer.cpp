@@ -128,6 +128,31 @@ TEST_CASE(
   CHECK(p.sentence.find("UTAH-AMST at 103 ms") == 0);
 }
 
+TEST_CASE("a search asked for the answer only names the full search's winner, simulating less") {
+  const ModelSpec model = load_model("gpt2-medium");
+  const Slice slice = load_slice("utah-amst");
+  int fewer = 0;
+  for (double ms : {0.5, 5.0, 30.0, 64.0, 103.0}) {
+    CAPTURE(ms);
+    Slice what_if = slice;
+    override_pair_latency(what_if, "UTAH", "AMST", ms / 1e3);
+    const SearchOptions full = with(Objective::time_to_train, 1);
+    SearchOptions answer_only = full;
+    answer_only.answer_of = [&](const Candidate& c) {
+      Evaluated e;
+      e.candidate = c;
+      return winner_name(what_if, e);
+    };
+    const SearchResult a = search(model, what_if, full), b = search(model, what_if, answer_only);
+    REQUIRE(!a.ranked.empty());
+    REQUIRE(!b.ranked.empty());
+    CHECK(winner_name(what_if, b.ranked.front()) == winner_name(what_if, a.ranked.front()));
+    CHECK(b.simulated <= a.simulated);
+    fewer += b.simulated < a.simulated;
+  }
+  CHECK(fewer >= 1);
+}
+
 TEST_CASE(
     "break-even: no plan spanning the pair runs faster at a longer round trip, beyond the slack") {
   const ModelSpec model = load_model("gpt2-medium");

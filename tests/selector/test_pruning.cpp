@@ -96,3 +96,35 @@ TEST_CASE("pruning: the 8-site bench slice keeps every subset of sites in the sp
   CHECK(*sizes.begin() == 1);
   CHECK(*sizes.rbegin() == 24);
 }
+
+TEST_CASE(
+    "pruning: a bound from a plan's kept inputs equals its schedule's under other round trips") {
+  const ModelSpec model = load_model("gpt2-medium");
+  const Slice slice = load_slice("utah-amst");
+  std::vector<Schedule> schedules;
+  for (const char* text : {"dp=4,mb=4", "dp=2,pp=2,mb=8", "dp=1,pp=4,mb=16,schedule=gpipe",
+                           "dp=2,tp=2,mb=2", "dp=4,mb=4,zero=2", "dp=2,pp=2,mb=8,zero=1"})
+    schedules.push_back(compile(model, parse_plan(text), 16, model.n_ctx));
+  // Kept at 103 ms; pools of one slice's shape share its platform, so one at a time.
+  std::vector<BoundInputs> kept;
+  std::vector<double> at_103ms;
+  {
+    const SimPool pool(slice, nullptr);
+    for (const auto& s : schedules) {
+      kept.push_back(pool.bound_inputs(s));
+      at_103ms.push_back(pool.step_lower_bound(s));
+      CHECK(pool.step_lower_bound(kept.back()) == doctest::Approx(at_103ms.back()).epsilon(1e-12));
+    }
+  }
+  Slice nearer = slice;
+  override_pair_latency(nearer, "UTAH", "AMST", 0.005);
+  const SimPool pool(nearer, nullptr);
+  int shorter = 0;
+  for (std::size_t k = 0; k < schedules.size(); ++k) {
+    CAPTURE(to_string(schedules[k].plan));
+    const double at_5ms = pool.step_lower_bound(kept[k]);
+    CHECK(at_5ms == doctest::Approx(pool.step_lower_bound(schedules[k])).epsilon(1e-12));
+    shorter += at_5ms < at_103ms[k];
+  }
+  CHECK(shorter >= 4);  // the round trip reaches the bound of the plans that span both sites
+}
