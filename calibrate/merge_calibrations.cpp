@@ -12,8 +12,8 @@ namespace fabtrain::calib {
 namespace {
 
 bool same(const ComputeCalibration& a, const ComputeCalibration& b) {
-  return a.matmul_efficiency == b.matmul_efficiency &&
-         a.memory_efficiency == b.memory_efficiency && a.kernel_overhead_s == b.kernel_overhead_s;
+  return a.matmul_efficiency == b.matmul_efficiency && a.memory_efficiency == b.memory_efficiency &&
+         a.kernel_overhead_s == b.kernel_overhead_s;
 }
 bool same(const LinkCalibration& a, const LinkCalibration& b) {
   return a.latency_s == b.latency_s && a.bandwidth == b.bandwidth &&
@@ -30,7 +30,7 @@ bool same(const P2pCalibration& a, const P2pCalibration& b) {
 }
 
 [[noreturn]] void conflict(const std::string& name, const std::string& first,
-                          const std::string& second) {
+                           const std::string& second) {
   fail(
       "calibrate merge: {} differs between {} and {}; a merge takes each GPU type's and link "
       "class's entries from one file: remove it from one of them (or fit both on one bench)",
@@ -66,7 +66,8 @@ Calibration merge_calibrations(const std::vector<Calibration>& parts) {
     for (const auto& [op, c] : part.collectives)
       put(out.collectives, sources, op, std::string("collectives.") + to_string(op), c,
           part.source);
-    if (part.p2p && out.p2p && !same(*out.p2p, *part.p2p)) conflict("p2p", sources["p2p"], part.source);
+    if (part.p2p && out.p2p && !same(*out.p2p, *part.p2p))
+      conflict("p2p", sources["p2p"], part.source);
     if (part.p2p && !out.p2p) out.p2p = part.p2p, sources["p2p"] = part.source;
     if (part.held_out_step_error)
       out.held_out_step_error =

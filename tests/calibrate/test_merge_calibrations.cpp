@@ -61,13 +61,17 @@ TEST_CASE("calibrate merge: conflicting entries are refused by name with both fi
 
   Calibration link = fit_on("GPU_RTX6000", 0.45, "c.yaml");
   link.links["l2bridge"].bandwidth = 9e8;
-  CHECK(contains(error_of([&] { calib::merge_calibrations({a, link}); }),
+  CHECK(contains(error_of([&] {
+                   calib::merge_calibrations({a, link});
+                 }),
                  "links.l2bridge differs between a.yaml and c.yaml"));
 
   Calibration p2p_a = a, p2p_b = fit_on("GPU_RTX6000", 0.45, "d.yaml");
   p2p_a.p2p = P2pCalibration{1.3, 2e-5};
   p2p_b.p2p = P2pCalibration{1.5, 2e-5};
-  CHECK(contains(error_of([&] { calib::merge_calibrations({p2p_a, p2p_b}); }),
+  CHECK(contains(error_of([&] {
+                   calib::merge_calibrations({p2p_a, p2p_b});
+                 }),
                  "p2p differs between a.yaml and d.yaml"));
   p2p_b.p2p = p2p_a.p2p;  // the same correction in both is no conflict
   CHECK(calib::merge_calibrations({p2p_a, p2p_b}).p2p->latency_terms == 1.3);
