@@ -69,3 +69,19 @@ TEST_CASE("preflight facts survive their text form; a checksum follows the file'
   CHECK_FALSE(file_facts((dir.path() / "none").string()).error.empty());
   CHECK(contains(preflight_table({rank(0), rank(1)}), "vm1"));
 }
+
+TEST_CASE("preflight: a transfer far below the slice's rate is a warning naming the rank") {
+  RankFacts slow = rank(1);
+  slow.bandwidth_from_rank0 = 40e6;
+  slow.expected_bandwidth = 100e6;  // 40 < half of 100
+  const auto warnings = preflight_warnings({rank(0), slow});
+  CHECK(any(warnings, "rank 1 (vm1): a transfer from rank 0 ran at 40.0 MB/s, under half"));
+  CHECK(preflight_failures({rank(0), slow}).empty());  // a warning, not a mismatch
+  slow.expected_bandwidth = 70e6;                      // 40 >= half of 70: near enough
+  CHECK(preflight_warnings({rank(0), slow}).empty());
+  slow.expected_bandwidth.reset();  // no slice to compare with: nothing said
+  CHECK(preflight_warnings({rank(0), slow}).empty());
+  const RankFacts back = rank_facts_from_text(to_text(RankFacts(slow)));
+  CHECK(back.bandwidth_from_rank0 == doctest::Approx(40e6));
+  CHECK(contains(preflight_table({rank(0), slow}), "40.0"));
+}
