@@ -164,26 +164,6 @@ void answer_rank0(Communicator& comm, const Deadline& deadline) {
   }
 }
 
-// The rate one TCP stream should reach between two different VMs of the slice: a probed
-// one-stream rate between their sites, else the slower NIC at its link class's efficiency, capped
-// by the network's or the measured site-pair rate and by the TCP window over the round trip.
-double one_stream_rate(const Slice& slice, const Vm& a, const Vm& b) {
-  if (a.site != b.site)
-    if (const SiteLink* l = slice.link_between(a.site, b.site); l && l->bandwidth_one_stream > 0)
-      return l->bandwidth_one_stream;
-  const Network& net = slice.network_between(a.name, b.name);
-  const LinkClass& cls = slice.catalog->link_class(net.kind);
-  double rate = std::min(slice.catalog->nic(a.nic).bandwidth, slice.catalog->nic(b.nic).bandwidth) *
-                cls.efficiency;
-  if (const double given = slice.site_bandwidth(net, a.site, b.site).value; given > 0)
-    rate = std::min(rate, given);
-  const double window = net.tcp_window_bytes >= 0 ? net.tcp_window_bytes : cls.tcp_window_bytes;
-  const double rtt =
-      a.site != b.site ? slice.site_rtt(net, a.site, b.site).value : 2 * cls.latency_s;
-  if (window > 0 && rtt > 0) rate = std::min(rate, window / rtt);
-  return rate;
-}
-
 // The slice's round trip and one-stream rate between rank 0's VM and each other rank's, where the
 // ranks' hosts are the slice's VM names (else none is compared; ranks of one VM neither).
 void add_slice_expectations(const std::string& slice_arg, std::vector<RankFacts>& ranks) {
@@ -203,7 +183,7 @@ void add_slice_expectations(const std::string& slice_arg, std::vector<RankFacts>
     const Vm* vm = vm_of(r.host);
     if (r.rank == 0 || !vm || vm == first) continue;
     if (vm->site != first->site) r.expected_rtt_s = pair_rtt_s(slice, first->site, vm->site);
-    r.expected_bandwidth = one_stream_rate(slice, *first, *vm);
+    r.expected_bandwidth = slice_one_stream_rate(slice, *first, *vm);
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -92,6 +93,23 @@ std::vector<std::string> preflight_failures(const std::vector<RankFacts>& ranks)
           who, r.rtt_to_rank0_s * 1e3, *r.expected_rtt_s * 1e3));
   }
   return out;
+}
+
+double slice_one_stream_rate(const Slice& slice, const Vm& a, const Vm& b) {
+  if (a.site != b.site)
+    if (const SiteLink* l = slice.link_between(a.site, b.site); l && l->bandwidth_one_stream > 0)
+      return l->bandwidth_one_stream;
+  const Network& net = slice.network_between(a.name, b.name);
+  const LinkClass& cls = slice.catalog->link_class(net.kind);
+  double rate = std::min(slice.catalog->nic(a.nic).bandwidth, slice.catalog->nic(b.nic).bandwidth) *
+                cls.efficiency;
+  if (const double given = slice.site_bandwidth(net, a.site, b.site).value; given > 0)
+    rate = std::min(rate, given);
+  const double window = net.tcp_window_bytes >= 0 ? net.tcp_window_bytes : cls.tcp_window_bytes;
+  const double rtt =
+      a.site != b.site ? slice.site_rtt(net, a.site, b.site).value : 2 * cls.latency_s;
+  if (window > 0 && rtt > 0) rate = std::min(rate, window / rtt);
+  return rate;
 }
 
 std::vector<std::string> preflight_warnings(const std::vector<RankFacts>& ranks) {

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "platforms/slice.hpp"
+
 namespace fabtrain {
 
 struct FileFacts {
@@ -41,6 +43,11 @@ RankFacts rank_facts_from_text(const std::string& text);
 // A measured round trip is "near" the slice's when at most this many times it plus a
 // millisecond (an assumption: queueing and the MPI stack add to the path's own round trip).
 inline constexpr double kRttSlack = 2.0;
+
+// The rate one TCP stream should reach between two different VMs of the slice (bytes/s): a probed
+// one-stream rate between their sites, else the slower NIC at its link class's efficiency, capped
+// by the network's or the measured site-pair rate and by the TCP window over the round trip.
+double slice_one_stream_rate(const Slice& slice, const Vm& a, const Vm& b);
 
 // A measured transfer is "far below" the slice's rate under this fraction of it (an assumption:
 // one short transfer over TCP pays its slow start, so only a large shortfall is a finding: another
