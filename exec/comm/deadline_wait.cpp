@@ -14,9 +14,7 @@ Deadline::Deadline(double limit_s, double grace_s)
           std::chrono::duration_cast<std::chrono::steady_clock::duration>(
               std::chrono::duration<double>(limit_s > 0 ? limit_s + grace_s : 0))) {}
 
-bool Deadline::passed() const {
-  return limit_s_ > 0 && std::chrono::steady_clock::now() > at_;
-}
+bool Deadline::passed() const { return limit_s_ > 0 && std::chrono::steady_clock::now() > at_; }
 
 void wait_by_deadline(std::vector<PeerRequest>& requests, const Deadline& deadline,
                       const std::string& what, Communicator& comm) {
