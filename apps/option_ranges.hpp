@@ -71,6 +71,7 @@ inline constexpr OptionRange table[] = {
     {"--p2p-messages", 1, kCount},
     {"--tcp-streams", 0, kThreads},
     {"--tcp-mib", 0, kMib, true},
+    {"--transfer-mib", 0, 1024, true},  // one MPI message: under 2^31 bytes
     {"--collective-mib", 0, kMib, true},
     {"--samples", 1, kCount},
     {"--streams", 1, kThreads},

@@ -4,8 +4,28 @@
 #include <cstdlib>
 
 #include "common/error.hpp"
+#include "common/text_wrap.hpp"
 
 namespace fabtrain {
+namespace {
+
+// A cell as the lines of at most `width` columns it takes: whole when it fits; else broken after
+// its commas (a plan's text, wrap_text's rule), and a piece still too long in `width`-wide parts.
+std::vector<std::string> cell_lines(const std::string& cell, size_t width) {
+  if (cell.size() <= width || width == 0) return {cell};
+  std::vector<std::string> out;
+  const std::string wrapped = wrap_text(cell, int(width), 0);
+  for (size_t start = 0; start <= wrapped.size();) {
+    size_t end = wrapped.find('\n', start);
+    if (end == std::string::npos) end = wrapped.size();
+    for (size_t at = start; at < end; at += width)
+      out.push_back(wrapped.substr(at, std::min(width, end - at)));
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
 
 void TextTable::add_row(std::vector<std::string> cells) {
   if (cells.size() != columns_.size())
@@ -45,22 +65,35 @@ RenderedTable TextTable::render(int width, int indent) const {
         widths[c] = std::max(least, widths[c] - std::min(widths[c], total() - size_t(width)));
       }
   }
-  auto line = [&](auto cell_of) {
-    std::string s(size_t(indent), ' ');
-    bool first = true;
+  // One row as its lines: a cell wider than its column (only the shrinkable one can be) goes on
+  // over the lines below, the other columns blank there.
+  auto lines = [&](const std::vector<std::string>& cells) {
+    std::vector<std::vector<std::string>> parts(n);
+    size_t count = 1;
     for (size_t c = 0; c < n; ++c) {
-      if (!shown[c]) continue;
-      std::string cell = cell_of(c);
-      if (cell.size() > widths[c]) cell = cell.substr(0, widths[c] - 1) + "~";
-      const std::string pad(widths[c] - cell.size(), ' ');
-      s += (first ? "" : "  ") + (columns_[c].right ? pad + cell : cell + pad);
-      first = false;
+      parts[c] = shown[c] ? cell_lines(cells[c], widths[c]) : std::vector<std::string>{""};
+      count = std::max(count, parts[c].size());
     }
-    while (!s.empty() && s.back() == ' ') s.pop_back();
-    return s + "\n";
+    std::string text;
+    for (size_t l = 0; l < count; ++l) {
+      std::string s(size_t(indent), ' ');
+      bool first = true;
+      for (size_t c = 0; c < n; ++c) {
+        if (!shown[c]) continue;
+        const std::string cell = l < parts[c].size() ? parts[c][l] : "";
+        const std::string pad(widths[c] - std::min(widths[c], cell.size()), ' ');
+        s += (first ? "" : "  ") + (columns_[c].right ? pad + cell : cell + pad);
+        first = false;
+      }
+      while (!s.empty() && s.back() == ' ') s.pop_back();
+      text += s + "\n";
+    }
+    return text;
   };
-  out.text += line([&](size_t c) { return columns_[c].header; });
-  for (const auto& row : rows_) out.text += line([&](size_t c) { return row[c]; });
+  std::vector<std::string> headers;
+  for (const auto& column : columns_) headers.push_back(column.header);
+  out.text += lines(headers);
+  for (const auto& row : rows_) out.text += lines(row);
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include "common/error.hpp"
 #include "common/limits.hpp"
 #include "common/strict_json.hpp"
+#include "platforms/data_plane.hpp"
 #include "platforms/property_graph.hpp"
 #include "platforms/slice_yaml.hpp"
 
@@ -90,28 +91,57 @@ std::string capacities_text(const PropertyGraph& g, int v) {
   return out;
 }
 
-// The VMs a network service reaches, each with the NIC component it is reached through: a walk
-// over the service's ConnectionPoints, Links and the NICs' own (OVS) services up to NetworkNodes,
-// never into another network.
-std::vector<std::pair<int, int>> reached_vms(const PropertyGraph& g, int service) {
-  std::vector<std::pair<int, int>> out;
+// A vertex a walk from a network service reached (in its result: a VM), with the NIC component
+// and the NIC's port (the interface fablib keeps the VM's address on) it was reached through;
+// -1 when the walk met none.
+struct Reached {
+  int vertex = -1, nic = -1, port = -1;
+};
+
+// The VMs a network service reaches: a walk over the service's ConnectionPoints, Links and the
+// NICs' own (OVS) services up to NetworkNodes, never into another network.
+std::vector<Reached> reached_vms(const PropertyGraph& g, int service) {
+  std::vector<Reached> out;
   std::unordered_set<int> seen{service};  // a walk stays near its service: no set of every vertex
-  std::deque<std::pair<int, int>> todo{{service, -1}};
+  std::deque<Reached> todo{{service, -1, -1}};
   while (!todo.empty()) {
-    const auto [v, nic] = todo.front();
+    const Reached at = todo.front();
     todo.pop_front();
-    for (int u : g.neighbours(v)) {
+    for (int u : g.neighbours(at.vertex)) {
       if (!seen.insert(u).second) continue;
       const std::string& cls = g.get(u, "Class");
       if (cls == "NetworkService" && g.get(u, "Type") != "OVS") continue;  // another network
       if (cls == "NetworkNode") {
-        out.push_back({u, nic});
+        out.push_back({u, at.nic, at.port});
         continue;
       }
-      todo.push_back({u, cls == "Component" ? u : nic});
+      const bool port = cls == "ConnectionPoint" && g.get(u, "Type") != "ServicePort";
+      todo.push_back({u, cls == "Component" ? u : at.nic, port ? u : at.port});
     }
   }
   return out;
+}
+
+// fablib's own data on a vertex (UserData's "fablib_data"), an empty object when there is none.
+nlohmann::json fablib_data(const PropertyGraph& g, int v) {
+  const nlohmann::json user = json_attribute(g, v, "UserData");
+  if (!user.is_object() || !user.contains("fablib_data") || !user["fablib_data"].is_object())
+    return nlohmann::json::object();
+  return user["fablib_data"];
+}
+
+std::string text_field(const nlohmann::json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
+}
+
+// A network service's subnet: FABNetv4/v6's Gateway (FIM), else the subnet fablib keeps for an
+// L2 network it assigns addresses on; "" when the file has none.
+std::string service_subnet(const PropertyGraph& g, int service) {
+  const nlohmann::json gateway = json_attribute(g, service, "Gateway");
+  for (const char* key : {"ipv4_subnet", "ipv6_subnet"})
+    if (const std::string s = text_field(gateway, key); !s.empty()) return s;
+  const nlohmann::json data = fablib_data(g, service);
+  return data.contains("subnet") ? text_field(data["subnet"], "subnet") : "";
 }
 
 // `name`, else the first of name-2, name-3, ... not taken, which it takes; `next` keeps each
@@ -123,6 +153,87 @@ std::string unique_name(const std::string& name, std::set<std::string>& taken,
     out = fmt::format("{}-{}", name, i);
   taken.insert(out);
   return out;
+}
+
+// What the file says of a network's data plane: each member VM's address and device there, and the
+// subnets of its services (a routed network has one service per site).
+struct NetworkAddress {
+  std::string address, device;
+};
+struct DataPlaneFound {
+  std::map<std::string, NetworkAddress> by_vm;
+  std::set<std::string> subnets;
+  void add(const std::map<std::string, NetworkAddress>& found, const std::string& subnet) {
+    for (const auto& [vm, a] : found) by_vm.emplace(vm, a);
+    if (!subnet.empty()) subnets.insert(subnet);
+  }
+};
+
+// "a (b), c (d)": values and where they were found, for assumption lines.
+std::string listed(const std::map<std::string, std::string>& where_what) {
+  std::string out;
+  for (const auto& [where, what] : where_what)
+    out += fmt::format("{}{} ({})", out.empty() ? "" : ", ", what, where);
+  return out;
+}
+
+// A network's subnet and interface where the file gives one for all its VMs, and each VM's
+// address on the first network that has one; what is given but cannot be written is said.
+void apply_data_plane(ImportedSlice& out, const std::map<std::string, DataPlaneFound>& plane) {
+  for (Network& net : out.networks) {
+    const auto it = plane.find(net.name);
+    if (it == plane.end()) continue;
+    const DataPlaneFound& found = it->second;
+    if (found.subnets.size() == 1) {
+      net.subnet = *found.subnets.begin();
+      check_subnet(fmt::format("{}: network '{}' subnet", out.path, net.name), net.subnet);
+    } else if (found.subnets.size() > 1) {
+      out.assumptions.push_back(fmt::format(
+          "network '{}' ({}) has a subnet per site ({}): none is written, the launch line uses "
+          "FABRIC's block for {} (platforms/data/data_plane.yaml)",
+          net.name, net.kind, fmt::join(found.subnets, ", "), net.kind));
+    }
+    std::map<std::string, std::string> devices;  // VM -> device
+    for (const auto& vm : net.vms)
+      if (const auto a = found.by_vm.find(vm); a != found.by_vm.end() && !a->second.device.empty())
+        devices[vm] = a->second.device;
+    std::set<std::string> names;
+    for (const auto& [vm, device] : devices) names.insert(device);
+    if (names.size() == 1 && devices.size() == net.vms.size()) {
+      net.interface = *names.begin();
+      check_interface_name(fmt::format("{}: network '{}' interface", out.path, net.name),
+                           net.interface);
+    } else if (names.size() > 1) {
+      out.assumptions.push_back(
+          fmt::format("network '{}': its VMs reach it through differently named devices ({}): no "
+                      "interface is written (the launch line selects by subnet)",
+                      net.name, listed(devices)));
+    }
+  }
+  for (auto& iv : out.vms) {
+    std::map<std::string, std::string> addresses;  // network -> address, of this VM
+    for (const Network& net : out.networks)
+      if (const auto it = plane.find(net.name); it != plane.end())
+        if (const auto a = it->second.by_vm.find(iv.vm.name);
+            a != it->second.by_vm.end() && !a->second.address.empty())
+          addresses[net.name] = a->second.address;
+    for (const Network& net : out.networks) {  // the first network, in file order
+      const auto a = addresses.find(net.name);
+      if (a == addresses.end()) continue;
+      if (a->second.find_first_of(" \t,:#'\"") != std::string::npos) {
+        out.assumptions.push_back(fmt::format(
+            "VM '{}': its address {} on network '{}' is no IPv4 address or host name: not written",
+            iv.vm.name, a->second, net.name));
+        continue;
+      }
+      iv.vm.address = a->second;
+      if (addresses.size() > 1)
+        out.assumptions.push_back(fmt::format(
+            "VM '{}' has addresses on {} networks ({}); its address is the one on '{}', the first",
+            iv.vm.name, addresses.size(), listed(addresses), net.name));
+      break;
+    }
+  }
 }
 
 }  // namespace
@@ -210,6 +321,7 @@ ImportedSlice import_fablib_slice(const std::string& path, const Catalog& catalo
   std::map<std::string, int> next_suffix;
   std::map<std::string, int> routed;  // kind -> index into out.networks
   std::map<std::string, std::vector<std::string>> routed_services;
+  std::map<std::string, DataPlaneFound> plane;  // by network name
   for (int v = 0; v < n; ++v) {
     if (g.get(v, "Class") != "NetworkService") continue;
     const std::string& type = g.get(v, "Type");
@@ -222,20 +334,27 @@ ImportedSlice import_fablib_slice(const std::string& path, const Catalog& catalo
       continue;
     }
     std::vector<std::string> members;
-    for (const auto& [vm_vertex, nic] : reached_vms(g, v)) {
-      const auto it = vm_of_vertex.find(vm_vertex);
+    std::map<std::string, NetworkAddress> found;  // by member VM
+    for (const Reached& r : reached_vms(g, v)) {
+      const auto it = vm_of_vertex.find(r.vertex);
       if (it == vm_of_vertex.end()) continue;  // a VM without GPU
       const std::string& vm_name = out.vms[it->second].vm.name;
       if (std::find(members.begin(), members.end(), vm_name) == members.end())
         members.push_back(vm_name);
-      if (nic >= 0) nics_used[it->second].push_back(nic);
+      if (r.nic >= 0) nics_used[it->second].push_back(r.nic);
+      if (r.port >= 0) {
+        const nlohmann::json data = fablib_data(g, r.port);
+        found[vm_name] = {text_field(data, "addr"), text_field(data, "dev")};
+      }
     }
+    const std::string subnet = service_subnet(g, v);
     const bool is_routed = kind->second == "fabnetv4" || kind->second == "fabnetv6";
     if (is_routed && routed.count(kind->second)) {
       Network& net = out.networks[routed[kind->second]];
       for (const auto& m : members)
         if (std::find(net.vms.begin(), net.vms.end(), m) == net.vms.end()) net.vms.push_back(m);
       routed_services[kind->second].push_back(name);
+      plane[net.name].add(found, subnet);
       continue;
     }
     Network net;
@@ -246,6 +365,7 @@ ImportedSlice import_fablib_slice(const std::string& path, const Catalog& catalo
       routed[kind->second] = int(out.networks.size());
       routed_services[kind->second].push_back(name);
     }
+    plane[net.name].add(found, subnet);
     out.networks.push_back(net);
   }
   // Sites per network; drop what joins fewer than two GPU VMs.
@@ -279,6 +399,7 @@ ImportedSlice import_fablib_slice(const std::string& path, const Catalog& catalo
     kept.push_back(net);
   }
   out.networks = kept;
+  apply_data_plane(out, plane);
   for (const auto& [kind, services] : routed_services)
     if (services.size() > 1) {
       std::string list;

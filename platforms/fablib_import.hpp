@@ -3,7 +3,10 @@
 // (RTX6000, Tesla T4, A30, A40) and NIC (SharedNIC, SmartNIC ConnectX-5/6/7, BlueField-2), the
 // physical host of an instantiated VM (LabelAllocations.instance_parent), and the networks
 // (L2Bridge, L2STS, L2PTP, FABNetv4, FABNetv6) found through their ConnectionPoint and Link
-// vertices. VMs without a GPU are listed and left out. The saved file holds no latency or
+// vertices. Once instantiated, fablib keeps the data plane there too: each VM's address
+// (the interface's UserData fablib_data.addr), its device (.dev) and a network's subnet (FIM's
+// Gateway, or fablib_data.subnet of an L2 network); the launch line selects the interface by
+// them. VMs without a GPU are listed and left out. The saved file holds no latency or
 // bandwidth: those come from the catalog (estimated) until `fabtrain-exec probe` measures them.
 #pragma once
 #include <string>

@@ -2,13 +2,19 @@
 // optionally, executor run records; print the fit and the prediction error per run (in sample,
 // and held out: each run predicted by a fit on the others); write the calibration YAML that
 // `fabtrain simulate --calibration` reads. The pipeline itself is calibrate/pipeline.hpp.
+// fabtrain calibrate merge A.yaml B.yaml -o C.yaml: calibrations fitted on different GPU types
+// (or link classes) in one file (calibrate/merge_calibrations.hpp).
 #include <fmt/format.h>
 
 #include <cstdio>
 #include <memory>
+#include <string>
+#include <vector>
 
+#include "calibrate/merge_calibrations.hpp"
 #include "calibrate/pipeline.hpp"
 #include "command.hpp"
+#include "common/error.hpp"
 #include "sim/cost/calibration_file.hpp"
 
 namespace fabtrain {
@@ -19,10 +25,31 @@ struct CalibrateOptions {
   std::string output;
 };
 
+struct MergeOptions {
+  std::vector<std::string> inputs;
+  std::string output;
+};
+
 void run(const CalibrateOptions& o) {
+  // Required here rather than by CLI11, which would also ask for them under `calibrate merge`.
+  if (o.request.benches.empty())
+    fail("calibrate: --bench is required (or: fabtrain calibrate merge A.yaml B.yaml -o C.yaml)");
+  if (o.output.empty()) fail("calibrate: --output is required");
   const calib::CalibrationOutcome outcome = calib::run_calibration(o.request, stdout);
   write_calibration(outcome.calibration, outcome.comments, o.output);
   fmt::print("\nwrote {}\n", o.output);
+}
+
+void merge(const MergeOptions& o) {
+  if (o.inputs.size() < 2)
+    fail("calibrate merge: give two or more calibration files to merge (got {})", o.inputs.size());
+  std::vector<Calibration> parts;
+  for (const auto& path : o.inputs) parts.push_back(load_calibration(path));
+  const Calibration merged = calib::merge_calibrations(parts);
+  const auto comments = calib::merge_comments(parts);
+  write_calibration(merged, comments, o.output);
+  for (std::size_t i = 1; i < comments.size(); ++i) fmt::print("{}\n", comments[i]);
+  fmt::print("wrote {}\n", o.output);
 }
 
 Registration reg(80, [](CLI::App& app) {
@@ -30,8 +57,7 @@ Registration reg(80, [](CLI::App& app) {
       "calibrate", "Fit the simulator's cost parameters from bench files and run records");
   auto o = std::make_shared<CalibrateOptions>();
   cmd->add_option("--bench", o->request.benches,
-                  "fabtrain-exec bench files (the first gives compute; all give links)")
-      ->required();
+                  "fabtrain-exec bench files (the first gives compute; all give links); required");
   cmd->add_option("--runs", o->request.runs,
                   "Run records (fabtrain-exec train --record) to refine compute");
   cmd->add_option("--device-type", o->request.device_type, "Catalog GPU/CPU type the bench ran on")
@@ -79,8 +105,20 @@ Registration reg(80, [](CLI::App& app) {
   cmd->add_flag(
       "--keep-compute", o->request.keep_compute,
       "Leave compute at the catalog's (runs of fabtrain-exec replay, whose compute is modelled)");
-  cmd->add_option("-o,--output", o->output, "The calibration YAML to write")->required();
-  cmd->callback([o] { run(*o); });
+  cmd->add_option("-o,--output", o->output, "The calibration YAML to write; required");
+
+  auto* merge_cmd = cmd->add_subcommand(
+      "merge",
+      "Merge calibrations fitted on different GPU types or link classes into one file (an "
+      "entry two files give differently is refused)");
+  auto m = std::make_shared<MergeOptions>();
+  merge_cmd->add_option("files", m->inputs, "Calibration YAML files (two or more)")->required();
+  merge_cmd->add_option("-o,--output", m->output, "The merged calibration YAML to write")
+      ->required();
+  merge_cmd->callback([m] { merge(*m); });
+  cmd->callback([o, merge_cmd] {
+    if (!merge_cmd->parsed()) run(*o);
+  });
 });
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -41,6 +42,8 @@ std::string to_text(const RankFacts& r) {
                       {"version", r.version}, {"binary_checksum", r.binary_checksum},
                       {"files", files},       {"rtt_to_rank0_s", r.rtt_to_rank0_s}};
   if (r.expected_rtt_s) j["expected_rtt_s"] = *r.expected_rtt_s;
+  j["bandwidth_from_rank0"] = r.bandwidth_from_rank0;
+  if (r.expected_bandwidth) j["expected_bandwidth"] = *r.expected_bandwidth;
   return j.dump();
 }
 
@@ -51,6 +54,9 @@ RankFacts rank_facts_from_text(const std::string& text) {
   r.device_error = j.at("device_error"), r.version = j.at("version");
   r.binary_checksum = j.at("binary_checksum"), r.rtt_to_rank0_s = j.at("rtt_to_rank0_s");
   if (j.contains("expected_rtt_s")) r.expected_rtt_s = j.at("expected_rtt_s").get<double>();
+  r.bandwidth_from_rank0 = j.at("bandwidth_from_rank0");
+  if (j.contains("expected_bandwidth"))
+    r.expected_bandwidth = j.at("expected_bandwidth").get<double>();
   for (const auto& f : j.at("files"))
     r.files.push_back({f.at("path"), f.at("bytes"), f.at("checksum"), f.at("error")});
   return r;
@@ -89,21 +95,57 @@ std::vector<std::string> preflight_failures(const std::vector<RankFacts>& ranks)
   return out;
 }
 
+double slice_one_stream_rate(const Slice& slice, const Vm& a, const Vm& b) {
+  if (a.site != b.site)
+    if (const SiteLink* l = slice.link_between(a.site, b.site); l && l->bandwidth_one_stream > 0)
+      return l->bandwidth_one_stream;
+  const Network& net = slice.network_between(a.name, b.name);
+  const LinkClass& cls = slice.catalog->link_class(net.kind);
+  double rate = std::min(slice.catalog->nic(a.nic).bandwidth, slice.catalog->nic(b.nic).bandwidth) *
+                cls.efficiency;
+  if (const double given = slice.site_bandwidth(net, a.site, b.site).value; given > 0)
+    rate = std::min(rate, given);
+  const double window = net.tcp_window_bytes >= 0 ? net.tcp_window_bytes : cls.tcp_window_bytes;
+  const double rtt =
+      a.site != b.site ? slice.site_rtt(net, a.site, b.site).value : 2 * cls.latency_s;
+  if (window > 0 && rtt > 0) rate = std::min(rate, window / rtt);
+  return rate;
+}
+
+std::vector<std::string> preflight_warnings(const std::vector<RankFacts>& ranks) {
+  std::vector<std::string> out;
+  for (const auto& r : ranks)
+    if (r.expected_bandwidth && r.bandwidth_from_rank0 > 0 &&
+        r.bandwidth_from_rank0 < kBandwidthFloor * *r.expected_bandwidth)
+      out.push_back(fmt::format(
+          "rank {} ({}): a transfer from rank 0 ran at {:.1f} MB/s, under half the slice's "
+          "{:.1f} MB/s for the pair: another path or interface than the slice's, or a slower "
+          "link (the prediction assumes the slice's)",
+          r.rank, r.host, r.bandwidth_from_rank0 / 1e6, *r.expected_bandwidth / 1e6));
+  return out;
+}
+
 std::string preflight_table(const std::vector<RankFacts>& ranks) {
-  std::string out =
-      fmt::format("{:>4}  {:<16} {:<30} {:<8} {:<8} {:<12} {:>9} {:>9}\n", "rank", "host", "device",
-                  "version", "binary", "data", "rtt ms", "slice ms");
+  const auto row = [](auto... cells) {
+    return fmt::format("{:>4}  {:<12} {:<20} {:<7} {:<8} {:<11} {:>7} {:>7} {:>7} {:>7}\n",
+                       cells...);
+  };
+  std::string out = row("rank", "host", "device", "version", "binary", "data", "rtt ms", "slice",
+                        "MB/s", "slice");
+  const auto number = [](bool shown, double v) {
+    return shown ? fmt::format("{:.{}f}", v, v < 10 ? 3 : 1) : std::string("-");
+  };
   for (const auto& r : ranks) {
     int ok = 0;
     for (const auto& f : r.files) ok += f.error.empty();
     std::string device = r.device.empty() ? "none: " + r.device_error : r.device;
-    if (device.size() > 30) device = device.substr(0, 29) + "~";
-    out +=
-        fmt::format("{:>4}  {:<16} {:<30} {:<8} {:<8} {:<12} {:>9} {:>9}\n", r.rank,
-                    r.host.substr(0, 16), device, r.version.substr(0, 8),
-                    r.binary_checksum.substr(0, 8), fmt::format("{}/{} files", ok, r.files.size()),
-                    r.rank == 0 ? "-" : fmt::format("{:.3f}", r.rtt_to_rank0_s * 1e3),
-                    r.expected_rtt_s ? fmt::format("{:.3f}", *r.expected_rtt_s * 1e3) : "-");
+    if (device.size() > 20) device = device.substr(0, 19) + "~";
+    out += row(r.rank, r.host.substr(0, 12), device, r.version.substr(0, 7),
+               r.binary_checksum.substr(0, 8), fmt::format("{}/{} files", ok, r.files.size()),
+               number(r.rank != 0, r.rtt_to_rank0_s * 1e3),
+               number(bool(r.expected_rtt_s), r.expected_rtt_s.value_or(0) * 1e3),
+               number(r.bandwidth_from_rank0 > 0, r.bandwidth_from_rank0 / 1e6),
+               number(bool(r.expected_bandwidth), r.expected_bandwidth.value_or(0) / 1e6));
   }
   return out;
 }

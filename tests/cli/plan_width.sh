@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # fabtrain plan's text fits the terminal: every line but the launch line within $COLUMNS (100 when
-# unset; 80 asked), for the default search, the study's rule, and a three-site slice; GPUs that
+# unset; 80 asked), for the default search, the study's rule, and a three-site slice, whose long
+# plan cells wrap onto the row's next lines, never cut with "~"; GPUs that
 # every row shares are said once above the table, else each row has its own; the default training amount is explained under
 # the table and not when --tokens gives one; precision auto is accepted and a precision the GPUs
 # lack is refused naming them. Usage: plan_width.sh BIN_DIR
@@ -33,6 +34,10 @@ run default "" --model gpt2-medium --slice utah-amst
 run narrow 80 --model gpt2-medium --slice utah-amst
 run study "" --model gpt2-medium --slice utah-amst --rule study
 run three "" --model gpt2-nano --slice "$work/three.yaml" --break-even off
+run three-narrow 80 --model gpt2-nano --slice "$work/three.yaml" --break-even off
+for f in three three-narrow; do
+  ! grep -q '~' "$work/$f.txt" || { cat "$work/$f.txt"; fail "$f: a cell was cut with ~"; }
+done
 grep -q "^to train: the time for .* tokens, the study's amount" "$work/default.txt" ||
   fail "the default training amount is not explained"
 run tokens "" --model gpt2-nano --slice utah-amst --tokens 1e9 --break-even off

@@ -1,5 +1,5 @@
-// Tables fit a width (droppable columns first, then the shrinkable one), keep every column at one
-// offset however long a cell is, and the unit rules people read.
+// Tables fit a width (droppable columns first, then the shrinkable one, whose cells wrap, never
+// cut), keep every column at one offset however long a cell is, and the unit rules people read.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -47,8 +47,8 @@ TEST_CASE("a long cell widens its column: the columns after it start at one offs
 }
 
 TEST_CASE(
-    "a table fits its width: droppable columns go first, highest rank first, then the plan is "
-    "cut") {
+    "a table fits its width: droppable columns go first, highest rank first, then the plan "
+    "wraps") {
   const std::string long_plan = "dp=2,tp=1,pp=2,mb=8,schedule=gpipe,recompute=on,layers=10:14";
   const TextTable t = sample(long_plan);
   const RenderedTable all = t.render(0);
@@ -59,12 +59,25 @@ TEST_CASE(
   REQUIRE(one.dropped.size() == 1);
   CHECK(one.dropped[0] == "TFLOP/s");
   for (const auto& line : lines_of(one.text)) CHECK(line.size() <= full - 1);
-  // Narrower than the columns that always show: the plan column is cut with "~".
-  const RenderedTable cut = t.render(40);
-  CHECK(cut.dropped.size() == 2);
-  for (const auto& line : lines_of(cut.text)) CHECK(line.size() <= 40);
-  CHECK(cut.text.find("~") != std::string::npos);
-  CHECK(cut.text.find("2@UTAH+2@AMST") != std::string::npos);  // not cut: not shrinkable
+  // Narrower than the columns that always show: the long plan goes on over the row's next lines,
+  // broken after its commas, every part of it shown and nothing cut.
+  const RenderedTable narrow = t.render(40);
+  CHECK(narrow.dropped.size() == 2);
+  const auto lines = lines_of(narrow.text);
+  for (const auto& line : lines) CHECK(line.size() <= 40);
+  CHECK(narrow.text.find("~") == std::string::npos);
+  const size_t plan = lines[0].find("plan");
+  size_t row2 = 0;  // the line where row 2 starts: its "#" cell
+  while (row2 < lines.size() && lines[row2].rfind("2  ", 0) != 0) ++row2;
+  REQUIRE(row2 + 1 < lines.size());  // row 2 goes on below
+  std::string joined;                // the plan column of row 2, its lines put back together
+  for (size_t l = row2; l < lines.size(); ++l) {
+    if (l > row2) CHECK(lines[l].find_first_not_of(' ') == plan);  // only the plan goes on
+    std::string part = lines[l].substr(plan);
+    joined += part.substr(0, part.find(' '));
+  }
+  CHECK(joined == long_plan);
+  CHECK(lines[row2].find("2@UTAH+2@AMST") != std::string::npos);  // on the row's first line
 }
 
 TEST_CASE("the default width is 100, or $COLUMNS when it is a number of at least 40") {

@@ -69,3 +69,38 @@ TEST_CASE("preflight facts survive their text form; a checksum follows the file'
   CHECK_FALSE(file_facts((dir.path() / "none").string()).error.empty());
   CHECK(contains(preflight_table({rank(0), rank(1)}), "vm1"));
 }
+
+TEST_CASE("preflight: a transfer far below the slice's rate is a warning naming the rank") {
+  RankFacts slow = rank(1);
+  slow.bandwidth_from_rank0 = 40e6;
+  slow.expected_bandwidth = 100e6;  // 40 < half of 100
+  const auto warnings = preflight_warnings({rank(0), slow});
+  CHECK(any(warnings, "rank 1 (vm1): a transfer from rank 0 ran at 40.0 MB/s, under half"));
+  CHECK(preflight_failures({rank(0), slow}).empty());  // a warning, not a mismatch
+  slow.expected_bandwidth = 70e6;                      // 40 >= half of 70: near enough
+  CHECK(preflight_warnings({rank(0), slow}).empty());
+  slow.expected_bandwidth.reset();  // no slice to compare with: nothing said
+  CHECK(preflight_warnings({rank(0), slow}).empty());
+  const RankFacts back = rank_facts_from_text(to_text(RankFacts(slow)));
+  CHECK(back.bandwidth_from_rank0 == doctest::Approx(40e6));
+  CHECK(contains(preflight_table({rank(0), slow}), "40.0"));
+}
+
+TEST_CASE(
+    "preflight: the slice's one-stream rate is the NICs', the window's over the trip, or probed") {
+  Slice slice = load_slice("utah-amst");
+  const Vm& a = slice.vms[0];
+  const Vm& b = slice.vms[1];
+  const double rate = slice_one_stream_rate(slice, a, b);
+  const LinkClass& l2sts = slice.catalog->link_class("l2sts");
+  CHECK(rate > 0);
+  CHECK(rate <= slice.catalog->nic(a.nic).bandwidth * l2sts.efficiency);
+  if (l2sts.tcp_window_bytes > 0)  // one stream over 103 ms is held to its window per trip
+    CHECK(rate <= l2sts.tcp_window_bytes / pair_rtt_s(slice, a.site, b.site) * (1 + 1e-12));
+  // A probed one-stream rate between the sites is what the slice says, whatever the NICs.
+  SiteLink probed;
+  probed.a = a.site, probed.b = b.site, probed.rtt_s = 0.103;
+  probed.bandwidth_one_stream = 4.2e7;
+  slice.links.push_back(probed);
+  CHECK(slice_one_stream_rate(slice, a, b) == 4.2e7);
+}

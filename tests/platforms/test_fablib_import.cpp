@@ -1,5 +1,6 @@
-// `fabtrain slice import`: the four saved-slice fixtures (tests/platforms/fablib, written from
-// the FIM schema by make_fixtures.py) map onto the VMs, GPUs, NICs, hosts and networks they hold,
+// `fabtrain slice import`: the five saved-slice fixtures (tests/platforms/fablib, written from
+// the FIM schema by make_fixtures.py) map onto the VMs, GPUs, NICs, hosts, networks and data-plane
+// addresses they hold,
 // the written slice loads back, and files that are not fablib slices are refused by name.
 #include <doctest/doctest.h>
 
@@ -10,6 +11,7 @@
 #include "common/data_dir.hpp"
 #include "common/error.hpp"
 #include "common/limits.hpp"
+#include "platforms/data_plane.hpp"
 #include "platforms/fablib_import.hpp"
 #include "platforms/property_graph.hpp"
 #include "temp_yaml.hpp"
@@ -121,6 +123,44 @@ TEST_CASE("import: an instantiated slice records which VMs share a physical host
   test::TempYaml dir;
   const Slice slice = round_trip(s, dir);
   CHECK(slice.vms[1].host == "utah-w3.fabric-testbed.net");
+}
+
+TEST_CASE("import: an instantiated slice's data-plane addresses, subnets and devices are kept") {
+  const ImportedSlice s = import_fablib_slice(fixture("addressed.graphml"), builtin_catalog());
+  REQUIRE(s.networks.size() == 2);
+  const Network& wan = s.networks[0];
+  CHECK(wan.kind == "l2sts");
+  CHECK(wan.subnet == "192.168.10.0/24");  // fablib's subnet of an L2 network
+  CHECK(wan.interface == "enp7s0");        // the same device on both VMs
+  const Network& routed = s.networks[1];
+  CHECK(routed.kind == "fabnetv4");
+  CHECK(routed.subnet.empty());  // one subnet per site: none is one network's
+  CHECK(routed.interface.empty());
+  CHECK(contains(s.assumptions, "a subnet per site (10.132.1.0/24, 10.140.3.0/24)"));
+  CHECK(contains(s.assumptions, "differently named devices (enp9s0 (amst-vm), enp8s0 (utah-vm))"));
+  // Each VM's address: the one on the first network that gives it, with the others said.
+  CHECK(vm_named(s, "utah-vm").vm.address == "192.168.10.1");
+  CHECK(vm_named(s, "amst-vm").vm.address == "192.168.10.2");
+  CHECK(contains(s.assumptions,
+                 "VM 'utah-vm' has addresses on 2 networks (10.132.1.2 (fabnetv4), "
+                 "192.168.10.1 (wan))"));
+  // Written and loaded back, the launch line selects the data plane by the imported values.
+  test::TempYaml dir;
+  const Slice slice = round_trip(s, dir);
+  CHECK(slice.vms[0].address.rfind("192.168.10.", 0) == 0);
+  const DataPlaneSelection plane = data_plane_for(slice, {"utah-vm", "amst-vm"}, true);
+  REQUIRE(plane.networks.size() == 1);
+  CHECK(plane.networks[0]->name == "wan");
+  CHECK(plane.mpi_include == std::vector<std::string>{"enp7s0"});  // the device both VMs name
+  CHECK(plane.nccl_socket_ifname == "enp7s0");
+}
+
+TEST_CASE("import: a malformed subnet in a saved slice is refused by network") {
+  const std::string text = test::text_of(fixture("addressed.graphml"));
+  test::TempYaml dir;
+  const std::string bad =
+      dir.write("bad.graphml", test::replaced_first(text, "192.168.10.0/24", "192.168.10.0/99"));
+  CHECK(import_error(bad).find("network 'wan' subnet") != std::string::npos);
 }
 
 TEST_CASE("import: unknown GPU and NIC models are refused by name with the known ones") {

@@ -7,7 +7,9 @@ GraphID, Type, Model, Site, Capacities / LabelAllocations / ReservationInfo as J
 are `has` (ownership) or `connects` (wiring). A NIC has an OVS NetworkService that has one
 ConnectionPoint per port; a network has a ServicePort ConnectionPoint per interface, wired to the
 NIC's port through a Link (L2Path). GraphML with d0.. keys, as networkx writes them, or node-link
-JSON. Run from this folder: ./make_fixtures.py (writes *.graphml and *.json next to itself).
+JSON. Data-plane addresses are where fablib keeps them (fabrictestbed-extensions, interface.py and
+network_service.py): an interface's UserData {"fablib_data": {"addr", "dev"}}, a network's Gateway
+{"ipv4_subnet", "ipv4"} (FABNetv4) or UserData {"fablib_data": {"subnet": {"subnet"}}} (L2). Run from this folder: ./make_fixtures.py (writes *.graphml and *.json next to itself).
 """
 import json
 import uuid
@@ -62,13 +64,21 @@ class Topology:
         self.vms[name] = ports
         return v
 
-    def network(self, name, ntype, attach, site=None):
-        """attach: list of (vm name, port index)."""
+    def set_props(self, nid, **props):
+        for i, (n, p) in enumerate(self.nodes):
+            if n == nid:
+                p.update({k: (json.dumps(v) if isinstance(v, dict) else v) for k, v in props.items()})
+
+    def network(self, name, ntype, attach, site=None, **extra):
+        """attach: list of (vm name, port index) or (vm name, port index, address, device)."""
         props = dict(Class="NetworkService", Name=name, Type=ntype, Layer="L3" if "FABNet" in ntype else "L2")
         if site:
             props["Site"] = site
-        ns = self.node(**props)
-        for vm, port in attach:
+        ns = self.node(**props, **extra)
+        for vm, port, *address in attach:
+            if address:
+                self.set_props(self.vms[vm][port],
+                               UserData={"fablib_data": {"addr": address[0], "dev": address[1], "mode": "config"}})
             sp = self.node(Class="ConnectionPoint", Name=f"{name}-{vm}-sp", Type="ServicePort")
             self.edge(ns, sp, "has")
             link = self.node(Class="Link", Name=f"{name}-{vm}-link", Type="L2Path", Layer="L2")
@@ -149,10 +159,26 @@ def instantiated():
     return t
 
 
+def addressed():
+    """An instantiated slice whose interfaces have their addresses: an L2STS with a subnet, and
+    FABNetv4 at each site with its own subnet, reached through differently named devices."""
+    t = Topology(5)
+    t.vm("utah-vm", "UTAH", gpus=["RTX6000"], nics=[("SmartNIC", "ConnectX-6", 2)], instance_parent="utah-w1.fabric-testbed.net")
+    t.vm("amst-vm", "AMST", gpus=["RTX6000"], nics=[("SmartNIC", "ConnectX-6", 2)], instance_parent="amst-w2.fabric-testbed.net")
+    t.network("wan", "L2STS", [("utah-vm", 0, "192.168.10.1", "enp7s0"), ("amst-vm", 0, "192.168.10.2", "enp7s0")],
+              UserData={"fablib_data": {"subnet": {"subnet": "192.168.10.0/24", "allocated_ips": []}}})
+    t.network("net-utah", "FABNetv4", [("utah-vm", 1, "10.132.1.2", "enp8s0")], site="UTAH",
+              Gateway={"ipv4_subnet": "10.132.1.0/24", "ipv4": "10.132.1.1"})
+    t.network("net-amst", "FABNetv4", [("amst-vm", 1, "10.140.3.2", "enp9s0")], site="AMST",
+              Gateway={"ipv4_subnet": "10.140.3.0/24", "ipv4": "10.140.3.1"})
+    return t
+
+
 if __name__ == "__main__":
     for name, topo, fmt in (("two-site-l2sts.graphml", two_site_l2sts(), "graphml"),
                             ("three-site-mesh.graphml", three_site_mesh(), "graphml"),
                             ("fabnetv4.json", fabnetv4(), "json"),
-                            ("instantiated.graphml", instantiated(), "graphml")):
+                            ("instantiated.graphml", instantiated(), "graphml"),
+                            ("addressed.graphml", addressed(), "graphml")):
         with open(name, "w") as f:
             f.write(topo.graphml() if fmt == "graphml" else topo.node_link())
