@@ -72,27 +72,27 @@ void validate(const BenchConfig& c) {
   if (!c.plan.empty()) parse_plan(c.plan);  // a clear error before any measuring
 }
 
-// The groups the bench measures collectives over: the plan's, as its schedule has them, or
-// without a plan the world alone.
+// The groups the bench measures collectives over: group 0 is the world (the bench's own
+// agreements run on it), then the plan's groups as its schedule has them.
 struct BenchGroups {
   std::vector<std::vector<int>> groups;
   std::vector<GroupKind> kinds;
-  std::map<GroupKind, int> mine;  // this rank's group of each kind it is in
+  std::map<GroupKind, int> mine;  // this rank's group of each of the plan's kinds it is in
 };
 
 BenchGroups bench_groups(const BenchConfig& config, const ModelSpec& model, int n, int rank) {
-  if (config.plan.empty()) {
-    std::vector<int> world(n);
-    for (int r = 0; r < n; ++r) world[r] = r;
-    return {{world}, {GroupKind::world}, {{GroupKind::world, 0}}};
-  }
+  std::vector<int> world(n);
+  for (int r = 0; r < n; ++r) world[r] = r;
+  BenchGroups out{{world}, {GroupKind::world}, {}};
+  if (config.plan.empty()) return out;
   const Plan plan = parse_plan(config.plan);
   if (plan.ranks() != n)
     fail("--plan {} needs {} ranks; the bench runs on {}", config.plan, plan.ranks(), n);
   const Schedule s = compile(model, plan, config.batch * plan.dp * plan.mb, config.seq);
-  BenchGroups out{s.groups, s.group_kinds, {}};
-  for (GroupKind kind : {GroupKind::tp, GroupKind::dp, GroupKind::tied_embedding, GroupKind::world})
-    if (const int g = s.group_of(rank, kind); g >= 0) out.mine[kind] = g;
+  out.groups.insert(out.groups.end(), s.groups.begin(), s.groups.end());
+  out.kinds.insert(out.kinds.end(), s.group_kinds.begin(), s.group_kinds.end());
+  for (GroupKind kind : {GroupKind::tp, GroupKind::dp, GroupKind::tied_embedding})
+    if (const int g = s.group_of(rank, kind); g >= 0) out.mine[kind] = 1 + g;
   return out;
 }
 
@@ -117,8 +117,8 @@ std::vector<bench::CollectiveResult> measure_all_collectives(MpiCommunicator& co
                                                              const bench::NetworkOptions& net) {
   std::vector<double> sizes;
   for (double mib : config.collective_mib) sizes.push_back(mib * (1 << 20));
-  std::vector<bench::CollectiveResult> collectives = bench::measure_collectives(
-      comm, "world", groups.mine.at(GroupKind::world), comm.size(), sizes, net);
+  std::vector<bench::CollectiveResult> collectives =
+      bench::measure_collectives(comm, "world", 0, comm.size(), sizes, net);
   for (GroupKind kind : {GroupKind::tp, GroupKind::dp, GroupKind::tied_embedding}) {
     int size = 0;  // every group of a kind has the same size
     for (std::size_t g = 0; g < groups.groups.size(); ++g)
