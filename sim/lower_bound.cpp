@@ -14,6 +14,58 @@
 
 namespace fabtrain {
 
+namespace {
+
+// What every collective of a group must cross, per group: the fastest hop between any two
+// members (a ring or a tree cannot take fewer latency terms), and the pairs (both directions) a
+// flow of the call must use: per site of the group, its members' routes to the other sites'
+// members (a group over several sites); else the routes across VMs (one site, several VMs);
+// else all.
+struct GroupReach {
+  std::vector<double> hop_latency;
+  std::vector<std::vector<std::vector<std::pair<int, int>>>> cuts;
+};
+
+GroupReach group_reach(const Schedule& schedule, const Slice& slice, SlicePlatform& platform) {
+  const auto gpus = slice.gpus();
+  const Plan& plan = schedule.plan;
+  auto latency = [&](int rank_a, int rank_b) {
+    return platform.route_latency(device_of(plan, rank_a), device_of(plan, rank_b));
+  };
+  GroupReach reach{
+      std::vector<double>(schedule.groups.size(), 0),
+      std::vector<std::vector<std::vector<std::pair<int, int>>>>(schedule.groups.size())};
+  auto site_of = [&](int rank) { return slice.vms[gpus[device_of(plan, rank)].vm].site; };
+  auto vm_of = [&](int rank) { return gpus[device_of(plan, rank)].vm; };
+  for (size_t g = 0; g < schedule.groups.size(); ++g) {
+    const auto& members = schedule.groups[g];
+    if (members.size() < 2 || members.size() > 64) continue;  // 0 stays a valid bound
+    double fastest = 1e300;
+    bool spans_vms = false, spans_sites = false;
+    for (size_t i = 0; i < members.size(); ++i)
+      for (size_t j = i + 1; j < members.size(); ++j) {
+        fastest = std::min(fastest, latency(members[i], members[j]));
+        spans_vms = spans_vms || vm_of(members[i]) != vm_of(members[j]);
+        spans_sites = spans_sites || site_of(members[i]) != site_of(members[j]);
+      }
+    reach.hop_latency[g] = fastest;
+    std::map<std::string, std::vector<std::pair<int, int>>> by_site;
+    for (int a : members)
+      for (int b : members) {
+        const bool keep = spans_sites ? site_of(a) != site_of(b)
+                          : spans_vms ? vm_of(a) != vm_of(b)
+                                      : a != b;
+        if (keep)
+          by_site[spans_sites ? site_of(a) : ""].emplace_back(device_of(plan, a),
+                                                              device_of(plan, b));
+      }
+    for (auto& [site, pairs] : by_site) reach.cuts[g].push_back(std::move(pairs));
+  }
+  return reach;
+}
+
+}  // namespace
+
 // A lower bound of a schedule's step time, so that plans that cannot win are not simulated.
 // Per rank: its own compute, plus for each collective it blocks on the fewest latency terms its
 // algorithm can take (tree all-reduce 2 floor(log2 n), ring n - 1) over the group's fastest hop
@@ -45,40 +97,9 @@ double step_lower_bound(const Schedule& schedule, const Slice& slice, SlicePlatf
   auto latency = [&](int rank_a, int rank_b) {
     return platform.route_latency(device_of(plan, rank_a), device_of(plan, rank_b));
   };
-  // The fastest hop between any two members: a ring or a tree cannot take fewer latency terms.
-  // And the pairs (both directions) a flow of the call may use: those across VMs when the group
-  // spans several, else all.
-  std::vector<double> hop_latency(schedule.groups.size(), 0);
-  // Per group, the pairs a flow must use: per site of the group, its members' routes to the
-  // other sites' members (a group over several sites); else the routes across VMs (one site,
-  // several VMs); else all.
-  std::vector<std::vector<std::vector<std::pair<int, int>>>> cuts(schedule.groups.size());
-  auto site_of = [&](int rank) { return slice.vms[gpus[device_of(plan, rank)].vm].site; };
-  auto vm_of = [&](int rank) { return gpus[device_of(plan, rank)].vm; };
-  for (size_t g = 0; g < schedule.groups.size(); ++g) {
-    const auto& members = schedule.groups[g];
-    if (members.size() < 2 || members.size() > 64) continue;  // 0 stays a valid bound
-    double fastest = 1e300;
-    bool spans_vms = false, spans_sites = false;
-    for (size_t i = 0; i < members.size(); ++i)
-      for (size_t j = i + 1; j < members.size(); ++j) {
-        fastest = std::min(fastest, latency(members[i], members[j]));
-        spans_vms = spans_vms || vm_of(members[i]) != vm_of(members[j]);
-        spans_sites = spans_sites || site_of(members[i]) != site_of(members[j]);
-      }
-    hop_latency[g] = fastest;
-    std::map<std::string, std::vector<std::pair<int, int>>> by_site;
-    for (int a : members)
-      for (int b : members) {
-        const bool keep = spans_sites ? site_of(a) != site_of(b)
-                          : spans_vms ? vm_of(a) != vm_of(b)
-                                      : a != b;
-        if (keep)
-          by_site[spans_sites ? site_of(a) : ""].emplace_back(device_of(plan, a),
-                                                              device_of(plan, b));
-      }
-    for (auto& [site, pairs] : by_site) cuts[g].push_back(std::move(pairs));
-  }
+  const GroupReach reach = group_reach(schedule, slice, platform);
+  const std::vector<double>& hop_latency = reach.hop_latency;
+  const auto& cuts = reach.cuts;
   std::map<std::pair<int, double>, double> transfer;  // (group, bytes) -> least flow time
   auto least_transfer = [&](const Collective& c) {
     if (cal.collectives.count(c.op)) return 0.0;
