@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <set>
 
 #include "common/error.hpp"
@@ -35,14 +36,16 @@ struct Knob {
   double low, high, step, resolution;
 };
 
-}  // namespace
-
-StepFitResult fit_collectives_to_steps(const Slice& slice, const std::vector<StepFitRun>& runs,
-                                       Calibration& calibration, double small_bytes) {
-  StepFitResult result;
+// The runs as cases to simulate, and what their schedules use: the collective operations (those
+// with calls of at most small_bytes apart) and whether any point-to-point transfer.
+struct Cases {
   std::vector<Case> cases;
   std::set<CollectiveOp> ops, with_small_calls;
   bool point_to_point = false;
+};
+
+Cases read_cases(const std::vector<StepFitRun>& runs, double small_bytes, StepFitResult& result) {
+  Cases out;
   for (const auto& r : runs) {
     const RunData& run = *r.run;
     if (run.batch <= 0 || run.seq <= 0 || run.model_fields.is_null())
@@ -56,15 +59,80 @@ StepFitResult fit_collectives_to_steps(const Slice& slice, const std::vector<Ste
     for (const auto& stream : c.schedule.ranks)
       for (const auto& in : stream) {
         if (const auto* col = std::get_if<Collective>(&in)) {
-          ops.insert(col->op);
-          if (col->bytes <= small_bytes) with_small_calls.insert(col->op);
+          out.ops.insert(col->op);
+          if (col->bytes <= small_bytes) out.with_small_calls.insert(col->op);
         }
-        if (std::holds_alternative<Send>(in)) point_to_point = true;
+        if (std::holds_alternative<Send>(in)) out.point_to_point = true;
       }
     result.labels.push_back(run.path);
     result.measured_s.push_back(c.measured_s);
-    cases.push_back(std::move(c));
+    out.cases.push_back(std::move(c));
   }
+  return out;
+}
+
+// The calibration's parameters the fit moves (created where the calibration has none yet).
+std::vector<Knob> knobs_of(Calibration& calibration, const Cases& cases, double small_bytes) {
+  std::vector<Knob> knobs;
+  for (CollectiveOp op : cases.ops) {
+    auto [at, fresh] = calibration.collectives.try_emplace(op);
+    auto& c = at->second;
+    knobs.push_back({&c.latency_terms, 1, 20, std::max(0.25, 0.25 * c.latency_terms), 0.01});
+    knobs.push_back({&c.bandwidth_factor, 0, 5, std::max(0.1, 0.25 * c.bandwidth_factor), 0.005});
+    knobs.push_back({&c.overhead_s, 0, 0.05, std::max(1e-4, 0.25 * c.overhead_s), 1e-6});
+    if (cases.with_small_calls.count(op)) {
+      if (fresh || c.small_bytes <= 0) c.small_latency_terms = c.latency_terms;
+      c.small_bytes = small_bytes;
+      knobs.push_back(
+          {&c.small_latency_terms, 1, 20, std::max(0.25, 0.25 * c.small_latency_terms), 0.01});
+    }
+  }
+  if (cases.point_to_point) {
+    if (!calibration.p2p) calibration.p2p = P2pCalibration{};
+    auto& p = *calibration.p2p;
+    knobs.push_back({&p.latency_terms, 1, 20, std::max(0.25, 0.25 * p.latency_terms), 0.01});
+    knobs.push_back({&p.overhead_s, 0, 0.05, std::max(1e-4, 0.25 * p.overhead_s), 1e-6});
+  }
+  return knobs;
+}
+
+// Coordinate search: each knob one step up or down while the error falls, its step halved when
+// neither helps, until no knob moves and every step is below its resolution (or 100 sweeps).
+void coordinate_search(std::vector<Knob>& knobs, const std::function<double()>& error_now) {
+  double best = error_now();
+  for (int sweep = 0; sweep < 100; ++sweep) {
+    bool moved = false, settled = true;
+    for (auto& k : knobs) {
+      bool improved = false;
+      for (double direction : {+1.0, -1.0}) {
+        const double old = *k.value;
+        *k.value = std::clamp(old + direction * k.step, k.low, k.high);
+        if (*k.value == old) continue;
+        const double error = error_now();
+        if (error < best * (1 - 1e-9)) {
+          best = error;
+          improved = true;
+          break;
+        }
+        *k.value = old;
+      }
+      if (improved)
+        moved = true;
+      else
+        k.step /= 2;
+      if (k.step >= k.resolution) settled = false;
+    }
+    if (!moved && settled) break;
+  }
+}
+
+}  // namespace
+
+StepFitResult fit_collectives_to_steps(const Slice& slice, const std::vector<StepFitRun>& runs,
+                                       Calibration& calibration, double small_bytes) {
+  StepFitResult result;
+  Cases read = read_cases(runs, small_bytes, result);
+  std::vector<Case>& cases = read.cases;
   // Each pass simulates every case at once, each in a process of its own (sim/sim_pool.hpp): the
   // processes read the calibration as it stands when the pass starts.
   SimPool pool(slice, &calibration);
@@ -90,51 +158,8 @@ StepFitResult fit_collectives_to_steps(const Slice& slice, const std::vector<Ste
     return sum / double(cases.size());
   };
   simulate(&result.before_s);
-  std::vector<Knob> knobs;
-  for (CollectiveOp op : ops) {
-    auto [at, fresh] = calibration.collectives.try_emplace(op);
-    auto& c = at->second;
-    knobs.push_back({&c.latency_terms, 1, 20, std::max(0.25, 0.25 * c.latency_terms), 0.01});
-    knobs.push_back({&c.bandwidth_factor, 0, 5, std::max(0.1, 0.25 * c.bandwidth_factor), 0.005});
-    knobs.push_back({&c.overhead_s, 0, 0.05, std::max(1e-4, 0.25 * c.overhead_s), 1e-6});
-    if (with_small_calls.count(op)) {
-      if (fresh || c.small_bytes <= 0) c.small_latency_terms = c.latency_terms;
-      c.small_bytes = small_bytes;
-      knobs.push_back(
-          {&c.small_latency_terms, 1, 20, std::max(0.25, 0.25 * c.small_latency_terms), 0.01});
-    }
-  }
-  if (point_to_point) {
-    if (!calibration.p2p) calibration.p2p = P2pCalibration{};
-    auto& p = *calibration.p2p;
-    knobs.push_back({&p.latency_terms, 1, 20, std::max(0.25, 0.25 * p.latency_terms), 0.01});
-    knobs.push_back({&p.overhead_s, 0, 0.05, std::max(1e-4, 0.25 * p.overhead_s), 1e-6});
-  }
-  double best = simulate(nullptr);
-  for (int sweep = 0; sweep < 100; ++sweep) {
-    bool moved = false, settled = true;
-    for (auto& k : knobs) {
-      bool improved = false;
-      for (double direction : {+1.0, -1.0}) {
-        const double old = *k.value;
-        *k.value = std::clamp(old + direction * k.step, k.low, k.high);
-        if (*k.value == old) continue;
-        const double error = simulate(nullptr);
-        if (error < best * (1 - 1e-9)) {
-          best = error;
-          improved = true;
-          break;
-        }
-        *k.value = old;
-      }
-      if (improved)
-        moved = true;
-      else
-        k.step /= 2;
-      if (k.step >= k.resolution) settled = false;
-    }
-    if (!moved && settled) break;
-  }
+  std::vector<Knob> knobs = knobs_of(calibration, read, small_bytes);
+  coordinate_search(knobs, [&] { return simulate(nullptr); });
   simulate(&result.after_s);
   return result;
 }

@@ -43,6 +43,76 @@ double median_seconds(const json& ranks, const std::string& rate_key, const std:
   return median(seconds);
 }
 
+void read_gemm(const json& doc, const std::string& top, const std::string& path, BenchData& b) {
+  const json& gemm = array(doc, "gemm", top, path);
+  for (std::size_t i = 0; i < gemm.size(); ++i) {
+    const std::string w = fmt::format("gemm[{}]", i);
+    reject_unknown(gemm[i], {"name", "pass", "m", "n", "k", "flops", "ranks"}, w, path);
+    GemmSample g{text(gemm[i], "name", w, path), text(gemm[i], "pass", w, path),
+                 number(gemm[i], "flops", w, path, 1)};
+    if (g.pass != "forward" && g.pass != "backward_input" && g.pass != "backward_weight")
+      fail("{}: {}.pass '{}' is not forward, backward_input or backward_weight", path, w, g.pass);
+    g.seconds = median_seconds(field(gemm[i], "ranks", w, path), "flops_per_s", w, path);
+    b.gemm.push_back(g);
+  }
+}
+
+void read_memory(const json& doc, const std::string& top, const std::string& path, BenchData& b) {
+  const json& memory = array(doc, "memory", top, path);
+  for (std::size_t i = 0; i < memory.size(); ++i) {
+    const std::string w = fmt::format("memory[{}]", i);
+    reject_unknown(memory[i], {"kernel", "bytes", "ranks"}, w, path);
+    MemorySample m{text(memory[i], "kernel", w, path), number(memory[i], "bytes", w, path, 1)};
+    m.seconds = median_seconds(field(memory[i], "ranks", w, path), "bytes_per_s", w, path);
+    b.memory.push_back(m);
+  }
+}
+
+PairSample read_pair(const json& p, const std::string& w, const std::string& path, int world) {
+  reject_unknown(p,
+                 {"a", "b", "host_a", "host_b", "rtt_s", "latency_s", "latency_bytes",
+                  "message_bytes", "messages", "stream_s", "bandwidth", "message_latencies",
+                  "rtt_p90_s", "tcp_streams", "tcp_bandwidth_one_stream", "tcp_bandwidth"},
+                 w, path);
+  PairSample pair;
+  pair.a = integer(p, "a", w, path, 0, world - 1);
+  pair.b = integer(p, "b", w, path, 0, world - 1);
+  pair.rtt_s = number(p, "rtt_s", w, path, 1e-12);
+  pair.bandwidth = number(p, "bandwidth", w, path, 1);
+  if (p.contains("message_bytes")) pair.message_bytes = number(p, "message_bytes", w, path, 1);
+  if (p.contains("host_a")) pair.host_a = text(p, "host_a", w, path);
+  if (p.contains("host_b")) pair.host_b = text(p, "host_b", w, path);
+  if (p.contains("message_latencies")) {
+    const json& ml = array(p, "message_latencies", w, path);
+    for (std::size_t k = 0; k < ml.size(); ++k) {
+      const std::string wk = fmt::format("{}.message_latencies[{}]", w, k);
+      reject_unknown(ml[k], {"bytes", "one_way_s"}, wk, path);
+      pair.message_latencies.emplace_back(number(ml[k], "bytes", wk, path, 1),
+                                          number(ml[k], "one_way_s", wk, path, 1e-12));
+    }
+  }
+  return pair;
+}
+
+void read_collectives(const json& doc, const std::string& top, const std::string& path,
+                      BenchData& b) {
+  const json& coll = array(doc, "collectives", top, path);
+  for (std::size_t i = 0; i < coll.size(); ++i) {
+    const std::string w = fmt::format("collectives[{}]", i);
+    reject_unknown(coll[i], {"op", "group", "bytes", "ranks", "seconds", "algbw", "busbw"}, w,
+                   path);
+    const std::string op = text(coll[i], "op", w, path);
+    if (op != "all_reduce" && op != "reduce_scatter" && op != "all_gather")
+      fail(
+          "{}: {}.op '{}' is not all_reduce, reduce_scatter or all_gather (what the bench "
+          "measures)",
+          path, w, op);
+    b.collectives.push_back({op, number(coll[i], "bytes", w, path),
+                             number(coll[i], "seconds", w, path), number(coll[i], "busbw", w, path),
+                             integer(coll[i], "ranks", w, path, 1, b.world)});
+  }
+}
+
 }  // namespace
 
 BenchData parse_bench(const json& doc, const std::string& path) {
@@ -69,68 +139,12 @@ BenchData parse_bench(const json& doc, const std::string& path) {
   if (int(b.hosts.size()) != b.world)
     fail("{}: hosts lists {} hosts but world={} (one per rank)", path, b.hosts.size(), b.world);
   b.device = text(field(doc, "device", top, path), "description", "device", path);
-  const json& gemm = array(doc, "gemm", top, path);
-  for (std::size_t i = 0; i < gemm.size(); ++i) {
-    const std::string w = fmt::format("gemm[{}]", i);
-    reject_unknown(gemm[i], {"name", "pass", "m", "n", "k", "flops", "ranks"}, w, path);
-    GemmSample g{text(gemm[i], "name", w, path), text(gemm[i], "pass", w, path),
-                 number(gemm[i], "flops", w, path, 1)};
-    if (g.pass != "forward" && g.pass != "backward_input" && g.pass != "backward_weight")
-      fail("{}: {}.pass '{}' is not forward, backward_input or backward_weight", path, w, g.pass);
-    g.seconds = median_seconds(field(gemm[i], "ranks", w, path), "flops_per_s", w, path);
-    b.gemm.push_back(g);
-  }
-  const json& memory = array(doc, "memory", top, path);
-  for (std::size_t i = 0; i < memory.size(); ++i) {
-    const std::string w = fmt::format("memory[{}]", i);
-    reject_unknown(memory[i], {"kernel", "bytes", "ranks"}, w, path);
-    MemorySample m{text(memory[i], "kernel", w, path), number(memory[i], "bytes", w, path, 1)};
-    m.seconds = median_seconds(field(memory[i], "ranks", w, path), "bytes_per_s", w, path);
-    b.memory.push_back(m);
-  }
+  read_gemm(doc, top, path, b);
+  read_memory(doc, top, path, b);
   const json& p2p = array(doc, "p2p", top, path);
-  for (std::size_t i = 0; i < p2p.size(); ++i) {
-    const std::string w = fmt::format("p2p[{}]", i);
-    reject_unknown(p2p[i],
-                   {"a", "b", "host_a", "host_b", "rtt_s", "latency_s", "latency_bytes",
-                    "message_bytes", "messages", "stream_s", "bandwidth", "message_latencies",
-                    "rtt_p90_s", "tcp_streams", "tcp_bandwidth_one_stream", "tcp_bandwidth"},
-                   w, path);
-    PairSample pair;
-    pair.a = integer(p2p[i], "a", w, path, 0, b.world - 1);
-    pair.b = integer(p2p[i], "b", w, path, 0, b.world - 1);
-    pair.rtt_s = number(p2p[i], "rtt_s", w, path, 1e-12);
-    pair.bandwidth = number(p2p[i], "bandwidth", w, path, 1);
-    if (p2p[i].contains("message_bytes"))
-      pair.message_bytes = number(p2p[i], "message_bytes", w, path, 1);
-    if (p2p[i].contains("host_a")) pair.host_a = text(p2p[i], "host_a", w, path);
-    if (p2p[i].contains("host_b")) pair.host_b = text(p2p[i], "host_b", w, path);
-    b.pairs.push_back(pair);
-    if (p2p[i].contains("message_latencies")) {
-      const json& ml = array(p2p[i], "message_latencies", w, path);
-      for (std::size_t k = 0; k < ml.size(); ++k) {
-        const std::string wk = fmt::format("{}.message_latencies[{}]", w, k);
-        reject_unknown(ml[k], {"bytes", "one_way_s"}, wk, path);
-        b.pairs.back().message_latencies.emplace_back(number(ml[k], "bytes", wk, path, 1),
-                                                      number(ml[k], "one_way_s", wk, path, 1e-12));
-      }
-    }
-  }
-  const json& coll = array(doc, "collectives", top, path);
-  for (std::size_t i = 0; i < coll.size(); ++i) {
-    const std::string w = fmt::format("collectives[{}]", i);
-    reject_unknown(coll[i], {"op", "group", "bytes", "ranks", "seconds", "algbw", "busbw"}, w,
-                   path);
-    const std::string op = text(coll[i], "op", w, path);
-    if (op != "all_reduce" && op != "reduce_scatter" && op != "all_gather")
-      fail(
-          "{}: {}.op '{}' is not all_reduce, reduce_scatter or all_gather (what the bench "
-          "measures)",
-          path, w, op);
-    b.collectives.push_back({op, number(coll[i], "bytes", w, path),
-                             number(coll[i], "seconds", w, path), number(coll[i], "busbw", w, path),
-                             integer(coll[i], "ranks", w, path, 1, b.world)});
-  }
+  for (std::size_t i = 0; i < p2p.size(); ++i)
+    b.pairs.push_back(read_pair(p2p[i], fmt::format("p2p[{}]", i), path, b.world));
+  read_collectives(doc, top, path, b);
   if (b.gemm.empty())
     fail("{}: gemm is empty: nothing to fit the matrix-product efficiency on", path);
   if (b.memory.empty()) fail("{}: memory is empty: nothing to fit the memory efficiency on", path);
@@ -156,12 +170,98 @@ BenchData read_bench(const std::string& path) {
   }
 }
 
+namespace {
+
+// The blocks a compute instruction's name spans ("blocks=BEGIN:END").
+int named_blocks(const std::string& name, const std::string& path, const std::string& w) {
+  static const std::regex blocks_re("blocks=(\\d+):(\\d+)");
+  std::smatch m;
+  if (!std::regex_search(name, m, blocks_re))
+    fail("{}: {}.name '{}' has no blocks=BEGIN:END", path, w, name);
+  const std::string what = fmt::format("{}: {}.name blocks", path, w);
+  const int begin = strict_int(m.str(1), what, 0, INT_MAX),
+            end = strict_int(m.str(2), what, 0, INT_MAX);
+  if (end <= begin) fail("{}: blocks={}:{} is empty (END must exceed BEGIN)", what, begin, end);
+  check_limit(what, end,
+              Limit{2 * limits::layers.max + 2, "a model of the most layers has so many blocks"});
+  return end - begin;
+}
+
+// The samples of one timed step: compute instructions, and per collective call (matched over
+// ranks by name and occurrence) the span from its last member's start to its last end.
+class StepSampler {
+ public:
+  StepSampler(int world, const std::string& path) : path_(path), seen_by_rank_(world) {
+    s_.communication_s.assign(world, 0.0);
+    s_.other_s.assign(world, 0.0);
+  }
+
+  void add(const InstructionRecord& item, const std::string& w) {
+    const std::string& kind = item.kind;
+    if (kind == "fwd" || kind == "bwd" || kind == "opt") {
+      ComputeSample c{kind, item.rank, item.flops, item.bytes, 1, item.duration_s};
+      if (kind != "opt") c.blocks = named_blocks(item.name, path_, w);
+      s_.compute.push_back(c);
+    } else if (kind == "load") {
+      s_.other_s[item.rank] += item.duration_s;
+    } else {
+      s_.communication_s[item.rank] += item.duration_s;
+      // A started collective (request >= 0) returns at once: its time is in its wait (kind
+      // "wait", exposed communication), not a sample of the collective's own duration.
+      if ((kind == "all_reduce" || kind == "reduce_scatter" || kind == "all_gather") &&
+          item.request < 0)
+        add_collective(item);
+    }
+  }
+
+  StepSample finish(int step, double wall_s) {
+    s_.step = step;
+    s_.wall_s = wall_s;
+    for (auto& call : s_.collectives)
+      if (call.last_start_s >= 0) call.seconds = call.last_end_s - call.last_start_s;
+    return std::move(s_);
+  }
+
+ private:
+  void add_collective(const InstructionRecord& item) {
+    const std::string& name = item.name;
+    const double start = item.start_s, duration = item.duration_s;
+    const std::string key = name + "#" + std::to_string(seen_by_rank_[item.rank][name]++);
+    const auto [at, fresh] = call_of_.emplace(key, s_.collectives.size());
+    if (fresh) {
+      s_.collectives.push_back({item.kind, item.bytes, duration, 1, start, start + duration});
+      return;
+    }
+    auto& call = s_.collectives[at->second];
+    call.seconds = std::min(call.seconds, duration);
+    call.last_start_s = std::max(call.last_start_s, start);
+    call.last_end_s = std::max(call.last_end_s, start + duration);
+    ++call.members;
+  }
+
+  const std::string& path_;
+  StepSample s_;
+  std::map<std::string, std::size_t> call_of_;  // "name#occurrence" -> index in collectives
+  std::vector<std::map<std::string, int>> seen_by_rank_;  // name -> occurrences
+};
+
+void read_header(const json& j, const std::string& where, const std::string& path, RunData& run) {
+  const RunHeader h = run_header_from_json(j, where, path);
+  run.plan = to_string(h.plan);
+  run.world = h.world;
+  run.model = h.model.name;
+  if (j.contains("model") && j["model"].is_object()) run.model_fields = j["model"];
+  run.batch = h.batch;
+  run.seq = h.seq;
+}
+
+}  // namespace
+
 RunData read_run_record(const std::string& path) {
   std::ifstream in(path);
   if (!in) fail("--runs {}: cannot read the file", path);
   RunData run;
   run.path = path;
-  const std::regex blocks_re("blocks=(\\d+):(\\d+)");
   std::string line;
   int line_no = 0;
   bool header = false;
@@ -174,77 +274,17 @@ RunData read_run_record(const std::string& path) {
       const std::string type = text(j, "type", where, path);
       if (type == "header") {
         header = true;
-        const RunHeader h = run_header_from_json(j, where, path);
-        run.plan = to_string(h.plan);
-        run.world = h.world;
-        run.model = h.model.name;
-        if (j.contains("model") && j["model"].is_object()) run.model_fields = j["model"];
-        run.batch = h.batch;
-        run.seq = h.seq;
+        read_header(j, where, path, run);
         continue;
       }
       if (type != "step") fail("{}: {}: unknown type '{}' (header or step)", path, where, type);
       if (!header) fail("{}: {}: a step before the header", path, where);
-      const StepLine line = step_line_from_json(j, run.world, where, path);
+      const StepLine step = step_line_from_json(j, run.world, where, path);
       if (!j.contains("instructions")) continue;  // not timed
-      StepSample s;
-      s.step = line.summary.step;
-      s.wall_s = line.summary.wall_s;
-      s.communication_s.assign(run.world, 0.0);
-      s.other_s.assign(run.world, 0.0);
-      std::map<std::string, std::size_t> call_of;  // "name#occurrence" -> index in s.collectives
-      std::vector<std::map<std::string, int>> seen_by_rank(run.world);  // name -> occurrences
-      for (std::size_t i = 0; i < line.instructions.size(); ++i) {
-        const InstructionRecord& item = line.instructions[i];
-        const std::string w = fmt::format("{} instructions[{}]", where, i);
-        const int rank = item.rank;
-        const std::string& kind = item.kind;
-        const double duration = item.duration_s;
-        if (kind == "fwd" || kind == "bwd" || kind == "opt") {
-          ComputeSample c{kind, rank, item.flops, item.bytes, 1, duration};
-          std::smatch m;
-          const std::string& name = item.name;
-          if (kind != "opt") {
-            if (!std::regex_search(name, m, blocks_re))
-              fail("{}: {}.name '{}' has no blocks=BEGIN:END", path, w, name);
-            const std::string what = fmt::format("{}: {}.name blocks", path, w);
-            const int begin = strict_int(m.str(1), what, 0, INT_MAX),
-                      end = strict_int(m.str(2), what, 0, INT_MAX);
-            if (end <= begin)
-              fail("{}: blocks={}:{} is empty (END must exceed BEGIN)", what, begin, end);
-            check_limit(
-                what, end,
-                Limit{2 * limits::layers.max + 2, "a model of the most layers has so many blocks"});
-            c.blocks = end - begin;
-          }
-          s.compute.push_back(c);
-        } else if (kind == "load") {
-          s.other_s[rank] += duration;
-        } else {
-          s.communication_s[rank] += duration;
-          // A started collective (request >= 0) returns at once: its time is in its wait (kind
-          // "wait", exposed communication), not a sample of the collective's own duration.
-          if ((kind == "all_reduce" || kind == "reduce_scatter" || kind == "all_gather") &&
-              item.request < 0) {
-            const std::string& name = item.name;
-            const double start = item.start_s;
-            const std::string key = name + "#" + std::to_string(seen_by_rank[rank][name]++);
-            const auto [at, fresh] = call_of.emplace(key, s.collectives.size());
-            if (fresh) {
-              s.collectives.push_back({kind, item.bytes, duration, 1, start, start + duration});
-            } else {
-              auto& call = s.collectives[at->second];
-              call.seconds = std::min(call.seconds, duration);
-              call.last_start_s = std::max(call.last_start_s, start);
-              call.last_end_s = std::max(call.last_end_s, start + duration);
-              ++call.members;
-            }
-          }
-        }
-      }
-      for (auto& call : s.collectives)
-        if (call.last_start_s >= 0) call.seconds = call.last_end_s - call.last_start_s;
-      run.steps.push_back(std::move(s));
+      StepSampler sampler(run.world, path);
+      for (std::size_t i = 0; i < step.instructions.size(); ++i)
+        sampler.add(step.instructions[i], fmt::format("{} instructions[{}]", where, i));
+      run.steps.push_back(sampler.finish(step.summary.step, step.summary.wall_s));
     } catch (const json::exception& e) {
       fail("{}: {}: a field has the wrong type: {}", path, where, e.what());
     }

@@ -31,6 +31,7 @@
 // eager sends and blocking receives this order cannot deadlock: every receive waits only on a send
 // its peer issues earlier in its own stream (plan/symbolic_run.hpp checks it, and that every wait's
 // start can complete).
+#include <algorithm>
 #include <map>
 #include <utility>
 
@@ -360,6 +361,14 @@ double stage_parameters(const ModelSpec& model, const Plan& plan, int stage) {
   if (plan.pp > 1 && stage == plan.pp - 1 && model.tie_word_embeddings)
     parameters += double(model.vocab_size) * model.n_embd;  // the head's copy of the tied wte
   return parameters;
+}
+
+int Schedule::group_of(int rank, GroupKind kind) const {
+  for (std::size_t g = 0; g < groups.size() && g < group_kinds.size(); ++g)
+    if (group_kinds[g] == kind &&
+        std::find(groups[g].begin(), groups[g].end(), rank) != groups[g].end())
+      return int(g);
+  return -1;
 }
 
 Schedule compile(const ModelSpec& model, const Plan& plan, int global_batch, int seq) {

@@ -150,6 +150,10 @@ struct Schedule {
   std::vector<std::vector<Instruction>> ranks;  // ranks[r] = r's instruction stream
   std::vector<double> static_bytes;             // per rank: weights+grads+optimizer
   std::vector<ModelStateBytes> model_state;     // per rank: the same, split
+
+  // The index into groups of rank's group of that kind; -1 where the step has none for it (no
+  // dp group when dp = 1; a middle pipeline stage is in no tied-embedding group).
+  int group_of(int rank, GroupKind kind) const;
 };
 
 // Compiles one training step. Validates the plan against the model and batch first.

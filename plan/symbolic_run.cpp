@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "plan/collective_pairing.hpp"
+#include "plan/request_rules.hpp"
 
 namespace fabtrain {
 namespace {
@@ -34,7 +35,6 @@ struct RankState {
   long blocking_recv = -1;       // the channel position of the blocking receive at pc, once posted
   std::map<int, int> next_call;  // per group: this rank's calls so far
   std::map<int, Pending> pending;
-  std::set<int> used;  // requests started this step
   double in_flight_bytes = 0;
   std::map<int, int> forward_blocks, backward_blocks;
   int in_flight = 0;
@@ -59,12 +59,6 @@ bool same_collective(const Collective& a, const Collective& b) {
          a.mb == b.mb && a.block == b.block && a.begin == b.begin && a.end == b.end;
 }
 
-Awaits awaits(const Instruction& in) {
-  if (std::holds_alternative<Send>(in)) return Awaits::send;
-  if (std::holds_alternative<Recv>(in)) return Awaits::recv;
-  return Awaits::collective;
-}
-
 class Player {
  public:
   explicit Player(const Schedule& s) : s_(s), state_(s.world), calls_(s.groups.size()) {
@@ -77,6 +71,11 @@ class Player {
   SymbolicRun play() {
     if (int(s_.ranks.size()) != s_.world)
       return failed(fmt::format("schedule has {} streams for {} ranks", s_.ranks.size(), s_.world));
+    // Each rank's requests first (request_rules.hpp): the play below may assume them kept.
+    for (int r = 0; r < s_.world; ++r)
+      if (const auto e = request_error(s_.ranks[r]))
+        return failed(fmt::format("rank {} at #{} '{}': {}", r, e->at,
+                                  to_string(s_.ranks[r][e->at]), e->why));
     bool progress = true;
     while (progress && error_.empty()) {
       progress = false;
@@ -97,12 +96,6 @@ class Player {
       return failed(
           fmt::format("deadlock: {} of {} ranks stuck: {}", stuck.size(), s_.world, list));
     }
-    for (int r = 0; r < s_.world; ++r)
-      if (!state_[r].pending.empty()) {
-        const auto& [request, p] = *state_[r].pending.begin();
-        return failed(fmt::format("rank {} at #{} '{}': request {} started, never waited", r,
-                                  p.start_pc, to_string(s_.ranks[r][p.start_pc]), request));
-      }
     for (const auto& [key, channel] : channels_)
       if (channel.sent.size() > channel.posted) {
         const auto& [from, to, what] = key;
@@ -196,9 +189,6 @@ class Player {
   // Registers request `request` of rank r as started.
   bool start(int r, int request, const Pending& p) {
     RankState& st = state_[r];
-    if (!st.used.insert(request).second)
-      return refuse(r,
-                    fmt::format("request {} reused (requests are unique within a step)", request));
     st.pending[request] = p;
     st.in_flight_bytes += p.bytes;
     result_.peak_request_bytes[r] = std::max(result_.peak_request_bytes[r], st.in_flight_bytes);
@@ -210,15 +200,8 @@ class Player {
   // was sent.
   bool wait(int r, const Wait& w) {
     RankState& st = state_[r];
-    const auto it = st.pending.find(w.request);
-    if (it == st.pending.end())
-      return refuse(r, st.used.count(w.request)
-                           ? fmt::format("request {} already waited", w.request)
-                           : fmt::format("wait without a start of request {}", w.request));
+    const auto it = st.pending.find(w.request);  // there: the rank's requests were checked
     const Pending& p = it->second;
-    if (p.what != w.what)
-      return refuse(r, fmt::format("request {} started as '{}'", w.request,
-                                   to_string(s_.ranks[r][p.start_pc])));
     switch (p.what) {
       case Awaits::collective:
         if (!calls_[p.group][p.call].complete) return false;

@@ -10,9 +10,10 @@
 // rendezvous of large MPI messages), the receive when its message was sent. Members of a group
 // make their calls in the same order, blocking or started. It catches deadlocks, unmatched
 // sends, mismatched collectives, a wait without a start, a request reused or waited twice and a
-// start never waited, and counts what each rank holds at its peak. Used by `fabtrain schedule`
-// (which fails when the step would deadlock), the plan tests and the plan fuzzer. Not here: any
-// notion of time (sim/) or real work (exec/).
+// start never waited (each rank's requests checked first, by request_rules.hpp), and counts what
+// each rank holds at its peak. Used by `fabtrain schedule` (which fails when the step would
+// deadlock), the plan tests and the plan fuzzer. Not here: any notion of time (sim/) or real work
+// (exec/).
 #pragma once
 #include <string>
 #include <vector>

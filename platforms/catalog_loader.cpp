@@ -208,27 +208,8 @@ void read_framework_memory_section(const YamlFields& top, Catalog& cat) {
              gpu);
 }
 
-// Reads the sections of a catalog mapping into `cat`. A full catalog (overlay=false) must have
-// every section; an overlay may have any of them, and its entries add to or replace the base's.
-void read_sections(const YamlFields& top, Catalog& cat, bool overlay) {
+void read_latencies(const YamlFields& top, Catalog& cat) {
   const std::string& path = top.file();
-  top.allow_only({"gpus", "nics", "sites", "latencies", "latency_estimate", "link_classes",
-                  "communicators", "default_communicator", "compute", "framework_memory"});
-  auto wanted = [&](const char* key) { return !overlay || top.has(key); };
-  if (wanted("gpus")) read_named(top, "gpus", cat.gpus, read_gpu);
-  if (wanted("nics")) read_named(top, "nics", cat.nics, read_nic);
-  if (wanted("sites")) read_named(top, "sites", cat.sites, read_site);
-  if (wanted("link_classes")) read_named(top, "link_classes", cat.link_classes, read_link_class);
-  for (const char* needed : {"pcie", "nvlink", "l2bridge", "l2sts", "switched"})
-    if (!cat.link_classes.count(needed)) fail("{}: link_classes: missing class '{}'", path, needed);
-  if (wanted("communicators"))
-    read_named(top, "communicators", cat.communicators, read_communicator);
-  if (wanted("default_communicator")) cat.default_communicator = top.text("default_communicator");
-  if (!cat.communicators.count(cat.default_communicator))
-    fail("{}: default_communicator '{}' is not in communicators", path, cat.default_communicator);
-
-  if (wanted("framework_memory")) read_framework_memory_section(top, cat);
-
   const YamlNode lats = top.sequence_or_empty("latencies");
   std::set<std::pair<std::string, std::string>> seen_pairs;
   for (std::size_t i = 0; i < lats.size(); ++i) {
@@ -251,46 +232,73 @@ void read_sections(const YamlFields& top, Catalog& cat, bool overlay) {
                   [&](const SiteLatency& old) { return std::minmax(old.a, old.b) == pair; });
     cat.latencies.push_back(l);
   }
+}
 
-  if (wanted("latency_estimate")) {
-    const YamlFields est(path, sub(top, "latency_estimate"), top.mapping("latency_estimate"));
-    est.allow_only({"fibre_fraction_of_c", "route_factor", "switching_allowance_ms", "source"});
-    cat.latency_estimate.fibre_fraction_of_c = non_negative(est, "fibre_fraction_of_c", true);
-    if (cat.latency_estimate.fibre_fraction_of_c > 1)
-      fail("{}: light is not faster than c", est.field("fibre_fraction_of_c"));
-    cat.latency_estimate.route_factor = non_negative(est, "route_factor", true);
-    if (cat.latency_estimate.route_factor < 1)
-      fail("{}: a route is never shorter than the great circle (>= 1)", est.field("route_factor"));
-    cat.latency_estimate.switching_allowance_s = non_negative(est, "switching_allowance_ms") * 1e-3;
-    cat.latency_estimate.source = required_source(est);
-  }
+void read_latency_estimate(const YamlFields& top, Catalog& cat) {
+  const YamlFields est(top.file(), sub(top, "latency_estimate"), top.mapping("latency_estimate"));
+  est.allow_only({"fibre_fraction_of_c", "route_factor", "switching_allowance_ms", "source"});
+  cat.latency_estimate.fibre_fraction_of_c = non_negative(est, "fibre_fraction_of_c", true);
+  if (cat.latency_estimate.fibre_fraction_of_c > 1)
+    fail("{}: light is not faster than c", est.field("fibre_fraction_of_c"));
+  cat.latency_estimate.route_factor = non_negative(est, "route_factor", true);
+  if (cat.latency_estimate.route_factor < 1)
+    fail("{}: a route is never shorter than the great circle (>= 1)", est.field("route_factor"));
+  cat.latency_estimate.switching_allowance_s = non_negative(est, "switching_allowance_ms") * 1e-3;
+  cat.latency_estimate.source = required_source(est);
+}
 
-  if (wanted("compute")) {
-    const YamlFields comp(path, sub(top, "compute"), top.mapping("compute"));
-    comp.allow_only({"matmul_efficiency", "tensor_core_matmul_efficiency", "memory_efficiency",
-                     "kernel_overhead_us", "roofline", "matmul_tile", "source"});
-    // Optional: max (overlapped, the default) or sum (kernels one after the other).
-    const std::string roofline = comp.text_or("roofline", "max");
-    if (roofline != "max" && roofline != "sum")
-      fail("{}: '{}' is neither max nor sum", comp.field("roofline"), roofline);
-    cat.compute.serial_kernels = roofline == "sum";
-    cat.compute.matmul_efficiency = non_negative(comp, "matmul_efficiency", true);
-    // Optional: without it, tensor-core products reach the same fraction as FP32 ones.
-    cat.compute.tensor_core_matmul_efficiency =
-        comp.has("tensor_core_matmul_efficiency")
-            ? non_negative(comp, "tensor_core_matmul_efficiency", true)
-            : cat.compute.matmul_efficiency;
-    if (cat.compute.tensor_core_matmul_efficiency > 1)
-      fail("{}: a fraction of peak must be at most 1", comp.field("tensor_core_matmul_efficiency"));
-    cat.compute.memory_efficiency = non_negative(comp, "memory_efficiency", true);
-    for (const char* k : {"matmul_efficiency", "memory_efficiency"})
-      if (comp.number(k) > 1) fail("{}: a fraction of peak must be at most 1", comp.field(k));
-    cat.compute.kernel_overhead_s = non_negative(comp, "kernel_overhead_us") * 1e-6;
-    cat.compute.matmul_tile = comp.integer_or("matmul_tile", 0);
-    if (cat.compute.matmul_tile < 0)
-      fail("{}: must be zero or positive", comp.field("matmul_tile"));
-    cat.compute.source = required_source(comp);
-  }
+void read_compute(const YamlFields& top, Catalog& cat) {
+  const std::string& path = top.file();
+  const YamlFields comp(path, sub(top, "compute"), top.mapping("compute"));
+  comp.allow_only({"matmul_efficiency", "tensor_core_matmul_efficiency", "memory_efficiency",
+                   "kernel_overhead_us", "roofline", "matmul_tile", "source"});
+  // Optional: max (overlapped, the default) or sum (kernels one after the other).
+  const std::string roofline = comp.text_or("roofline", "max");
+  if (roofline != "max" && roofline != "sum")
+    fail("{}: '{}' is neither max nor sum", comp.field("roofline"), roofline);
+  cat.compute.serial_kernels = roofline == "sum";
+  cat.compute.matmul_efficiency = non_negative(comp, "matmul_efficiency", true);
+  // Optional: without it, tensor-core products reach the same fraction as FP32 ones.
+  cat.compute.tensor_core_matmul_efficiency =
+      comp.has("tensor_core_matmul_efficiency")
+          ? non_negative(comp, "tensor_core_matmul_efficiency", true)
+          : cat.compute.matmul_efficiency;
+  if (cat.compute.tensor_core_matmul_efficiency > 1)
+    fail("{}: a fraction of peak must be at most 1", comp.field("tensor_core_matmul_efficiency"));
+  cat.compute.memory_efficiency = non_negative(comp, "memory_efficiency", true);
+  for (const char* k : {"matmul_efficiency", "memory_efficiency"})
+    if (comp.number(k) > 1) fail("{}: a fraction of peak must be at most 1", comp.field(k));
+  cat.compute.kernel_overhead_s = non_negative(comp, "kernel_overhead_us") * 1e-6;
+  cat.compute.matmul_tile = comp.integer_or("matmul_tile", 0);
+  if (cat.compute.matmul_tile < 0) fail("{}: must be zero or positive", comp.field("matmul_tile"));
+  cat.compute.source = required_source(comp);
+}
+
+// Reads the sections of a catalog mapping into `cat`. A full catalog (overlay=false) must have
+// every section; an overlay may have any of them, and its entries add to or replace the base's.
+void read_sections(const YamlFields& top, Catalog& cat, bool overlay) {
+  const std::string& path = top.file();
+  top.allow_only({"gpus", "nics", "sites", "latencies", "latency_estimate", "link_classes",
+                  "communicators", "default_communicator", "compute", "framework_memory"});
+  auto wanted = [&](const char* key) { return !overlay || top.has(key); };
+  if (wanted("gpus")) read_named(top, "gpus", cat.gpus, read_gpu);
+  if (wanted("nics")) read_named(top, "nics", cat.nics, read_nic);
+  if (wanted("sites")) read_named(top, "sites", cat.sites, read_site);
+  if (wanted("link_classes")) read_named(top, "link_classes", cat.link_classes, read_link_class);
+  for (const char* needed : {"pcie", "nvlink", "l2bridge", "l2sts", "switched"})
+    if (!cat.link_classes.count(needed)) fail("{}: link_classes: missing class '{}'", path, needed);
+  if (wanted("communicators"))
+    read_named(top, "communicators", cat.communicators, read_communicator);
+  if (wanted("default_communicator")) cat.default_communicator = top.text("default_communicator");
+  if (!cat.communicators.count(cat.default_communicator))
+    fail("{}: default_communicator '{}' is not in communicators", path, cat.default_communicator);
+
+  if (wanted("framework_memory")) read_framework_memory_section(top, cat);
+
+  read_latencies(top, cat);
+  if (wanted("latency_estimate")) read_latency_estimate(top, cat);
+
+  if (wanted("compute")) read_compute(top, cat);
 }
 
 }  // namespace

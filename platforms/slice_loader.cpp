@@ -74,22 +74,10 @@ Vm read_vm(const YamlFields& f, const Catalog& cat) {
   return vm;
 }
 
-Network read_network(const YamlFields& f, const std::vector<Vm>& vms, const Catalog& cat) {
-  f.allow_only({"name", "kind", "vms", "sites", "rtt_ms", "bandwidth_gbit_s", "tcp_window_mib",
-                "subnet", "interface"});
-  Network n;
-  n.name = f.text("name");
-  if (n.name.empty()) fail("{}: must not be empty", f.field("name"));
-  n.kind = f.text("kind");
-  if (!contains(network_kinds(), n.kind))
-    fail("{}: '{}' is not a network kind ({})", f.field("kind"), n.kind, joined(network_kinds()));
-  if (!cat.link_classes.count(n.kind))
-    fail("{}: the catalog ({}) has no link class '{}' for this kind of network", f.field("kind"),
-         cat.path, n.kind);
-
-  if (!f.has("vms")) fail("{}: missing (expected a list of VM names)", f.field("vms"));
-  n.vms = f.text_list_or("vms");
-  std::vector<std::string> member_sites;  // in order of first appearance
+// The sites of a network's VMs, in order of first appearance; every VM named must exist, once.
+std::vector<std::string> member_sites(const YamlFields& f, const Network& n,
+                                      const std::vector<Vm>& vms) {
+  std::vector<std::string> sites;
   for (const auto& name : n.vms) {
     auto vm = std::find_if(vms.begin(), vms.end(), [&](const Vm& v) { return v.name == name; });
     if (vm == vms.end()) {
@@ -99,43 +87,41 @@ Network read_network(const YamlFields& f, const std::vector<Vm>& vms, const Cata
     }
     if (std::count(n.vms.begin(), n.vms.end(), name) > 1)
       fail("{}: VM '{}' is listed twice", f.field("vms"), name);
-    if (!contains(member_sites, vm->site)) member_sites.push_back(vm->site);
+    if (!contains(sites, vm->site)) sites.push_back(vm->site);
   }
-  if (n.vms.size() < 2)
-    fail("{}: a network joins at least two VMs, found {}", f.field("vms"), n.vms.size());
+  return sites;
+}
 
-  if (f.has("sites") && !is_two_site_kind(n.kind))
-    fail(
-        "{}: only an l2sts or l2ptp network names its sites; a {} network's sites follow from its "
-        "VMs",
-        f.field("sites"), n.kind);
-  if (n.kind == "l2ptp" && n.vms.size() != 2)
-    fail("{}: an l2ptp network joins exactly two interfaces, so two VMs; found {}", f.field("vms"),
-         n.vms.size());
-  if (is_two_site_kind(n.kind)) {
-    std::vector<std::string> named = f.has("sites") ? f.text_list_or("sites") : member_sites;
-    for (const auto& s : named)
-      if (!cat.sites.count(s))
-        fail("{}: unknown site '{}' (known: {})", f.field("sites"), s, known_names(cat.sites));
-    const std::set<std::string> distinct(named.begin(), named.end());
-    if (named.size() != 2 || distinct.size() != 2)
-      fail("{}: an {} network joins exactly two sites, found [{}]", f.field("sites"), n.kind,
-           joined(named));
-    for (const auto& s : member_sites)
-      if (!distinct.count(s))
-        fail("{}: has a VM at {}, which is not one of its sites [{}]", f.field("vms"), s,
-             joined(named));
-    for (const auto& s : named)
-      if (!contains(member_sites, s))
-        fail("{}: no VM at site {}, so the network does not join two sites", f.field("vms"), s);
-    n.sites = named;
-  } else {
+// A network's sites: the two an l2sts or l2ptp network joins (named, or its VMs'), else its VMs'.
+std::vector<std::string> network_sites(const YamlFields& f, const Network& n,
+                                       const std::vector<std::string>& member_sites,
+                                       const Catalog& cat) {
+  if (!is_two_site_kind(n.kind)) {
     if (n.kind == "l2bridge" && member_sites.size() != 1)
       fail("{}: an l2bridge network stays inside one site, its VMs are at [{}] (use l2sts)",
            f.field("vms"), joined(member_sites));
-    n.sites = member_sites;
+    return member_sites;
   }
+  std::vector<std::string> named = f.has("sites") ? f.text_list_or("sites") : member_sites;
+  for (const auto& s : named)
+    if (!cat.sites.count(s))
+      fail("{}: unknown site '{}' (known: {})", f.field("sites"), s, known_names(cat.sites));
+  const std::set<std::string> distinct(named.begin(), named.end());
+  if (named.size() != 2 || distinct.size() != 2)
+    fail("{}: an {} network joins exactly two sites, found [{}]", f.field("sites"), n.kind,
+         joined(named));
+  for (const auto& s : member_sites)
+    if (!distinct.count(s))
+      fail("{}: has a VM at {}, which is not one of its sites [{}]", f.field("vms"), s,
+           joined(named));
+  for (const auto& s : named)
+    if (!contains(member_sites, s))
+      fail("{}: no VM at site {}, so the network does not join two sites", f.field("vms"), s);
+  return named;
+}
 
+// The network's own round trip, bandwidth and TCP window, where it states them.
+void read_network_path(const YamlFields& f, Network& n, std::size_t member_site_count) {
   if (f.has("rtt_ms")) {
     if (n.kind == "l2bridge")
       fail(
@@ -148,7 +134,7 @@ Network read_network(const YamlFields& f, const std::vector<Vm>& vms, const Cata
       fail("{}: {} ms; fabtrain handles at most {} ms (the longest paths on Earth take 600 ms)",
            f.field("rtt_ms"), ms, limits::rtt_ms_max);
     n.rtt_s = ms * 1e-3;
-  } else if (n.kind == "switched" && member_sites.size() == 1) {
+  } else if (n.kind == "switched" && member_site_count == 1) {
     fail("{}: missing: a switched network inside one site must give its round-trip latency",
          f.field("rtt_ms"));
   }
@@ -166,6 +152,36 @@ Network read_network(const YamlFields& f, const std::vector<Vm>& vms, const Cata
            f.field("tcp_window_mib"), mib, limits::tcp_window_mib_max);
     n.tcp_window_bytes = mib * 1024 * 1024;
   }
+}
+
+Network read_network(const YamlFields& f, const std::vector<Vm>& vms, const Catalog& cat) {
+  f.allow_only({"name", "kind", "vms", "sites", "rtt_ms", "bandwidth_gbit_s", "tcp_window_mib",
+                "subnet", "interface"});
+  Network n;
+  n.name = f.text("name");
+  if (n.name.empty()) fail("{}: must not be empty", f.field("name"));
+  n.kind = f.text("kind");
+  if (!contains(network_kinds(), n.kind))
+    fail("{}: '{}' is not a network kind ({})", f.field("kind"), n.kind, joined(network_kinds()));
+  if (!cat.link_classes.count(n.kind))
+    fail("{}: the catalog ({}) has no link class '{}' for this kind of network", f.field("kind"),
+         cat.path, n.kind);
+
+  if (!f.has("vms")) fail("{}: missing (expected a list of VM names)", f.field("vms"));
+  n.vms = f.text_list_or("vms");
+  const std::vector<std::string> sites_of_vms = member_sites(f, n, vms);
+  if (n.vms.size() < 2)
+    fail("{}: a network joins at least two VMs, found {}", f.field("vms"), n.vms.size());
+  if (f.has("sites") && !is_two_site_kind(n.kind))
+    fail(
+        "{}: only an l2sts or l2ptp network names its sites; a {} network's sites follow from its "
+        "VMs",
+        f.field("sites"), n.kind);
+  if (n.kind == "l2ptp" && n.vms.size() != 2)
+    fail("{}: an l2ptp network joins exactly two interfaces, so two VMs; found {}", f.field("vms"),
+         n.vms.size());
+  n.sites = network_sites(f, n, sites_of_vms, cat);
+  read_network_path(f, n, sites_of_vms.size());
   n.subnet = f.text_or("subnet", "");
   if (f.has("subnet")) check_subnet(f.field("subnet"), n.subnet);
   n.interface = f.text_or("interface", "");

@@ -133,35 +133,42 @@ int tree_depth(int n) {
   return depth;
 }
 
-}  // namespace
-
-GroupCollective plan_group_collective(CollectiveOp op, double bytes, const std::vector<int>& gpus,
-                                      SlicePlatform& platform, bool allow_tree,
-                                      const CollectiveCalibration* correction,
-                                      const std::vector<CollectiveProtocol>& protocols,
-                                      bool via_root) {
-  GroupCollective call;
-  call.op = op;
-  call.bytes = bytes;
-  call.size = int(gpus.size());
-  const int n = call.size;
-  if (n < 2) return call;
-  const int steps = ring_steps(op, n);
+// The ring's slowest hop: its largest latency, smallest bandwidth, and whether any hop crosses VMs.
+struct RingPath {
   double alpha = 0, bandwidth = 0;
+  bool crosses_network = false;
+};
+
+RingPath ring_path(const std::vector<int>& gpus, SlicePlatform& platform) {
+  RingPath path;
+  const int n = int(gpus.size());
   for (int i = 0; i < n; ++i) {
     const int a = gpus[i], b = gpus[(i + 1) % n];
-    alpha = std::max(alpha, platform.route_latency(a, b));
+    path.alpha = std::max(path.alpha, platform.route_latency(a, b));
     const double bw = platform.route_bandwidth(a, b);
-    bandwidth = i == 0 ? bw : std::min(bandwidth, bw);
+    path.bandwidth = i == 0 ? bw : std::min(path.bandwidth, bw);
   }
-  const bool tree_allowed = !correction && allow_tree && op == CollectiveOp::all_reduce && n > 2;
-  // The protocol's extra latency per step: a network hop's where any hop of the ring crosses VMs.
-  bool crosses_network = false;
-  for (int i = 0; i < n; ++i) crosses_network |= !platform.same_vm(gpus[i], gpus[(i + 1) % n]);
-  auto step_latency = [&](const CollectiveProtocol& p) {
-    return crosses_network ? p.step_latency_net_s : p.step_latency_intra_s;
-  };
+  for (int i = 0; i < n; ++i) path.crosses_network |= !platform.same_vm(gpus[i], gpus[(i + 1) % n]);
+  return path;
+}
+
+// What the chosen protocol adds: a latency per call and per step, and the bandwidth it keeps.
+struct ProtocolCost {
   double call_latency = 0, step_extra = 0, fraction = 1;
+};
+
+// Chooses ring or tree and, under a communicator that lists protocols, the (shape, protocol) pair
+// of lowest estimate; sets call.tree and call.protocol.
+ProtocolCost choose_shape(GroupCollective& call, const RingPath& path, bool tree_allowed,
+                          const CollectiveCalibration* correction,
+                          const std::vector<CollectiveProtocol>& protocols) {
+  const int n = call.size, steps = ring_steps(call.op, n);
+  const double alpha = path.alpha, bandwidth = path.bandwidth, bytes = call.bytes;
+  // The protocol's extra latency per step: a network hop's where any hop of the ring crosses VMs.
+  auto step_latency = [&](const CollectiveProtocol& p) {
+    return path.crosses_network ? p.step_latency_net_s : p.step_latency_intra_s;
+  };
+  ProtocolCost cost;
   if (!correction && !protocols.empty() && bandwidth > 0) {
     double best = -1;
     for (int k = 0; k < int(protocols.size()); ++k) {
@@ -183,62 +190,74 @@ GroupCollective plan_group_collective(CollectiveOp op, double bytes, const std::
       }
     }
     const auto& chosen = protocols[call.protocol];
-    call_latency = chosen.call_latency_s;
-    step_extra = step_latency(chosen);
-    fraction = chosen.bandwidth_fraction;
+    cost.call_latency = chosen.call_latency_s;
+    cost.step_extra = step_latency(chosen);
+    cost.fraction = chosen.bandwidth_fraction;
   } else if (tree_allowed && bandwidth > 0) {
     const int depth = tree_depth(n);
     const double ring = steps * alpha + steps * (bytes / n) / bandwidth;
     const double tree = 2 * depth * alpha + 3 * bytes / bandwidth;
     call.tree = tree < ring;
   }
-  if (via_root && op == CollectiveOp::reduce_scatter) {
-    call.tree = false;
-    call.protocol = -1;
-    plan_via_root(call, gpus, platform, correction);
-  } else if (correction) {
-    // Each flow pays its own hop's latency; the tail tops it up to latency_terms * alpha and adds
-    // the per-call overhead.
-    // The correction is a two-rank call's; over n ranks it grows as the ring does.
-    const bool small = bytes <= correction->small_bytes;
-    const double latency = (small ? correction->small_latency_terms : correction->latency_terms) *
-                           alpha * correction_latency_scale(n);
-    const double volume = bytes * correction->bandwidth_factor * correction_volume_scale(n);
-    for (int i = 0; i < n; ++i) {
-      const int a = gpus[i], b = gpus[(i + 1) % n];
-      call.flows.push_back(
-          {i, (i + 1) % n, platform.host(a), platform.host(b), nullptr, volume,
-           platform.rate_cap(a, b, volume),
-           std::max(0.0, latency - platform.route_latency(a, b)) + correction->overhead_s});
-    }
-  } else if (call.tree) {
-    double hop = 0;
-    for (int child = 1; child < n; ++child) {
-      const int parent = (child - 1) / 2;
-      hop = std::max({hop, platform.route_latency(gpus[child], gpus[parent]),
-                      platform.route_latency(gpus[parent], gpus[child])});
-    }
-    const double tail =
-        (2 * tree_depth(n) - 1) * hop + call_latency + 2 * tree_depth(n) * step_extra;
-    const double volume = bytes / fraction;
-    for (int child = 1; child < n; ++child) {
-      const int parent = (child - 1) / 2;
-      const int c = gpus[child], p = gpus[parent];
-      call.flows.push_back({child, parent, platform.host(c), platform.host(p), nullptr, volume,
-                            platform.rate_cap(c, p, volume), tail});
-      call.flows.push_back({parent, child, platform.host(p), platform.host(c), nullptr, volume,
-                            platform.rate_cap(p, c, volume), tail});
-    }
-  } else {
-    const double volume = steps * (bytes / n) / fraction;
-    for (int i = 0; i < n; ++i) {
-      const int a = gpus[i], b = gpus[(i + 1) % n];
-      call.flows.push_back(
-          {i, (i + 1) % n, platform.host(a), platform.host(b), nullptr, volume,
-           platform.rate_cap(a, b, volume),
-           (steps - 1) * platform.route_latency(a, b) + call_latency + steps * step_extra});
-    }
+  return cost;
+}
+
+// Each flow pays its own hop's latency; the tail tops it up to latency_terms * alpha and adds the
+// per-call overhead. The correction is a two-rank call's; over n ranks it grows as the ring does.
+void add_corrected_ring_flows(GroupCollective& call, const std::vector<int>& gpus,
+                              SlicePlatform& platform, double alpha,
+                              const CollectiveCalibration& correction) {
+  const int n = call.size;
+  const bool small = call.bytes <= correction.small_bytes;
+  const double latency = (small ? correction.small_latency_terms : correction.latency_terms) *
+                         alpha * correction_latency_scale(n);
+  const double volume = call.bytes * correction.bandwidth_factor * correction_volume_scale(n);
+  for (int i = 0; i < n; ++i) {
+    const int a = gpus[i], b = gpus[(i + 1) % n];
+    call.flows.push_back(
+        {i, (i + 1) % n, platform.host(a), platform.host(b), nullptr, volume,
+         platform.rate_cap(a, b, volume),
+         std::max(0.0, latency - platform.route_latency(a, b)) + correction.overhead_s});
   }
+}
+
+void add_tree_flows(GroupCollective& call, const std::vector<int>& gpus, SlicePlatform& platform,
+                    const ProtocolCost& cost) {
+  const int n = call.size;
+  double hop = 0;
+  for (int child = 1; child < n; ++child) {
+    const int parent = (child - 1) / 2;
+    hop = std::max({hop, platform.route_latency(gpus[child], gpus[parent]),
+                    platform.route_latency(gpus[parent], gpus[child])});
+  }
+  const double tail =
+      (2 * tree_depth(n) - 1) * hop + cost.call_latency + 2 * tree_depth(n) * cost.step_extra;
+  const double volume = call.bytes / cost.fraction;
+  for (int child = 1; child < n; ++child) {
+    const int parent = (child - 1) / 2;
+    const int c = gpus[child], p = gpus[parent];
+    call.flows.push_back({child, parent, platform.host(c), platform.host(p), nullptr, volume,
+                          platform.rate_cap(c, p, volume), tail});
+    call.flows.push_back({parent, child, platform.host(p), platform.host(c), nullptr, volume,
+                          platform.rate_cap(p, c, volume), tail});
+  }
+}
+
+void add_ring_flows(GroupCollective& call, const std::vector<int>& gpus, SlicePlatform& platform,
+                    const ProtocolCost& cost) {
+  const int n = call.size, steps = ring_steps(call.op, n);
+  const double volume = steps * (call.bytes / n) / cost.fraction;
+  for (int i = 0; i < n; ++i) {
+    const int a = gpus[i], b = gpus[(i + 1) % n];
+    call.flows.push_back(
+        {i, (i + 1) % n, platform.host(a), platform.host(b), nullptr, volume,
+         platform.rate_cap(a, b, volume),
+         (steps - 1) * platform.route_latency(a, b) + cost.call_latency + steps * cost.step_extra});
+  }
+}
+
+// Capped flows get mailboxes and each member the list of its flows; phases get their counters.
+void finish_flows(GroupCollective& call) {
   for (auto& f : call.flows)
     if (f.rate_cap > 0) {
       call.capped = true;
@@ -247,12 +266,42 @@ GroupCollective plan_group_collective(CollectiveOp op, double bytes, const std::
   call.phase_arrived.assign(call.phases - 1, 0);
   call.phase_started.resize(call.phases - 1);
   if (call.capped) {
-    call.flows_of.resize(n);
+    call.flows_of.resize(call.size);
     for (int i = 0; i < int(call.flows.size()); ++i) {
       call.flows_of[call.flows[i].sender].push_back(i);
       call.flows_of[call.flows[i].receiver].push_back(i);
     }
   }
+}
+
+}  // namespace
+
+GroupCollective plan_group_collective(CollectiveOp op, double bytes, const std::vector<int>& gpus,
+                                      SlicePlatform& platform, bool allow_tree,
+                                      const CollectiveCalibration* correction,
+                                      const std::vector<CollectiveProtocol>& protocols,
+                                      bool via_root) {
+  GroupCollective call;
+  call.op = op;
+  call.bytes = bytes;
+  call.size = int(gpus.size());
+  const int n = call.size;
+  if (n < 2) return call;
+  const RingPath path = ring_path(gpus, platform);
+  const bool tree_allowed = !correction && allow_tree && op == CollectiveOp::all_reduce && n > 2;
+  const ProtocolCost cost = choose_shape(call, path, tree_allowed, correction, protocols);
+  if (via_root && op == CollectiveOp::reduce_scatter) {
+    call.tree = false;
+    call.protocol = -1;
+    plan_via_root(call, gpus, platform, correction);
+  } else if (correction) {
+    add_corrected_ring_flows(call, gpus, platform, path.alpha, *correction);
+  } else if (call.tree) {
+    add_tree_flows(call, gpus, platform, cost);
+  } else {
+    add_ring_flows(call, gpus, platform, cost);
+  }
+  finish_flows(call);
   return call;
 }
 

@@ -8,10 +8,10 @@
 #include <map>
 #include <simgrid/s4u.hpp>
 #include <string>
-#include <type_traits>
 #include <variant>
 
 #include "common/error.hpp"
+#include "plan/request_rules.hpp"
 #include "sim/group_collective.hpp"
 #include "sim/sim_process.hpp"
 #include "sim/slice_devices.hpp"
@@ -242,82 +242,106 @@ double union_length(std::vector<std::pair<double, double>> spans) {
   return total;
 }
 
-// One std::visit per instruction, as the executor's interpreter does: a new instruction kind
-// fails to compile here until it is given a way to be played.
-void play_rank(RankPlay& r, double t0) {
-  const auto& stream = *r.stream;
-  const int n = int(stream.size());
-  r.received.assign(n, nullptr);
-  r.posted_receives.assign(n, nullptr);
+double now() { return sg4::Engine::get_clock(); }
+
+// Plays one rank's stream: one std::visit per instruction onto the play() overloads, as the
+// executor's interpreter does: a new instruction kind fails to compile here until it is given a
+// way to be played.
+class RankPlayer {
+ public:
+  RankPlayer(RankPlay& r, double t0) : r_(r), t0_(t0) {}
+
+  void play_step() {
+    const auto& stream = *r_.stream;
+    post_receives();
+    for (k_ = 0; k_ < int(stream.size()); ++k_)
+      std::visit([this](const auto& in) { play(in); }, stream[k_]);
+    drain_sends();
+    r_.breakdown.communication_s = union_length(r_.in_flight);
+    r_.finish_s = now() - t0_;
+    r_.done = true;
+  }
+
+ private:
   // Receives are posted ahead (blocking ones at the start of the step, started ones where the
   // schedule posts them) so a transfer starts as soon as its sender posts it.
-  for (int k = 0; k < n; ++k)
-    if (const auto* v = std::get_if<Recv>(&stream[k]); v && v->request < 0)
-      r.posted_receives[k] = post_receive(r.p2p[k].mailbox, &r.received[k], r.p2p[k].rate_cap);
-  std::vector<std::pair<int, sg4::CommPtr>> sends;
-  auto now = [] { return sg4::Engine::get_clock(); };
-  for (int k = 0; k < n; ++k) {
-    std::visit(
-        [&](const auto& in) {
-          using T = std::decay_t<decltype(in)>;
-          if constexpr (std::is_same_v<T, Forward> || std::is_same_v<T, Backward> ||
-                        std::is_same_v<T, OptimizerStep>) {
-            k = play_compute(r, k, t0);
-          } else if constexpr (std::is_same_v<T, LoadMicrobatch>) {
-            // free (the data loader runs ahead of the GPU); traced as the executor's are
-            if (r.trace) r.events.push_back({r.rank, kComputeLane, k, now() - t0, now() - t0});
-          } else if constexpr (std::is_same_v<T, Send>) {
-            Message* m = &r.sent[k];
-            m->posted_s = now();
-            auto comm = start_flow(r.p2p[k].mailbox, m, in.bytes, r.p2p[k].rate_cap);
-            if (in.request >= 0) {
-              r.start_of[in.request] = k;
-              r.sends_started[in.request] = comm;
-            } else {
-              sends.emplace_back(k, comm);
-            }
-          } else if constexpr (std::is_same_v<T, Recv>) {
-            if (in.request >= 0) {
-              r.start_of[in.request] = k;
-              r.posted_receives[k] =
-                  post_receive(r.p2p[k].mailbox, &r.received[k], r.p2p[k].rate_cap);
-            } else {
-              play_recv(r, k, t0, k);
-            }
-          } else if constexpr (std::is_same_v<T, Wait>) {
-            play_wait(r, k, in, t0);
-          } else {
-            static_assert(std::is_same_v<T, Collective>);
-            if (in.request >= 0) {
-              r.start_of[in.request] = k;
-              start_collective(r, k, in.group, in.request, t0, r.concurrent_collectives);
-              return;
-            }
-            const double start = now();
-            if (r.last_helper.count(in.group)) r.last_helper[in.group]->join();
-            const double begin = now();
-            play_collective(r.collective[k]);
-            r.in_flight.emplace_back(begin, now());
-            r.breakdown.exposed_comm_s += now() - start;
-            if (r.trace)
-              r.events.push_back({r.rank, kCommunicationLane, k, start - t0, now() - t0});
-          }
-        },
-        stream[k]);
+  void post_receives() {
+    const auto& stream = *r_.stream;
+    const int n = int(stream.size());
+    r_.received.assign(n, nullptr);
+    r_.posted_receives.assign(n, nullptr);
+    for (int k = 0; k < n; ++k)
+      if (const auto* v = std::get_if<Recv>(&stream[k]); v && v->request < 0)
+        r_.posted_receives[k] =
+            post_receive(r_.p2p[k].mailbox, &r_.received[k], r_.p2p[k].rate_cap);
   }
-  const double drain = now();
-  for (auto& [k, comm] : sends) {
-    comm->wait();
-    r.in_flight.emplace_back(r.sent[k].posted_s, comm->get_finish_time());
-    if (r.trace)
-      r.events.push_back(
-          {r.rank, kSendsInFlightLane, k, r.sent[k].posted_s - t0, comm->get_finish_time() - t0});
+
+  void play(const Forward&) { k_ = play_compute(r_, k_, t0_); }
+  void play(const Backward&) { k_ = play_compute(r_, k_, t0_); }
+  void play(const OptimizerStep&) { k_ = play_compute(r_, k_, t0_); }
+
+  // free (the data loader runs ahead of the GPU); traced as the executor's are
+  void play(const LoadMicrobatch&) {
+    if (r_.trace) r_.events.push_back({r_.rank, kComputeLane, k_, now() - t0_, now() - t0_});
   }
-  r.breakdown.exposed_comm_s += now() - drain;
-  r.breakdown.communication_s = union_length(r.in_flight);
-  r.finish_s = now() - t0;
-  r.done = true;
-}
+
+  void play(const Send& in) {
+    Message* m = &r_.sent[k_];
+    m->posted_s = now();
+    auto comm = start_flow(r_.p2p[k_].mailbox, m, in.bytes, r_.p2p[k_].rate_cap);
+    if (in.request >= 0) {
+      r_.start_of[in.request] = k_;
+      r_.sends_started[in.request] = comm;
+    } else {
+      sends_.emplace_back(k_, comm);
+    }
+  }
+
+  void play(const Recv& in) {
+    if (in.request < 0) {
+      play_recv(r_, k_, t0_, k_);
+      return;
+    }
+    r_.start_of[in.request] = k_;
+    r_.posted_receives[k_] =
+        post_receive(r_.p2p[k_].mailbox, &r_.received[k_], r_.p2p[k_].rate_cap);
+  }
+
+  void play(const Wait& in) { play_wait(r_, k_, in, t0_); }
+
+  void play(const Collective& in) {
+    if (in.request >= 0) {
+      r_.start_of[in.request] = k_;
+      start_collective(r_, k_, in.group, in.request, t0_, r_.concurrent_collectives);
+      return;
+    }
+    const double start = now();
+    if (r_.last_helper.count(in.group)) r_.last_helper[in.group]->join();
+    const double begin = now();
+    play_collective(r_.collective[k_]);
+    r_.in_flight.emplace_back(begin, now());
+    r_.breakdown.exposed_comm_s += now() - start;
+    if (r_.trace) r_.events.push_back({r_.rank, kCommunicationLane, k_, start - t0_, now() - t0_});
+  }
+
+  // The blocking sends' flows, still in flight at the end of the stream.
+  void drain_sends() {
+    const double drain = now();
+    for (auto& [k, comm] : sends_) {
+      comm->wait();
+      r_.in_flight.emplace_back(r_.sent[k].posted_s, comm->get_finish_time());
+      if (r_.trace)
+        r_.events.push_back({r_.rank, kSendsInFlightLane, k, r_.sent[k].posted_s - t0_,
+                             comm->get_finish_time() - t0_});
+    }
+    r_.breakdown.exposed_comm_s += now() - drain;
+  }
+
+  RankPlay& r_;
+  double t0_;
+  int k_ = 0;  // the instruction being played
+  std::vector<std::pair<int, sg4::CommPtr>> sends_;
+};
 
 bool use_ring(const SimOptions& o) { return o.collectives == CollectiveMode::ring; }
 
@@ -351,6 +375,8 @@ class PlayResolver {
 
  private:
   void resolve_rank(int r, RankPlay& p) {
+    // A wait's start is then in the stream, of its kind (plan/request_rules.hpp).
+    check_requests(schedule_.ranks[r], r);
     p.rank = r;
     p.trace = options_.trace;
     p.concurrent_collectives = slice_.communicator.concurrent_collectives;
@@ -513,7 +539,7 @@ void play_all(std::vector<RankPlay>& plays, const std::vector<std::deque<GroupCo
   const double t0 = process.engine().get_clock();
   for (int r = 0; r < int(plays.size()); ++r)
     sg4::Actor::create("rank" + std::to_string(r), platform.host(devices[r].gpu),
-                       [&p = plays[r], t0] { play_rank(p, t0); });
+                       [&p = plays[r], t0] { RankPlayer(p, t0).play_step(); });
   process.engine().run();
   for (const auto& p : plays)
     if (!p.done) {

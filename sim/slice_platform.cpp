@@ -53,6 +53,160 @@ std::string SlicePlatform::shape_key(const Slice& slice) {
   return key;
 }
 
+// Builds a slice's zones, hosts, links and routes into a SlicePlatform (its constructor's work):
+// site by site, each VM's zone with its GPUs inside, then the wide-area links between sites.
+class SlicePlatformBuilder {
+ public:
+  SlicePlatformBuilder(SlicePlatform& platform, const Slice& slice, const std::string& prefix,
+                       sg4::NetZone* slice_zone)
+      : p_(platform), slice_(slice), prefix_(prefix), slice_zone_(slice_zone) {}
+
+  void build() {
+    for (const auto& site : slice_.site_names()) sites_[site] = build_site(site);
+    build_wide_area();
+    slice_zone_->seal();
+  }
+
+ private:
+  using NetPoint = simgrid::kernel::routing::NetPoint;
+  struct Member {
+    NetPoint* zone;
+    NetPoint* gateway;
+    sg4::SplitDuplexLink* nic;
+  };
+  using HostPorts = std::map<std::string, sg4::SplitDuplexLink*>;  // host|nic -> its shared port
+
+  std::pair<sg4::NetZone*, NetPoint*> build_site(const std::string& site) {
+    auto* site_zone = sg4::create_full_zone(prefix_ + "/" + site);
+    site_zone->set_parent(slice_zone_);
+    // The site's gateway sits in a zone of its own: full zones route zone to zone only.
+    auto* gw_zone = sg4::create_full_zone(prefix_ + "/" + site + "/gw");
+    gw_zone->set_parent(site_zone);
+    auto* site_gw = gw_zone->create_router(prefix_ + "/" + site + "/gw/router");
+    gw_zone->seal();
+    // No switch link: an unlimited shared link would still couple every flow of the site into
+    // one sharing problem (quadratic at 1,000 GPUs). The switch's per-hop latency sits on the
+    // NICs instead, half on each direction, so VM-to-VM crosses it exactly once.
+    std::vector<Member> members;
+    HostPorts host_ports;
+    for (int v = 0; v < int(slice_.vms.size()); ++v)
+      if (slice_.vms[v].site == site) members.push_back(build_vm(v, site_zone, host_ports));
+    for (size_t i = 0; i < members.size(); ++i) {
+      site_zone->add_route(members[i].zone, gw_zone->get_netpoint(), members[i].gateway, site_gw,
+                           {sg4::LinkInRoute(members[i].nic, Dir::UP)}, true);
+      for (size_t j = i + 1; j < members.size(); ++j)
+        site_zone->add_route(members[i].zone, members[j].zone, members[i].gateway,
+                             members[j].gateway,
+                             {sg4::LinkInRoute(members[i].nic, Dir::UP),
+                              sg4::LinkInRoute(members[j].nic, Dir::DOWN)},
+                             true);
+    }
+    site_zone->seal();
+    return {site_zone, site_gw};
+  }
+
+  Member build_vm(int v, sg4::NetZone* site_zone, HostPorts& host_ports) {
+    const Vm& vm = slice_.vms[v];
+    if (vm.gpus < 1)
+      fail("slice '{}': VM '{}' has gpus={} (must be at least 1)", slice_.name, vm.name, vm.gpus);
+    const GpuType& type = slice_.catalog->gpu(vm.gpu);
+    const NicType& nic_type = slice_.catalog->nic(vm.nic);
+    auto* vm_zone = sg4::create_full_zone(prefix_ + "/" + vm.name);
+    vm_zone->set_parent(site_zone);
+    auto* vm_gw = vm_zone->create_router(prefix_ + "/" + vm.name + "/gw");
+    sg4::SplitDuplexLink* nic = vm_nic(vm, nic_type, site_zone, host_ports);
+    const bool nvlink = vm.interconnect == "nvlink";
+    if (!nvlink && vm.interconnect != "pcie")
+      fail("slice '{}': VM '{}' interconnect '{}' (expected pcie or nvlink)", slice_.name, vm.name,
+           vm.interconnect);
+    // A CPU device has no PCIe hop to its NIC: its data moves through host memory.
+    const double path_rate = type.is_cpu ? type.memory_bandwidth
+                             : nvlink    ? type.nvlink_bandwidth
+                                         : type.pcie_bandwidth;
+    if (!(path_rate > 0))
+      fail("catalog: GPU type {} has no {} bandwidth (needed by VM '{}' of slice '{}')", type.name,
+           vm.interconnect, vm.name, slice_.name);
+    std::vector<std::pair<sg4::Host*, sg4::SplitDuplexLink*>> vm_hosts;
+    for (int local = 0; local < vm.gpus; ++local, ++gpu_) {
+      const std::string name = prefix_ + "/gpu" + std::to_string(gpu_);
+      auto* host = vm_zone->create_host(name, 1e12);
+      auto* path = vm_zone->create_split_duplex_link(name + "/" + vm.interconnect, path_rate);
+      path->seal();
+      p_.links_.push_back(
+          {path->get_link_up(), vm.interconnect, path_rate, false, vm.site, vm.site, -1});
+      p_.links_.push_back(
+          {path->get_link_down(), vm.interconnect, path_rate, false, vm.site, vm.site, -1});
+      vm_hosts.emplace_back(host, path);
+      p_.hosts_.push_back(host);
+      p_.gpu_vm_.push_back(v);
+    }
+    // Full routes inside the VM: GPU to GPU over both paths, GPU to the gateway over its path
+    // (UP = egress). The NIC is on the site level's routes.
+    for (size_t i = 0; i < vm_hosts.size(); ++i) {
+      vm_zone->add_route(vm_hosts[i].first->get_netpoint(), vm_gw, nullptr, nullptr,
+                         {sg4::LinkInRoute(vm_hosts[i].second, Dir::UP)}, true);
+      for (size_t j = i + 1; j < vm_hosts.size(); ++j)
+        vm_zone->add_route(vm_hosts[i].first->get_netpoint(), vm_hosts[j].first->get_netpoint(),
+                           nullptr, nullptr,
+                           {sg4::LinkInRoute(vm_hosts[i].second, Dir::UP),
+                            sg4::LinkInRoute(vm_hosts[j].second, Dir::DOWN)},
+                           true);
+    }
+    vm_zone->seal();
+    return {vm_zone->get_netpoint(), vm_gw, nic};
+  }
+
+  // VMs on one physical host (fablib's instance_parent) with a shared NIC (NIC_Basic: SR-IOV
+  // functions of one ConnectX-6 port) share that port: one NIC link for all of them.
+  sg4::SplitDuplexLink* vm_nic(const Vm& vm, const NicType& nic_type, sg4::NetZone* site_zone,
+                               HostPorts& host_ports) {
+    const std::string port_key = vm.host + "|" + vm.nic;
+    const bool shared_port = !vm.host.empty() && vm.nic == "NIC_Basic";
+    if (shared_port && host_ports.count(port_key)) return host_ports[port_key];
+    auto* nic =
+        site_zone->create_split_duplex_link(prefix_ + "/" + vm.name + "/nic", nic_type.bandwidth);
+    nic->seal();
+    p_.links_.push_back(
+        {nic->get_link_up(), "l2bridge", nic_type.bandwidth, false, vm.site, vm.site, -1});
+    p_.links_.push_back(
+        {nic->get_link_down(), "l2bridge", nic_type.bandwidth, false, vm.site, vm.site, -1});
+    if (shared_port) host_ports[port_key] = nic;
+    return nic;
+  }
+
+  // One wide-area link per pair of sites joined by a network (the first network that joins them).
+  void build_wide_area() {
+    std::map<std::pair<std::string, std::string>, bool> joined;
+    for (int n = 0; n < int(slice_.networks.size()); ++n) {
+      const Network& network = slice_.networks[n];
+      const auto net_sites = sites_of(slice_, network);
+      for (size_t i = 0; i < net_sites.size(); ++i)
+        for (size_t j = i + 1; j < net_sites.size(); ++j) {
+          auto a = net_sites[i], b = net_sites[j];
+          if (a > b) std::swap(a, b);
+          if (joined[{a, b}]) continue;
+          joined[{a, b}] = true;
+          auto* wan = slice_zone_->create_split_duplex_link(
+              prefix_ + "/" + network.name + "/" + a + "-" + b, unlimited_bandwidth);
+          wan->seal();
+          p_.links_.push_back({wan->get_link_up(), network.kind, network.bandwidth, true, a, b, n});
+          p_.links_.push_back(
+              {wan->get_link_down(), network.kind, network.bandwidth, true, a, b, n});
+          slice_zone_->add_route(sites_[a].first->get_netpoint(), sites_[b].first->get_netpoint(),
+                                 sites_[a].second, sites_[b].second,
+                                 {sg4::LinkInRoute(wan, sg4::LinkInRoute::Direction::UP)}, true);
+        }
+    }
+  }
+
+  SlicePlatform& p_;
+  const Slice& slice_;
+  const std::string prefix_;
+  sg4::NetZone* slice_zone_;
+  int gpu_ = 0;  // GPUs so far, over all sites
+  std::map<std::string, std::pair<sg4::NetZone*, NetPoint*>> sites_;
+};
+
 SlicePlatform::SlicePlatform(const Slice& slice, int id) : key_(shape_key(slice)) {
   if (!slice.catalog) fail("slice '{}' has no catalog", slice.name);
   if (slice.vms.empty()) fail("slice '{}' has no VMs", slice.name);
@@ -66,129 +220,7 @@ SlicePlatform::SlicePlatform(const Slice& slice, int id) : key_(shape_key(slice)
   auto* root = SimProcess::get().root_zone();  // creates the Engine first: zones need it
   zone_ = sg4::create_full_zone(prefix);
   zone_->set_parent(root);
-  auto* slice_zone = zone_;
-
-  std::map<std::string, std::pair<sg4::NetZone*, simgrid::kernel::routing::NetPoint*>> sites;
-  int gpu = 0;
-  for (const auto& site : slice.site_names()) {
-    auto* site_zone = sg4::create_full_zone(prefix + "/" + site);
-    site_zone->set_parent(slice_zone);
-    // The site's gateway sits in a zone of its own: full zones route zone to zone only.
-    auto* gw_zone = sg4::create_full_zone(prefix + "/" + site + "/gw");
-    gw_zone->set_parent(site_zone);
-    auto* site_gw = gw_zone->create_router(prefix + "/" + site + "/gw/router");
-    gw_zone->seal();
-    // No switch link: an unlimited shared link would still couple every flow of the site into
-    // one sharing problem (quadratic at 1,000 GPUs). The switch's per-hop latency sits on the
-    // NICs instead, half on each direction, so VM-to-VM crosses it exactly once.
-    struct Member {
-      simgrid::kernel::routing::NetPoint* zone;
-      simgrid::kernel::routing::NetPoint* gateway;
-      sg4::SplitDuplexLink* nic;
-    };
-    std::vector<Member> members;
-    std::map<std::string, sg4::SplitDuplexLink*> host_ports;  // host|nic -> its shared port
-    for (int v = 0; v < int(slice.vms.size()); ++v) {
-      const Vm& vm = slice.vms[v];
-      if (vm.site != site) continue;
-      if (vm.gpus < 1)
-        fail("slice '{}': VM '{}' has gpus={} (must be at least 1)", slice.name, vm.name, vm.gpus);
-      const GpuType& type = slice.catalog->gpu(vm.gpu);
-      const NicType& nic_type = slice.catalog->nic(vm.nic);
-      auto* vm_zone = sg4::create_full_zone(prefix + "/" + vm.name);
-      vm_zone->set_parent(site_zone);
-      auto* vm_gw = vm_zone->create_router(prefix + "/" + vm.name + "/gw");
-      // VMs on one physical host (fablib's instance_parent) with a shared NIC (NIC_Basic: SR-IOV
-      // functions of one ConnectX-6 port) share that port: one NIC link for all of them.
-      sg4::SplitDuplexLink* nic = nullptr;
-      const std::string port_key = vm.host + "|" + vm.nic;
-      const bool shared_port = !vm.host.empty() && vm.nic == "NIC_Basic";
-      if (shared_port && host_ports.count(port_key)) {
-        nic = host_ports[port_key];
-      } else {
-        nic = site_zone->create_split_duplex_link(prefix + "/" + vm.name + "/nic",
-                                                  nic_type.bandwidth);
-        nic->seal();
-        links_.push_back(
-            {nic->get_link_up(), "l2bridge", nic_type.bandwidth, false, site, site, -1});
-        links_.push_back(
-            {nic->get_link_down(), "l2bridge", nic_type.bandwidth, false, site, site, -1});
-        if (shared_port) host_ports[port_key] = nic;
-      }
-      std::vector<std::pair<sg4::Host*, sg4::SplitDuplexLink*>> vm_hosts;
-      const bool nvlink = vm.interconnect == "nvlink";
-      if (!nvlink && vm.interconnect != "pcie")
-        fail("slice '{}': VM '{}' interconnect '{}' (expected pcie or nvlink)", slice.name, vm.name,
-             vm.interconnect);
-      // A CPU device has no PCIe hop to its NIC: its data moves through host memory.
-      const double path_rate = type.is_cpu ? type.memory_bandwidth
-                               : nvlink    ? type.nvlink_bandwidth
-                                           : type.pcie_bandwidth;
-      if (!(path_rate > 0))
-        fail("catalog: GPU type {} has no {} bandwidth (needed by VM '{}' of slice '{}')",
-             type.name, vm.interconnect, vm.name, slice.name);
-      for (int local = 0; local < vm.gpus; ++local, ++gpu) {
-        const std::string name = prefix + "/gpu" + std::to_string(gpu);
-        auto* host = vm_zone->create_host(name, 1e12);
-        auto* path = vm_zone->create_split_duplex_link(name + "/" + vm.interconnect, path_rate);
-        path->seal();
-        links_.push_back({path->get_link_up(), vm.interconnect, path_rate, false, site, site, -1});
-        links_.push_back(
-            {path->get_link_down(), vm.interconnect, path_rate, false, site, site, -1});
-        vm_hosts.emplace_back(host, path);
-        hosts_.push_back(host);
-        gpu_vm_.push_back(v);
-      }
-      // Full routes inside the VM: GPU to GPU over both paths, GPU to the gateway over its path
-      // (UP = egress). The NIC is on the site level's routes.
-      for (size_t i = 0; i < vm_hosts.size(); ++i) {
-        vm_zone->add_route(vm_hosts[i].first->get_netpoint(), vm_gw, nullptr, nullptr,
-                           {sg4::LinkInRoute(vm_hosts[i].second, Dir::UP)}, true);
-        for (size_t j = i + 1; j < vm_hosts.size(); ++j)
-          vm_zone->add_route(vm_hosts[i].first->get_netpoint(), vm_hosts[j].first->get_netpoint(),
-                             nullptr, nullptr,
-                             {sg4::LinkInRoute(vm_hosts[i].second, Dir::UP),
-                              sg4::LinkInRoute(vm_hosts[j].second, Dir::DOWN)},
-                             true);
-      }
-      vm_zone->seal();
-      members.push_back({vm_zone->get_netpoint(), vm_gw, nic});
-    }
-    for (size_t i = 0; i < members.size(); ++i) {
-      site_zone->add_route(members[i].zone, gw_zone->get_netpoint(), members[i].gateway, site_gw,
-                           {sg4::LinkInRoute(members[i].nic, Dir::UP)}, true);
-      for (size_t j = i + 1; j < members.size(); ++j)
-        site_zone->add_route(members[i].zone, members[j].zone, members[i].gateway,
-                             members[j].gateway,
-                             {sg4::LinkInRoute(members[i].nic, Dir::UP),
-                              sg4::LinkInRoute(members[j].nic, Dir::DOWN)},
-                             true);
-    }
-    site_zone->seal();
-    sites[site] = {site_zone, site_gw};
-  }
-  // One wide-area link per pair of sites joined by a network (the first network that joins them).
-  std::map<std::pair<std::string, std::string>, bool> joined;
-  for (int n = 0; n < int(slice.networks.size()); ++n) {
-    const Network& network = slice.networks[n];
-    const auto net_sites = sites_of(slice, network);
-    for (size_t i = 0; i < net_sites.size(); ++i)
-      for (size_t j = i + 1; j < net_sites.size(); ++j) {
-        auto a = net_sites[i], b = net_sites[j];
-        if (a > b) std::swap(a, b);
-        if (joined[{a, b}]) continue;
-        joined[{a, b}] = true;
-        auto* wan = slice_zone->create_split_duplex_link(
-            prefix + "/" + network.name + "/" + a + "-" + b, unlimited_bandwidth);
-        wan->seal();
-        links_.push_back({wan->get_link_up(), network.kind, network.bandwidth, true, a, b, n});
-        links_.push_back({wan->get_link_down(), network.kind, network.bandwidth, true, a, b, n});
-        slice_zone->add_route(sites[a].first->get_netpoint(), sites[b].first->get_netpoint(),
-                              sites[a].second, sites[b].second,
-                              {sg4::LinkInRoute(wan, sg4::LinkInRoute::Direction::UP)}, true);
-      }
-  }
-  slice_zone->seal();
+  SlicePlatformBuilder(*this, slice, prefix, zone_).build();
   configure(slice, Calibration{});
 }
 

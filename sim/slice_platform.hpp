@@ -73,6 +73,7 @@ class SlicePlatform {
     double bandwidth = 0;  // of a long flow: line rate or window / RTT, the lower
   };
   friend class SimProcess;
+  friend class SlicePlatformBuilder;  // the constructor's parts (slice_platform.cpp)
   SlicePlatform(const Slice& slice, int id);
   const PairInfo& pair(int a, int b);
 

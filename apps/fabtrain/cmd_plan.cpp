@@ -220,13 +220,157 @@ void run_study_rule(Options& o) {
   print_launch(text, o.search.model, slice, d.chosen, seq);
 }
 
-void run(Options& o) {
-  if (o.rule == "study") return run_study_rule(o);
+void check_options(const Options& o) {
   if (o.rule != "search") fail("--rule={} is not known (search or study)", o.rule);
   if (o.break_even != "auto" && o.break_even != "on" && o.break_even != "off")
     fail("--break-even={} is not known (auto: when the slice has at most 3 site pairs; on; off)",
          o.break_even);
   if (o.top < 1) fail("--top={} must be at least 1", o.top);
+}
+
+[[noreturn]] void fail_nothing_fits(const SearchResult& r, const ModelSpec& model,
+                                    const Slice& slice) {
+  double least = 0;
+  std::string reason;
+  for (const auto& e : r.out_of_memory)
+    if (least == 0 || e.peak_memory_bytes - e.memory_capacity_bytes < least)
+      least = e.peak_memory_bytes - e.memory_capacity_bytes, reason = e.reason;
+  fail("no plan of {} fits on {}: even the leanest plan is {} short ({})", model.name, slice.name,
+       format_bytes(least), reason);
+}
+
+// The calibration's held-out step error, 0 without one.
+double held_out_error(const SearchOptions& options) {
+  return options.calibration && options.calibration->held_out_step_error
+             ? *options.calibration->held_out_step_error
+             : 0.0;
+}
+
+// How many plans from the top are within the held-out error of the best (1: the best alone).
+int count_ties(const SearchResult& r, Objective objective, const SearchOptions& options) {
+  const bool has_error = options.calibration && options.calibration->held_out_step_error;
+  const double error = held_out_error(options);
+  int ties = 1;
+  if (has_error)
+    while (ties < int(r.ranked.size()) &&
+           cost(r.ranked[ties], objective) <= cost(r.ranked.front(), objective) * (1 + error))
+      ++ties;
+  return ties;
+}
+
+// Examples of distinct plans: overlap=off and large-bucket twins left out (they fit where their
+// overlapped twin does, or not at all, by about the same bytes).
+void print_out_of_memory(const SearchResult& r, int top, int width) {
+  if (r.out_of_memory.empty()) return;
+  say(width, stdout, "\nout of memory ({} plans; the study's crosses), e.g.:\n",
+      r.out_of_memory_count);
+  int shown = 0;
+  for (const Evaluated& e : r.out_of_memory) {
+    if (shown == top) break;
+    const Plan& p = e.candidate.plan;
+    if (!p.overlap || p.bucket_mib != Plan{}.bucket_mib) continue;
+    say(width, stdout, "  x {} ({}): {}\n", to_short_string(p), technique_name(p), e.reason);
+    ++shown;
+  }
+}
+
+void print_answer(const SearchResult& r, const Slice& slice, const Options& o,
+                  const SearchOptions& options, int ties) {
+  const int width = table_width(o.wide);
+  const Evaluated& best = r.ranked.front();
+  print_search_summary(r, o.top, options.objective, width);
+  print_table(r, slice, o, options.objective, ties);
+  print_out_of_memory(r, o.top, width);
+  for (const auto& f : r.failed)
+    say(width, stdout, "  ! {} failed to simulate: {}\n", to_string(f.candidate.plan), f.reason);
+  say(width, stdout,
+      "\nbest: {} ({}) on {}: {} to train, {} GPU-hours, {:.0f} tokens/s, step {:.3f} s, "
+      "{:.2f} TFLOP/s per GPU\n",
+      to_string(best.candidate.plan), technique_name(best.candidate.plan),
+      describe_gpus(slice, best.candidate.subset.gpus), format_train_time(best.time_to_train_s),
+      format_gpu_hours(gpu_hours(best)), best.tokens_per_s, best.step_time_s, best.tflops_per_gpu);
+  if (ties > 1)
+    say(width, stdout,
+        "tie: plans 1-{} are within the calibration's held-out step error ({:.1f}%, {}) of "
+        "the best: the prediction cannot tell them apart\n",
+        ties, 100 * held_out_error(options), options.calibration->source);
+}
+
+nlohmann::json why_json(const WinnerExplanation& why, const Slice& slice) {
+  nlohmann::json j = {{"winner", why.winner}, {"rivals", nlohmann::json::array()}};
+  for (size_t i = 0; i < why.rivals.size(); ++i) {
+    const Rival& rv = why.rivals[i];
+    nlohmann::json x = {{"family", to_string(rv.family)}, {"sentence", why.lines[i]}};
+    if (rv.best) {
+      x["best"] = to_json(*rv.best, slice);
+      x["cost_ratio"] = rv.cost_ratio;
+    }
+    j["rivals"].push_back(x);
+  }
+  return j;
+}
+
+nlohmann::json break_even_json(const std::vector<PairBreakEvens>& evens) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& p : evens) {
+    nlohmann::json x = {{"sites", nlohmann::json::array({p.site_a, p.site_b})},
+                        {"rtt_ms", p.rtt_ms},
+                        {"winner", p.winner},
+                        {"sentence", p.sentence},
+                        {"changes", nlohmann::json::array()}};
+    for (const auto& c : p.changes)
+      x["changes"].push_back({{"rtt_ms", c.rtt_ms}, {"below", c.below}, {"above", c.above}});
+    j.push_back(x);
+  }
+  return j;
+}
+
+// No wall-clock time in the JSON: the same search gives the same bytes (the terminal says how
+// long).
+nlohmann::json search_json(const SearchResult& r, const ModelSpec& model, const Slice& slice,
+                           const Options& o, const SearchOptions& options, int ties) {
+  const Objective objective = options.objective;
+  nlohmann::json j = {{"model", model.name},
+                      {"slice", slice.name},
+                      {"enumerated", r.enumerated},
+                      {"exact", r.gap(objective) == 0},
+                      {"gap", r.gap(objective)},
+                      {"objective", to_string(objective)},
+                      {"train_tokens", *options.train_tokens},
+                      {"train_tokens_from", o.search.train_tokens().description}};
+  const bool has_error = options.calibration && options.calibration->held_out_step_error;
+  j["ranked"] = nlohmann::json::array();
+  for (size_t i = 0; i < r.ranked.size(); ++i) {
+    j["ranked"].push_back(to_json(r.ranked[i], slice));
+    if (has_error) j["ranked"].back()["tie_with_best"] = int(i) < ties;
+  }
+  j["out_of_memory"] = nlohmann::json::array();
+  for (const auto& e : r.out_of_memory) j["out_of_memory"].push_back(to_json(e, slice));
+  return j;
+}
+
+// The break-even round trips of each site pair, where asked for (auto: up to 3 pairs).
+std::vector<PairBreakEvens> print_break_evens(const ModelSpec& model, const Slice& slice,
+                                              const SearchOptions& options, const Options& o,
+                                              bool quiet) {
+  const int width = table_width(o.wide);
+  const int pairs = int(slice.site_names().size() * (slice.site_names().size() - 1) / 2);
+  std::vector<PairBreakEvens> evens;
+  if (o.break_even == "on" || (o.break_even == "auto" && pairs <= 3))
+    evens = break_evens(model, slice, options);
+  if (!quiet && !evens.empty()) {
+    say(width, stdout, "break-even round trips (each site pair's varied alone):\n");
+    for (const auto& p : evens) say(width, stdout, "  {}\n", p.sentence);
+  } else if (!quiet && pairs > 3 && o.break_even == "auto") {
+    say(width, stdout,
+        "break-even round trips: {} site pairs, left out (--break-even on computes them)\n", pairs);
+  }
+  return evens;
+}
+
+void run(Options& o) {
+  if (o.rule == "study") return run_study_rule(o);
+  check_options(o);
   auto [model, slice, options] = o.search.resolve();
   const int width = table_width(o.wide);
   const bool quiet = o.json == "-";
@@ -244,111 +388,20 @@ void run(Options& o) {
                counted(slice.gpu_count(), "GPU"), counted(slice.site_names().size(), "site"));
   const SearchResult r = search(model, slice, options);
   if (terminal) fmt::print(stderr, "\r\033[K");
-  if (r.ranked.empty()) {
-    double least = 0;
-    std::string reason;
-    for (const auto& e : r.out_of_memory)
-      if (least == 0 || e.peak_memory_bytes - e.memory_capacity_bytes < least)
-        least = e.peak_memory_bytes - e.memory_capacity_bytes, reason = e.reason;
-    fail("no plan of {} fits on {}: even the leanest plan is {} short ({})", model.name, slice.name,
-         format_bytes(least), reason);
-  }
-  const Objective objective = options.objective;
+  if (r.ranked.empty()) fail_nothing_fits(r, model, slice);
   const Evaluated& best = r.ranked.front();
   // Plans within the calibration's held-out error of the best cannot be told apart.
-  const bool has_error = options.calibration && options.calibration->held_out_step_error;
-  const double error = has_error ? *options.calibration->held_out_step_error : 0.0;
-  int ties = 1;
-  if (has_error)
-    while (ties < int(r.ranked.size()) &&
-           cost(r.ranked[ties], objective) <= cost(best, objective) * (1 + error))
-      ++ties;
-  if (!quiet) {
-    print_search_summary(r, o.top, objective, width);
-    print_table(r, slice, o, objective, ties);
-    if (!r.out_of_memory.empty()) {
-      say(width, stdout, "\nout of memory ({} plans; the study's crosses), e.g.:\n",
-          r.out_of_memory_count);
-      // Examples of distinct plans: overlap=off and large-bucket twins left out (they fit where
-      // their overlapped twin does, or not at all, by about the same bytes).
-      int shown = 0;
-      for (const Evaluated& e : r.out_of_memory) {
-        if (shown == o.top) break;
-        const Plan& p = e.candidate.plan;
-        if (!p.overlap || p.bucket_mib != Plan{}.bucket_mib) continue;
-        say(width, stdout, "  x {} ({}): {}\n", to_short_string(p), technique_name(p), e.reason);
-        ++shown;
-      }
-    }
-    for (const auto& f : r.failed)
-      say(width, stdout, "  ! {} failed to simulate: {}\n", to_string(f.candidate.plan), f.reason);
-    say(width, stdout,
-        "\nbest: {} ({}) on {}: {} to train, {} GPU-hours, {:.0f} tokens/s, step {:.3f} s, "
-        "{:.2f} TFLOP/s per GPU\n",
-        to_string(best.candidate.plan), technique_name(best.candidate.plan),
-        describe_gpus(slice, best.candidate.subset.gpus), format_train_time(best.time_to_train_s),
-        format_gpu_hours(gpu_hours(best)), best.tokens_per_s, best.step_time_s,
-        best.tflops_per_gpu);
-    if (ties > 1)
-      say(width, stdout,
-          "tie: plans 1-{} are within the calibration's held-out step error ({:.1f}%, {}) of "
-          "the best: the prediction cannot tell them apart\n",
-          ties, 100 * error, options.calibration->source);
-  }
+  const int ties = count_ties(r, options.objective, options);
+  if (!quiet) print_answer(r, slice, o, options, ties);
   const WinnerExplanation why = explain_winner(model, slice, options, best);
   if (!quiet) {
     say(width, stdout, "why: {}\n", why.winner);
     for (const auto& line : why.lines) say(width, stdout, "  {}\n", line);
   }
-  const int pairs = int(slice.site_names().size() * (slice.site_names().size() - 1) / 2);
-  std::vector<PairBreakEvens> evens;
-  if (o.break_even == "on" || (o.break_even == "auto" && pairs <= 3))
-    evens = break_evens(model, slice, options);
-  if (!quiet && !evens.empty()) {
-    say(width, stdout, "break-even round trips (each site pair's varied alone):\n");
-    for (const auto& p : evens) say(width, stdout, "  {}\n", p.sentence);
-  } else if (!quiet && pairs > 3 && o.break_even == "auto") {
-    say(width, stdout,
-        "break-even round trips: {} site pairs, left out (--break-even on computes them)\n", pairs);
-  }
-  // No wall-clock time in the JSON: the same search gives the same bytes (the terminal says how
-  // long).
-  nlohmann::json j = {{"model", model.name},
-                      {"slice", slice.name},
-                      {"enumerated", r.enumerated},
-                      {"exact", r.gap(objective) == 0},
-                      {"gap", r.gap(objective)},
-                      {"objective", to_string(objective)},
-                      {"train_tokens", *options.train_tokens},
-                      {"train_tokens_from", o.search.train_tokens().description}};
-  j["ranked"] = nlohmann::json::array();
-  for (size_t i = 0; i < r.ranked.size(); ++i) {
-    j["ranked"].push_back(to_json(r.ranked[i], slice));
-    if (has_error) j["ranked"].back()["tie_with_best"] = int(i) < ties;
-  }
-  j["out_of_memory"] = nlohmann::json::array();
-  for (const auto& e : r.out_of_memory) j["out_of_memory"].push_back(to_json(e, slice));
-  j["why"] = {{"winner", why.winner}, {"rivals", nlohmann::json::array()}};
-  for (size_t i = 0; i < why.rivals.size(); ++i) {
-    const Rival& rv = why.rivals[i];
-    nlohmann::json x = {{"family", to_string(rv.family)}, {"sentence", why.lines[i]}};
-    if (rv.best) {
-      x["best"] = to_json(*rv.best, slice);
-      x["cost_ratio"] = rv.cost_ratio;
-    }
-    j["why"]["rivals"].push_back(x);
-  }
-  j["break_even"] = nlohmann::json::array();
-  for (const auto& p : evens) {
-    nlohmann::json x = {{"sites", nlohmann::json::array({p.site_a, p.site_b})},
-                        {"rtt_ms", p.rtt_ms},
-                        {"winner", p.winner},
-                        {"sentence", p.sentence},
-                        {"changes", nlohmann::json::array()}};
-    for (const auto& c : p.changes)
-      x["changes"].push_back({{"rtt_ms", c.rtt_ms}, {"below", c.below}, {"above", c.above}});
-    j["break_even"].push_back(x);
-  }
+  const std::vector<PairBreakEvens> evens = print_break_evens(model, slice, options, o, quiet);
+  nlohmann::json j = search_json(r, model, slice, o, options, ties);
+  j["why"] = why_json(why, slice);
+  j["break_even"] = break_even_json(evens);
   j["launch"] = launch_json(written_launch_line(o.search.model, slice, best, seq));
   write_json(o.json, j);
   print_launch(info, o.search.model, slice, best, seq);

@@ -29,6 +29,111 @@ int reps_within(double one_s, double budget_s, int wanted) {
   return std::clamp(int(budget_s / one_s), 1, wanted);
 }
 
+// One pair's measurements between ranks a and b (each of them runs the same calls): round trips
+// of a small message, a stream of large ones, round trips of each message size; a times a
+// warm-up of each and tells b how many repetitions fit the budget.
+class PairBench {
+ public:
+  PairBench(Communicator& comm, const NetworkOptions& o, int a, int b)
+      : comm_(comm),
+        o_(o),
+        a_(a),
+        b_(b),
+        me_(comm.rank()),
+        small_(floats_for(o.latency_bytes), 1.0f),
+        large_(floats_for(o.message_bytes), 1.0f) {}
+
+  void measure(PairResult& r) {
+    auto ping = [&] { ping_pong(small_); };
+    auto stream = [&] { this->stream(); };
+    ping();  // connection set-up, untimed
+    const double ping_once = seconds_of(ping);
+    const double stream_once = seconds_of(stream);
+    const std::vector<double> rtts = repeat(ping, ping_once, o_.latency_reps);
+    const std::vector<double> streams = repeat(stream, stream_once, o_.stream_reps);
+    r.rtt_s = median(rtts);
+    r.rtt_p90_s = quantile(rtts, 0.9);
+    r.rtt_samples = int(rtts.size());
+    r.latency_s = r.rtt_s / 2;
+    r.stream_s = median(streams);
+    const double transfer_s = std::max(r.stream_s - r.rtt_s, 1e-9);
+    r.bandwidth = r.messages * r.message_bytes / transfer_s;
+    for (double bytes : o_.message_latency_bytes) {
+      std::vector<float> message(floats_for(bytes), 1.0f);
+      auto round_trip = [&] { ping_pong(message); };
+      round_trip();  // untimed
+      const double once = seconds_of(round_trip);
+      const std::vector<double> trips = repeat(round_trip, once, o_.latency_reps);
+      r.message_latencies.emplace_back(double(message.size() * sizeof(float)), median(trips) / 2);
+    }
+  }
+
+ private:
+  void ping_pong(std::vector<float>& message) {  // a -> b -> a
+    if (me_ == a_) {
+      comm_.send(b_, message, kTagPing);
+      comm_.recv(b_, message, kTagPing);
+    } else {
+      comm_.recv(a_, message, kTagPing);
+      comm_.send(a_, message, kTagPing);
+    }
+  }
+
+  void stream() {  // a sends the messages back to back, b acknowledges the last
+    if (me_ == a_) {
+      for (int m = 0; m < o_.messages; ++m) comm_.send(b_, large_, kTagStream);
+      comm_.recv(b_, small_, kTagAck);
+    } else {
+      for (int m = 0; m < o_.messages; ++m) comm_.recv(a_, large_, kTagStream);
+      comm_.send(a_, small_, kTagAck);
+    }
+  }
+
+  // The repetitions that fit the budget by a's warm-up (`once`), at most `wanted`, each timed.
+  template <typename F>
+  std::vector<double> repeat(F&& f, double once, int wanted) {
+    std::vector<float> count{me_ == a_ ? float(reps_within(once, o_.budget_s, wanted)) : 0.0f};
+    if (me_ == a_)
+      comm_.send(b_, count, kTagCount);
+    else
+      comm_.recv(a_, count, kTagCount);
+    std::vector<double> seconds;
+    for (int i = 0; i < int(count[0]); ++i) seconds.push_back(seconds_of(f));
+    return seconds;
+  }
+
+  Communicator& comm_;
+  const NetworkOptions& o_;
+  const int a_, b_, me_;
+  std::vector<float> small_, large_;
+};
+
+// Rank 0 learns pair (a, b)'s numbers from a (unless it is a).
+void send_pair_to_root(Communicator& comm, const NetworkOptions& o, int a, PairResult& r) {
+  const int me = comm.rank();
+  if (a == 0) return;
+  std::vector<float> packed{float(r.rtt_s),      float(r.stream_s),    float(r.bandwidth),
+                            float(r.rtt_p90_s),  float(r.rtt_samples), float(r.tcp_one_stream),
+                            float(r.tcp_streams)};
+  for (const auto& [bytes, seconds] : r.message_latencies) packed.push_back(float(seconds));
+  packed.resize(kPacked + o.message_latency_bytes.size());
+  if (me == a) comm.send(0, packed, kTagCount + 1);
+  if (me != 0) return;
+  comm.recv(a, packed, kTagCount + 1);
+  r.rtt_s = packed[0];
+  r.latency_s = r.rtt_s / 2;
+  r.stream_s = packed[1];
+  r.bandwidth = packed[2];
+  r.rtt_p90_s = packed[3];
+  r.rtt_samples = int(packed[4]);
+  r.tcp_one_stream = packed[5];
+  r.tcp_streams = packed[6];
+  r.message_latencies.clear();
+  for (std::size_t i = 0; i < o.message_latency_bytes.size(); ++i)
+    r.message_latencies.emplace_back(double(floats_for(o.message_latency_bytes[i]) * sizeof(float)),
+                                     packed[kPacked + i]);
+}
+
 }  // namespace
 
 double bus_factor(const std::string& op, int n) {
@@ -39,105 +144,19 @@ double bus_factor(const std::string& op, int n) {
 std::vector<PairResult> measure_pairs(Communicator& comm, const NetworkOptions& o) {
   std::vector<PairResult> results;
   const int n = comm.size(), me = comm.rank();
-  std::vector<float> small(floats_for(o.latency_bytes), 1.0f);
-  std::vector<float> large(floats_for(o.message_bytes), 1.0f);
-  std::vector<float> count(1);
+  const double message_bytes = double(floats_for(o.message_bytes) * sizeof(float));
   for (int a = 0; a < n; ++a)
     for (int b = a + 1; b < n; ++b) {
       comm.barrier();
       PairResult r{a, b};
-      r.message_bytes = double(large.size() * sizeof(float));
+      r.message_bytes = message_bytes;
       r.messages = o.messages;
-      if (me == a || me == b) {
-        auto ping_pong = [&](std::vector<float>& message) {  // a -> b -> a
-          if (me == a) {
-            comm.send(b, message, kTagPing);
-            comm.recv(b, message, kTagPing);
-          } else {
-            comm.recv(a, message, kTagPing);
-            comm.send(a, message, kTagPing);
-          }
-        };
-        auto ping = [&] { ping_pong(small); };
-        auto stream = [&] {  // a sends the messages back to back, b acknowledges the last
-          if (me == a) {
-            for (int m = 0; m < o.messages; ++m) comm.send(b, large, kTagStream);
-            comm.recv(b, small, kTagAck);
-          } else {
-            for (int m = 0; m < o.messages; ++m) comm.recv(a, large, kTagStream);
-            comm.send(a, small, kTagAck);
-          }
-        };
-        // a times a warm-up of each and tells b how many repetitions fit the budget.
-        ping();  // connection set-up, untimed
-        const double ping_once = seconds_of(ping);
-        const double stream_once = seconds_of(stream);
-        count[0] = me == a ? float(reps_within(ping_once, o.budget_s, o.latency_reps)) : 0.0f;
-        if (me == a)
-          comm.send(b, count, kTagCount);
-        else
-          comm.recv(a, count, kTagCount);
-        std::vector<double> rtts;
-        for (int i = 0; i < int(count[0]); ++i) rtts.push_back(seconds_of(ping));
-        count[0] = me == a ? float(reps_within(stream_once, o.budget_s, o.stream_reps)) : 0.0f;
-        if (me == a)
-          comm.send(b, count, kTagCount);
-        else
-          comm.recv(a, count, kTagCount);
-        std::vector<double> streams;
-        for (int i = 0; i < int(count[0]); ++i) streams.push_back(seconds_of(stream));
-        r.rtt_s = median(rtts);
-        r.rtt_p90_s = quantile(rtts, 0.9);
-        r.rtt_samples = int(rtts.size());
-        r.latency_s = r.rtt_s / 2;
-        r.stream_s = median(streams);
-        const double transfer_s = std::max(r.stream_s - r.rtt_s, 1e-9);
-        r.bandwidth = r.messages * r.message_bytes / transfer_s;
-        for (double bytes : o.message_latency_bytes) {
-          std::vector<float> message(floats_for(bytes), 1.0f);
-          auto round_trip = [&] { ping_pong(message); };
-          round_trip();  // untimed
-          const double once = seconds_of(round_trip);
-          count[0] = me == a ? float(reps_within(once, o.budget_s, o.latency_reps)) : 0.0f;
-          if (me == a)
-            comm.send(b, count, kTagCount);
-          else
-            comm.recv(a, count, kTagCount);
-          std::vector<double> trips;
-          for (int i = 0; i < int(count[0]); ++i) trips.push_back(seconds_of(round_trip));
-          r.message_latencies.emplace_back(double(message.size() * sizeof(float)),
-                                           median(trips) / 2);
-        }
-      }
+      if (me == a || me == b) PairBench(comm, o, a, b).measure(r);
       if (o.tcp_streams > 0 && (me == a || me == b)) {
         r.tcp_one_stream = tcp_bandwidth(comm, a, b, {1, o.tcp_bytes, 120});
         r.tcp_streams = tcp_bandwidth(comm, a, b, {o.tcp_streams, o.tcp_bytes, 120});
       }
-      // Rank 0 learns the pair's numbers from a (unless it is a).
-      if (a != 0) {
-        std::vector<float> packed{
-            float(r.rtt_s),       float(r.stream_s),       float(r.bandwidth),  float(r.rtt_p90_s),
-            float(r.rtt_samples), float(r.tcp_one_stream), float(r.tcp_streams)};
-        for (const auto& [bytes, seconds] : r.message_latencies) packed.push_back(float(seconds));
-        packed.resize(kPacked + o.message_latency_bytes.size());
-        if (me == a) comm.send(0, packed, kTagCount + 1);
-        if (me == 0) {
-          comm.recv(a, packed, kTagCount + 1);
-          r.rtt_s = packed[0];
-          r.latency_s = r.rtt_s / 2;
-          r.stream_s = packed[1];
-          r.bandwidth = packed[2];
-          r.rtt_p90_s = packed[3];
-          r.rtt_samples = int(packed[4]);
-          r.tcp_one_stream = packed[5];
-          r.tcp_streams = packed[6];
-          r.message_latencies.clear();
-          for (std::size_t i = 0; i < o.message_latency_bytes.size(); ++i)
-            r.message_latencies.emplace_back(
-                double(floats_for(o.message_latency_bytes[i]) * sizeof(float)),
-                packed[kPacked + i]);
-        }
-      }
+      send_pair_to_root(comm, o, a, r);
       results.push_back(r);
     }
   comm.barrier();

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "common/error.hpp"
@@ -71,50 +72,31 @@ void validate(const BenchConfig& c) {
   if (!c.plan.empty()) parse_plan(c.plan);  // a clear error before any measuring
 }
 
-}  // namespace
+// The groups the bench measures collectives over: group 0 is the world (the bench's own
+// agreements run on it), then the plan's groups as its schedule has them.
+struct BenchGroups {
+  std::vector<std::vector<int>> groups;
+  std::vector<GroupKind> kinds;
+  std::map<GroupKind, int> mine;  // this rank's group of each of the plan's kinds it is in
+};
 
-nlohmann::json run_bench(const BenchConfig& config, MpiCommunicator& comm) {
-  validate(config);
-  const ModelSpec model = load_trainable_model(config.model, "bench");
-  validate(model);
-  const int threads = threads_for(config, comm);
-  omp_set_num_threads(threads);
-  const int n = comm.size();
-  const bool root = comm.rank() == 0;
+BenchGroups bench_groups(const BenchConfig& config, const ModelSpec& model, int n, int rank) {
   std::vector<int> world(n);
   for (int r = 0; r < n; ++r) world[r] = r;
-  // Group 0 is the world; a plan's groups follow (its own world among them).
-  std::vector<std::vector<int>> groups{world};
-  std::vector<GroupKind> kinds{GroupKind::world};
-  if (!config.plan.empty()) {
-    const Plan plan = parse_plan(config.plan);
-    if (plan.ranks() != n)
-      fail("--plan {} needs {} ranks; the bench runs on {}", config.plan, plan.ranks(), n);
-    const Schedule s = compile(model, plan, config.batch * plan.dp * plan.mb, config.seq);
-    groups.insert(groups.end(), s.groups.begin(), s.groups.end());
-    kinds.insert(kinds.end(), s.group_kinds.begin(), s.group_kinds.end());
-  }
-  comm.set_groups(groups);
-  if (root)
-    fmt::print(config.text,
-               "fabtrain-exec bench: {} (L={} C={} V={}), B={} T={}, {} ranks, {} threads each\n",
-               model.name, model.n_layer, model.n_embd, model.vocab_size, config.batch, config.seq,
-               n, threads);
+  BenchGroups out{{world}, {GroupKind::world}, {}};
+  if (config.plan.empty()) return out;
+  const Plan plan = parse_plan(config.plan);
+  if (plan.ranks() != n)
+    fail("--plan {} needs {} ranks; the bench runs on {}", config.plan, plan.ranks(), n);
+  const Schedule s = compile(model, plan, config.batch * plan.dp * plan.mb, config.seq);
+  out.groups.insert(out.groups.end(), s.groups.begin(), s.groups.end());
+  out.kinds.insert(out.kinds.end(), s.group_kinds.begin(), s.group_kinds.end());
+  for (GroupKind kind : {GroupKind::tp, GroupKind::dp, GroupKind::tied_embedding})
+    if (const int g = s.group_of(rank, kind); g >= 0) out.mine[kind] = 1 + g;
+  return out;
+}
 
-  bench::Repetitions reps{3, 20, config.budget_s};
-  const auto shapes = bench::gpt2_gemm_shapes(model, config.batch * config.seq);
-  std::vector<double> gemm_seconds;
-  comm.barrier();
-  for (const auto& s : shapes) gemm_seconds.push_back(bench::measure_gemm(s, reps).seconds);
-  comm.barrier();
-  const auto memory = bench::measure_memory(config.memory_mib * (1 << 20), model.n_embd, reps);
-  std::vector<double> memory_seconds;
-  for (const auto& m : memory) memory_seconds.push_back(m.seconds);
-  const auto all_gemm = gather(gemm_seconds, n);
-  const auto all_memory = gather(memory_seconds, n);
-  const auto hosts = gather_hosts(comm.host(), n);
-  if (root) fmt::print(config.text, "  compute measured; network next\n");
-
+bench::NetworkOptions network_options(const BenchConfig& config, const ModelSpec& model) {
   bench::NetworkOptions net;
   net.latency_bytes = config.latency_bytes;
   net.message_latency_bytes = {double(config.batch) * config.seq * model.n_embd * sizeof(float)};
@@ -124,49 +106,63 @@ nlohmann::json run_bench(const BenchConfig& config, MpiCommunicator& comm) {
   net.budget_s = 3 * config.budget_s;
   net.tcp_streams = config.tcp_streams;
   net.tcp_bytes = config.tcp_mib * (1 << 20);
-  const auto pairs = bench::measure_pairs(comm, net);
+  return net;
+}
+
+// Collectives over the world, then over each kind of the plan's groups (every rank takes part in
+// each measurement; `mine` is -1 where it is in no group of the kind).
+std::vector<bench::CollectiveResult> measure_all_collectives(MpiCommunicator& comm,
+                                                             const BenchConfig& config,
+                                                             const BenchGroups& groups,
+                                                             const bench::NetworkOptions& net) {
   std::vector<double> sizes;
   for (double mib : config.collective_mib) sizes.push_back(mib * (1 << 20));
   std::vector<bench::CollectiveResult> collectives =
-      bench::measure_collectives(comm, "world", 0, n, sizes, net);
+      bench::measure_collectives(comm, "world", 0, comm.size(), sizes, net);
   for (GroupKind kind : {GroupKind::tp, GroupKind::dp, GroupKind::tied_embedding}) {
-    int mine = -1, size = 0;
-    for (std::size_t g = 1; g < groups.size(); ++g)
-      if (kinds[g] == kind) {
-        size = int(groups[g].size());
-        if (std::find(groups[g].begin(), groups[g].end(), comm.rank()) != groups[g].end())
-          mine = int(g);
-      }
+    int size = 0;  // every group of a kind has the same size
+    for (std::size_t g = 0; g < groups.groups.size(); ++g)
+      if (groups.kinds[g] == kind) size = int(groups.groups[g].size());
+    const int mine = groups.mine.count(kind) ? groups.mine.at(kind) : -1;
     const auto more = bench::measure_collectives(comm, to_string(kind), mine, size, sizes, net);
     collectives.insert(collectives.end(), more.begin(), more.end());
   }
-  if (!root) return {};
+  return collectives;
+}
 
-  using nlohmann::json;
-  json doc = {{"format", "fabtrain-bench"},
-              {"version", kBenchFormatVersion},
-              {"model",
-               {{"name", model.name},
-                {"layers", model.n_layer},
-                {"hidden", model.n_embd},
-                {"heads", model.n_head},
-                {"context", model.n_ctx},
-                {"vocab", model.vocab_size}}},
-              {"batch", config.batch},
-              {"seq", config.seq},
-              {"world", n},
-              {"hosts", hosts},
-              {"device",
-               {{"kind", config.device},
-                {"description", cpu_model()},
-                {"cores", std::thread::hardware_concurrency()}}},
-              {"threads", threads},
-              {"mpi", comm.library_version()}};
+using nlohmann::json;
+
+json header_json(const BenchConfig& config, const ModelSpec& model, int n,
+                 const std::vector<std::string>& hosts, int threads, const MpiCommunicator& comm) {
+  return {{"format", "fabtrain-bench"},
+          {"version", kBenchFormatVersion},
+          {"model",
+           {{"name", model.name},
+            {"layers", model.n_layer},
+            {"hidden", model.n_embd},
+            {"heads", model.n_head},
+            {"context", model.n_ctx},
+            {"vocab", model.vocab_size}}},
+          {"batch", config.batch},
+          {"seq", config.seq},
+          {"world", n},
+          {"hosts", hosts},
+          {"device",
+           {{"kind", config.device},
+            {"description", cpu_model()},
+            {"cores", std::thread::hardware_concurrency()}}},
+          {"threads", threads},
+          {"mpi", comm.library_version()}};
+}
+
+// all_seconds: rank-major, shapes.size() per rank.
+json gemm_json(const std::vector<bench::GemmShape>& shapes, const std::vector<double>& all_seconds,
+               int n) {
   json gemm = json::array();
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     json per_rank = json::array();
     for (int r = 0; r < n; ++r) {
-      const double s = all_gemm[std::size_t(r) * shapes.size() + i];
+      const double s = all_seconds[std::size_t(r) * shapes.size() + i];
       per_rank.push_back(
           {{"rank", r}, {"seconds", s}, {"flops_per_s", s > 0 ? shapes[i].flops() / s : 0}});
     }
@@ -178,18 +174,27 @@ nlohmann::json run_bench(const BenchConfig& config, MpiCommunicator& comm) {
                     {"flops", shapes[i].flops()},
                     {"ranks", per_rank}});
   }
-  doc["gemm"] = gemm;
+  return gemm;
+}
+
+// all_seconds: rank-major, memory.size() per rank.
+json memory_json(const std::vector<bench::MemoryResult>& memory,
+                 const std::vector<double>& all_seconds, int n) {
   json mem = json::array();
   for (std::size_t i = 0; i < memory.size(); ++i) {
     json per_rank = json::array();
     for (int r = 0; r < n; ++r) {
-      const double s = all_memory[std::size_t(r) * memory.size() + i];
+      const double s = all_seconds[std::size_t(r) * memory.size() + i];
       per_rank.push_back(
           {{"rank", r}, {"seconds", s}, {"bytes_per_s", s > 0 ? memory[i].bytes / s : 0}});
     }
     mem.push_back({{"kernel", memory[i].kernel}, {"bytes", memory[i].bytes}, {"ranks", per_rank}});
   }
-  doc["memory"] = mem;
+  return mem;
+}
+
+json p2p_json(const std::vector<bench::PairResult>& pairs, const std::vector<std::string>& hosts,
+              const BenchConfig& config) {
   json p2p = json::array();
   for (const auto& p : pairs) {
     json latencies = json::array();
@@ -214,7 +219,10 @@ nlohmann::json run_bench(const BenchConfig& config, MpiCommunicator& comm) {
       p2p.back()["tcp_bandwidth"] = p.tcp_streams;
     }
   }
-  doc["p2p"] = p2p;
+  return p2p;
+}
+
+json collectives_json(const std::vector<bench::CollectiveResult>& collectives) {
   json coll = json::array();
   for (const auto& c : collectives)
     coll.push_back({{"op", c.op},
@@ -224,7 +232,51 @@ nlohmann::json run_bench(const BenchConfig& config, MpiCommunicator& comm) {
                     {"seconds", c.seconds},
                     {"algbw", c.algbw},
                     {"busbw", c.busbw}});
-  doc["collectives"] = coll;
+  return coll;
+}
+
+}  // namespace
+
+nlohmann::json run_bench(const BenchConfig& config, MpiCommunicator& comm) {
+  validate(config);
+  const ModelSpec model = load_trainable_model(config.model, "bench");
+  validate(model);
+  const int threads = threads_for(config, comm);
+  omp_set_num_threads(threads);
+  const int n = comm.size();
+  const bool root = comm.rank() == 0;
+  const BenchGroups groups = bench_groups(config, model, n, comm.rank());
+  comm.set_groups(groups.groups);
+  if (root)
+    fmt::print(config.text,
+               "fabtrain-exec bench: {} (L={} C={} V={}), B={} T={}, {} ranks, {} threads each\n",
+               model.name, model.n_layer, model.n_embd, model.vocab_size, config.batch, config.seq,
+               n, threads);
+
+  bench::Repetitions reps{3, 20, config.budget_s};
+  const auto shapes = bench::gpt2_gemm_shapes(model, config.batch * config.seq);
+  std::vector<double> gemm_seconds;
+  comm.barrier();
+  for (const auto& s : shapes) gemm_seconds.push_back(bench::measure_gemm(s, reps).seconds);
+  comm.barrier();
+  const auto memory = bench::measure_memory(config.memory_mib * (1 << 20), model.n_embd, reps);
+  std::vector<double> memory_seconds;
+  for (const auto& m : memory) memory_seconds.push_back(m.seconds);
+  const auto all_gemm = gather(gemm_seconds, n);
+  const auto all_memory = gather(memory_seconds, n);
+  const auto hosts = gather_hosts(comm.host(), n);
+  if (root) fmt::print(config.text, "  compute measured; network next\n");
+
+  const bench::NetworkOptions net = network_options(config, model);
+  const auto pairs = bench::measure_pairs(comm, net);
+  const auto collectives = measure_all_collectives(comm, config, groups, net);
+  if (!root) return {};
+
+  json doc = header_json(config, model, n, hosts, threads, comm);
+  doc["gemm"] = gemm_json(shapes, all_gemm, n);
+  doc["memory"] = memory_json(memory, all_memory, n);
+  doc["p2p"] = p2p_json(pairs, hosts, config);
+  doc["collectives"] = collectives_json(collectives);
   return doc;
 }
 

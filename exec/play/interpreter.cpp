@@ -3,12 +3,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <type_traits>
 
 #include "common/error.hpp"
 #include "exec/comm/watchdog.hpp"
 #include "exec/model/kernels_layout.hpp"
 #include "plan/buckets.hpp"
+#include "plan/request_rules.hpp"
 #include "plan/verb.hpp"
 
 namespace fabtrain {
@@ -52,6 +52,7 @@ Interpreter::Interpreter(const ModelSpec& model, const Schedule& schedule, int r
   blocks_end_ = block_count(model);
   tokens_.resize(tokens_per_mb_);
   targets_.resize(tokens_per_mb_);
+  check_requests(stream_, rank);  // plan/request_rules.hpp: the player keeps no rule of its own
   for (const Instruction& in : stream_) names_.push_back(to_string(in));
   // The step's loss travels in the gradient-norm call: a stream without one could not report it.
   if (std::none_of(stream_.begin(), stream_.end(), [](const Instruction& in) {
@@ -69,10 +70,9 @@ Interpreter::Interpreter(const ModelSpec& model, const Schedule& schedule, int r
   }
   sharded_ = plan.zero >= 1 && plan.dp > 1;
   if (sharded_) {
-    const std::vector<int> group = dp_group(plan, rank);
-    for (std::size_t g = 0; g < schedule.groups.size(); ++g)
-      if (schedule.groups[g] == group) dp_group_index_ = int(g);
+    dp_group_index_ = schedule.group_of(rank, GroupKind::dp);
     if (dp_group_index_ < 0) fail("rank {}: the schedule has no group for its dp replicas", rank);
+    const std::vector<int>& group = schedule.groups[dp_group_index_];
     dp_position_ = int(std::find(group.begin(), group.end(), rank) - group.begin());
   }
   allocate_shards();
@@ -162,11 +162,6 @@ StepOutcome Interpreter::play_step(int step, float lr, const MicrobatchFeed& fee
     const Clock::time_point end = Clock::now();
     outcome.timings[i] = {seconds_between(step_start, start), seconds_between(start, end)};
   }
-  if (!in_flight_.empty() || !completed_early_.empty()) {
-    const int request = in_flight_.empty() ? *completed_early_.begin() : in_flight_.begin()->first;
-    fail("rank {} step {}: request {} was started but not waited by the end of the step", rank_,
-         step + 1, request);
-  }
   for (int mb = 0; mb < schedule_.plan.mb; ++mb) stage_.release(mb);
   outcome.loss_sum = loss_sum_;
   outcome.grad_norm = grad_norm_;
@@ -190,124 +185,123 @@ double Interpreter::evaluate(const MicrobatchFeed& feed) {
                             fmt::format("rank {} validation: {}", rank_, names_[i]));
     run(in, -1, 0.0f, feed, true);
   }
-  if (!in_flight_.empty())
-    fail("rank {} validation: request {} ({}) was started but not waited", rank_,
-         in_flight_.begin()->first, in_flight_.begin()->second.name);
   for (int mb = 0; mb < schedule_.plan.mb; ++mb) stage_.release(mb);
   return loss_sum_;
 }
 
+// One std::visit per instruction onto the play() overloads: an instruction without one does not
+// compile.
 void Interpreter::run(const Instruction& instruction, int step, float lr,
                       const MicrobatchFeed& feed, bool forward_only) {
-  std::visit(
-      [&](const auto& in) {
-        using T = std::decay_t<decltype(in)>;
-        if constexpr (std::is_same_v<T, LoadMicrobatch>) {
-          feed(in.mb, tokens_, targets_);
-          if (holds_embed_) stage_.set_tokens(in.mb, tokens_);
-          if (holds_head_) stage_.set_targets(in.mb, targets_);
-        } else if constexpr (std::is_same_v<T, Forward>) {
-          if (!in_flight_.empty()) check_blocks("forward", {in.begin, in.end}, false);
-          for (int b = in.begin; b < in.end; ++b) {
-            stage_.forward(b, in.mb);
-            if (!in_flight_.empty()) comm_.progress();
-          }
-          if (holds_head_ && in.end == blocks_end_ && coord_.tp == 0)
-            loss_sum_ += stage_.loss(in.mb);
-        } else if constexpr (std::is_same_v<T, Backward>) {
-          if (!in_flight_.empty()) check_blocks("backward", {in.begin, in.end}, true);
-          for (int b = in.end - 1; b >= in.begin; --b) {
-            stage_.backward(b, in.mb, in.recompute);
-            if (!in_flight_.empty()) comm_.progress();
-          }
-          dirty_since_scatter_ = true;
-        } else if constexpr (std::is_same_v<T, Send>) {
-          const auto data =
-              in.what == Tensor::activation ? stage_.output(in.mb) : stage_.input_grad(in.mb);
-          if (in.request < 0) {
-            comm_.send(in.peer, data, tag(in.mb, in.what));
-          } else {
-            InFlight f;
-            f.what = Awaits::send;
-            f.comm.push_back(comm_.start_send(in.peer, data, tag(in.mb, in.what)));
-            started(in.request, std::move(f));
-          }
-        } else if constexpr (std::is_same_v<T, Recv>) {
-          const auto data =
-              in.what == Tensor::activation ? stage_.input(in.mb) : stage_.output_grad(in.mb);
-          if (in.request < 0) {
-            comm_.recv(in.peer, data, tag(in.mb, in.what));
-          } else {
-            InFlight f;
-            f.what = Awaits::recv;
-            f.comm.push_back(comm_.start_recv(in.peer, data, tag(in.mb, in.what)));
-            started(in.request, std::move(f));
-          }
-        } else if constexpr (std::is_same_v<T, Collective>) {
-          if (in.request >= 0 &&
-              (in.purpose == Purpose::tp_forward || in.purpose == Purpose::tp_backward ||
-               in.purpose == Purpose::tied_embedding || in.purpose == Purpose::grad_norm))
-            fail("rank {}: {} cannot be non-blocking (the next instruction needs its result)",
-                 rank_, to_string(instruction));
-          switch (in.purpose) {
-            case Purpose::tp_forward:
-              comm_.all_reduce(in.group, stage_.tp_partial(in.block, in.mb));
-              stage_.finish_forward(in.block, in.mb);
-              break;
-            case Purpose::tp_backward:
-              comm_.all_reduce(in.group, stage_.tp_partial(in.block, in.mb));
-              stage_.finish_backward(in.block, in.mb);
-              break;
-            case Purpose::dp_gradients:
-              if (in.block >= 0) fail("dp_gradients per block ({}) is not supported", in.block);
-              start_dp_gradients(in);
-              break;
-            case Purpose::zero_gradients:
-              start_zero_gradients(in);
-              break;
-            case Purpose::zero_parameters:
-              start_zero_parameters(in);
-              break;
-            case Purpose::tied_embedding:
-              check_quiet("the tied-embedding sum");
-              tied_embedding(in.group);
-              break;
-            case Purpose::grad_norm:
-              check_quiet("the gradient norm");
-              gradient_norm(in.group);
-              break;
-          }
-        } else if constexpr (std::is_same_v<T, OptimizerStep>) {
-          check_quiet("the optimizer step");
-          if (!forward_only) optimizer_step(step, lr);
-        } else {
-          static_assert(std::is_same_v<T, Wait>);
-          if (completed_early_.erase(in.request)) return;  // done with a later one's wait
-          auto it = in_flight_.find(in.request);
-          if (it == in_flight_.end())
-            fail("rank {}: {}, but request {} was not started in this step (or already waited)",
-                 rank_, to_string(instruction), in.request);
-          if (it->second.what != in.what)
-            fail("rank {}: {} waits for a {}, but request {} started a {} ({})", rank_,
-                 to_string(instruction), to_string(in.what), in.request, to_string(it->second.what),
-                 it->second.name);
-          // Reduce-scatters add into the shard in the order they started (as blocking ones do),
-          // whatever order their waits come in: earlier ones of the same bucket complete first.
-          if (const int bucket = it->second.shard_bucket; bucket > -2) {
-            std::vector<std::pair<long, int>> earlier;
-            for (const auto& [request, f] : in_flight_)
-              if (f.shard_bucket == bucket && f.order < it->second.order)
-                earlier.push_back({f.order, request});
-            std::sort(earlier.begin(), earlier.end());
-            for (const auto& [order, request] : earlier) {
-              complete(request);
-              completed_early_.insert(request);
-            }
-          }
-          complete(in.request);
-        }
-      },
-      instruction);
+  step_ = step;
+  lr_ = lr;
+  feed_ = &feed;
+  forward_only_ = forward_only;
+  std::visit([this](const auto& in) { play(in); }, instruction);
+}
+
+void Interpreter::play(const LoadMicrobatch& in) {
+  (*feed_)(in.mb, tokens_, targets_);
+  if (holds_embed_) stage_.set_tokens(in.mb, tokens_);
+  if (holds_head_) stage_.set_targets(in.mb, targets_);
+}
+
+void Interpreter::play(const Forward& in) {
+  if (!in_flight_.empty()) check_blocks("forward", {in.begin, in.end}, false);
+  for (int b = in.begin; b < in.end; ++b) {
+    stage_.forward(b, in.mb);
+    if (!in_flight_.empty()) comm_.progress();
+  }
+  if (holds_head_ && in.end == blocks_end_ && coord_.tp == 0) loss_sum_ += stage_.loss(in.mb);
+}
+
+void Interpreter::play(const Backward& in) {
+  if (!in_flight_.empty()) check_blocks("backward", {in.begin, in.end}, true);
+  for (int b = in.end - 1; b >= in.begin; --b) {
+    stage_.backward(b, in.mb, in.recompute);
+    if (!in_flight_.empty()) comm_.progress();
+  }
+  dirty_since_scatter_ = true;
+}
+
+void Interpreter::play(const Send& in) {
+  const auto data = in.what == Tensor::activation ? stage_.output(in.mb) : stage_.input_grad(in.mb);
+  if (in.request < 0) {
+    comm_.send(in.peer, data, tag(in.mb, in.what));
+    return;
+  }
+  InFlight f;
+  f.comm.push_back(comm_.start_send(in.peer, data, tag(in.mb, in.what)));
+  started(in.request, std::move(f));
+}
+
+void Interpreter::play(const Recv& in) {
+  const auto data = in.what == Tensor::activation ? stage_.input(in.mb) : stage_.output_grad(in.mb);
+  if (in.request < 0) {
+    comm_.recv(in.peer, data, tag(in.mb, in.what));
+    return;
+  }
+  InFlight f;
+  f.comm.push_back(comm_.start_recv(in.peer, data, tag(in.mb, in.what)));
+  started(in.request, std::move(f));
+}
+
+void Interpreter::play(const Collective& in) {
+  switch (in.purpose) {
+    case Purpose::tp_forward:
+      comm_.all_reduce(in.group, stage_.tp_partial(in.block, in.mb));
+      stage_.finish_forward(in.block, in.mb);
+      break;
+    case Purpose::tp_backward:
+      comm_.all_reduce(in.group, stage_.tp_partial(in.block, in.mb));
+      stage_.finish_backward(in.block, in.mb);
+      break;
+    case Purpose::dp_gradients:
+      if (in.block >= 0) fail("dp_gradients per block ({}) is not supported", in.block);
+      start_dp_gradients(in);
+      break;
+    case Purpose::zero_gradients:
+      start_zero_gradients(in);
+      break;
+    case Purpose::zero_parameters:
+      start_zero_parameters(in);
+      break;
+    case Purpose::tied_embedding:
+      check_quiet("the tied-embedding sum");
+      tied_embedding(in.group);
+      break;
+    case Purpose::grad_norm:
+      check_quiet("the gradient norm");
+      gradient_norm(in.group);
+      break;
+  }
+}
+
+void Interpreter::play(const OptimizerStep&) {
+  check_quiet("the optimizer step");
+  if (!forward_only_) optimizer_step(step_, lr_);
+}
+
+void Interpreter::play(const Wait& in) {
+  if (completed_early_.erase(in.request)) return;  // done with a later one's wait
+  const auto it = in_flight_.find(in.request);     // there: the stream's requests were checked
+  complete_earlier_scatters(it->second);
+  complete(in.request);
+}
+
+// Reduce-scatters add into the shard in the order they started (as blocking ones do), whatever
+// order their waits come in: earlier ones of the same bucket complete first.
+void Interpreter::complete_earlier_scatters(const InFlight& flight) {
+  const int bucket = flight.shard_bucket;
+  if (bucket <= -2) return;
+  std::vector<std::pair<long, int>> earlier;
+  for (const auto& [request, f] : in_flight_)
+    if (f.shard_bucket == bucket && f.order < flight.order) earlier.push_back({f.order, request});
+  std::sort(earlier.begin(), earlier.end());
+  for (const auto& [order, request] : earlier) {
+    complete(request);
+    completed_early_.insert(request);
+  }
 }
 
 void Interpreter::started(int request, InFlight&& flight) {
@@ -315,9 +309,6 @@ void Interpreter::started(int request, InFlight&& flight) {
     complete(flight);
     return;
   }
-  if (in_flight_.count(request))
-    fail("rank {}: request {} started again while in flight ({})", rank_, request,
-         in_flight_[request].name);
   flight.order = starts_++;
   in_flight_.emplace(request, std::move(flight));
 }

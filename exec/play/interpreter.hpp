@@ -23,8 +23,9 @@
 // (request -1, overlap=off) are the same start followed at once by its wait, so overlap=on and
 // off make the same calls in the same order and sum the same bits. Nothing touches a buffer in
 // flight: a compute, tied-embedding, norm or optimizer instruction that would read or write one
-// fails naming the request; so do a wait without its start, a start reused, and a start never
-// waited by the end of the step. Between blocks of compute the interpreter calls the
+// fails naming the request. The stream's requests are checked when the interpreter is built
+// (plan/request_rules.hpp: a wait without its start, a start reused, a start never waited, a
+// collective that cannot be started). Between blocks of compute the interpreter calls the
 // communicator's progress() (what Open MPI needs to advance started collectives).
 // Not here: where the tokens come from (a MicrobatchFeed), checkpoints, progress.
 #pragma once
@@ -86,9 +87,17 @@ class Interpreter {
   void build_masks(const ModelSpec& model);
   void run(const Instruction& instruction, int step, float lr, const MicrobatchFeed& feed,
            bool forward_only);
+  // One handler per instruction (run() dispatches; a missing one fails to compile).
+  void play(const LoadMicrobatch& in);
+  void play(const Forward& in);
+  void play(const Backward& in);
+  void play(const Send& in);
+  void play(const Recv& in);
+  void play(const Collective& in);
+  void play(const OptimizerStep& in);
+  void play(const Wait& in);
   // Requests in flight (by the schedule's request number) and their bookkeeping.
   struct InFlight {
-    Awaits what = Awaits::collective;
     std::string name;              // the start's line, for messages
     std::vector<int> comm;         // communicator requests
     std::function<void()> finish;  // after they complete (may be empty)
@@ -103,6 +112,7 @@ class Interpreter {
   void started(int request, InFlight&& flight);
   void complete(int request);
   void complete(InFlight& flight);
+  void complete_earlier_scatters(const InFlight& flight);
   // Fails when something in flight conflicts with what the instruction `what` touches.
   void check_quiet(const char* what) const;  // no gradient bucket in flight
   void check_blocks(const char* what, BlockRange blocks, bool writes_grads) const;
@@ -154,6 +164,12 @@ class Interpreter {
   std::vector<float> shard_params_, shard_grads_, flat_, chunk_tmp_;
   bool scattered_ = false;            // a reduce-scatter ran this step
   bool dirty_since_scatter_ = false;  // a backward ran after the last reduce-scatter
+
+  // the instruction being played: its step, learning rate, token feed and whether forward only
+  int step_ = 0;
+  float lr_ = 0;
+  const MicrobatchFeed* feed_ = nullptr;
+  bool forward_only_ = false;
 
   // per step
   bool scaled_ = false;

@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <cmath>
 #include <thread>
-#include <type_traits>
 
 #include "common/error.hpp"
 #include "exec/comm/watchdog.hpp"
+#include "plan/request_rules.hpp"
 #include "plan/verb.hpp"
 
 namespace fabtrain {
@@ -90,6 +90,7 @@ Replayer::Replayer(const Schedule& schedule, int rank, Communicator& comm, const
       rank_(rank),
       comm_(comm),
       watchdog_(watchdog) {
+  check_requests(stream_, rank);  // plan/request_rules.hpp: the player keeps no rule of its own
   seconds_ = modelled_seconds(schedule, rank, gpu, defaults, calibration);
   std::size_t largest = 0;
   for (const Instruction& in : stream_)
@@ -111,113 +112,111 @@ std::vector<InstructionTiming> Replayer::play_step(int step) {
     timings[i] = {std::chrono::duration<double>(start - step_start).count(),
                   std::chrono::duration<double>(end - start).count()};
   }
-  if (!in_flight_.empty())
-    fail("replay rank {} step {}: request {} was started but not waited by the end of the step",
-         rank_, step + 1, in_flight_.begin()->first);
   return timings;
 }
 
+// One std::visit per instruction onto the play() overloads: an instruction without one does not
+// compile.
 void Replayer::run(const Instruction& instruction, std::size_t index) {
-  const std::size_t floats = replay_message_floats(schedule_, instruction);
-  std::span<float> message(buffer_.data(), floats);
-  // A start gets its own buffer, kept until its wait.
-  auto own = [&](int request, Awaits what) {
-    if (in_flight_.count(request))
-      fail("replay rank {}: request {} started again while in flight", rank_, request);
-    InFlight& f = in_flight_[request];
-    f.what = what;
-    // The smallest pooled buffer that holds the message, else a new one.
-    auto best = pool_.end();
-    for (auto it = pool_.begin(); it != pool_.end(); ++it)
-      if (it->size() >= floats && (best == pool_.end() || it->size() < best->size())) best = it;
-    if (best != pool_.end()) {
-      f.buffer = std::move(*best);
-      pool_.erase(best);
-    } else {
-      f.buffer.assign(floats, 0.0f);
+  index_ = index;
+  floats_ = replay_message_floats(schedule_, instruction);
+  message_ = std::span<float>(buffer_.data(), floats_);
+  std::visit([this](const auto& in) { play(in); }, instruction);
+}
+
+// A start gets its own buffer, kept until its wait: the smallest pooled one that holds the
+// message, else a new one. The message then lives there.
+Replayer::InFlight& Replayer::own(int request) {
+  InFlight& f = in_flight_[request];
+  auto best = pool_.end();
+  for (auto it = pool_.begin(); it != pool_.end(); ++it)
+    if (it->size() >= floats_ && (best == pool_.end() || it->size() < best->size())) best = it;
+  if (best != pool_.end()) {
+    f.buffer = std::move(*best);
+    pool_.erase(best);
+  } else {
+    f.buffer.assign(floats_, 0.0f);
+  }
+  message_ = std::span<float>(f.buffer).first(floats_);
+  return f;
+}
+
+void Replayer::play(const LoadMicrobatch&) {}  // tokens come from nowhere: nothing to wait for
+
+void Replayer::play(const Forward& in) { sleep_compute(std::max(1, in.end - in.begin)); }
+void Replayer::play(const Backward& in) { sleep_compute(std::max(1, in.end - in.begin)); }
+void Replayer::play(const OptimizerStep&) { sleep_compute(1); }
+
+// Sleep, do not spin: the cores carry the communication. With requests in flight the sleep is
+// cut per block, with the communicator's progress() between (as the interpreter calls it between
+// blocks).
+void Replayer::sleep_compute(int blocks) {
+  const int slices = in_flight_.empty() ? 1 : blocks;
+  for (int k = 0; k < slices; ++k) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds_[index_] / slices));
+    if (!in_flight_.empty()) comm_.progress();
+  }
+}
+
+void Replayer::play(const Send& in) {
+  const int tag = message_tag(in.mb, in.what == Tensor::gradient);
+  if (in.request < 0) {
+    comm_.send(in.peer, message_, tag);
+    return;
+  }
+  InFlight& f = own(in.request);
+  f.comm = comm_.start_send(in.peer, message_, tag);
+}
+
+void Replayer::play(const Recv& in) {
+  const int tag = message_tag(in.mb, in.what == Tensor::gradient);
+  if (in.request < 0) {
+    comm_.recv(in.peer, message_, tag);
+    return;
+  }
+  InFlight& f = own(in.request);
+  f.comm = comm_.start_recv(in.peer, message_, tag);
+}
+
+void Replayer::play(const Wait& in) {
+  const auto it = in_flight_.find(in.request);  // there: the stream's requests were checked
+  comm_.wait(it->second.comm);
+  pool_.push_back(std::move(it->second.buffer));
+  in_flight_.erase(it);
+}
+
+void Replayer::play(const Collective& in) {
+  const std::vector<int>& group = schedule_.groups.at(in.group);
+  const std::size_t chunk = floats_ / group.size();
+  int position = 0;
+  for (std::size_t k = 0; k < group.size(); ++k)
+    if (group[k] == rank_) position = int(k);
+  InFlight* f = in.request >= 0 ? &own(in.request) : nullptr;
+  const std::span<float> message = message_;
+  int request = -1;
+  switch (in.op) {
+    case CollectiveOp::all_reduce:
+      if (f)
+        request = comm_.start_all_reduce(in.group, message);
+      else
+        comm_.all_reduce(in.group, message);
+      break;
+    case CollectiveOp::reduce_scatter:
+      if (f)
+        request = comm_.start_reduce_scatter(in.group, message, message.first(chunk));
+      else
+        comm_.reduce_scatter(in.group, message, message.first(chunk));
+      break;
+    case CollectiveOp::all_gather: {
+      const std::span<float> mine = message.subspan(position * chunk, chunk);
+      if (f)
+        request = comm_.start_all_gather(in.group, mine, message);
+      else
+        comm_.all_gather(in.group, mine, message);
+      break;
     }
-    message = std::span<float>(f.buffer).first(floats);
-    return &f;
-  };
-  std::visit(
-      [&](const auto& in) {
-        using T = std::decay_t<decltype(in)>;
-        if constexpr (std::is_same_v<T, LoadMicrobatch>) {
-          // tokens come from nowhere: nothing to wait for
-        } else if constexpr (std::is_same_v<T, Forward> || std::is_same_v<T, Backward> ||
-                             std::is_same_v<T, OptimizerStep>) {
-          // Sleep, do not spin: the cores carry the communication. With requests in flight the
-          // sleep is cut per block, with the communicator's progress() between (as the
-          // interpreter calls it between blocks).
-          int slices = 1;
-          if constexpr (!std::is_same_v<T, OptimizerStep>) slices = std::max(1, in.end - in.begin);
-          if (in_flight_.empty()) slices = 1;
-          for (int k = 0; k < slices; ++k) {
-            std::this_thread::sleep_for(std::chrono::duration<double>(seconds_[index] / slices));
-            if (!in_flight_.empty()) comm_.progress();
-          }
-        } else if constexpr (std::is_same_v<T, Send>) {
-          const int tag = message_tag(in.mb, in.what == Tensor::gradient);
-          if (in.request < 0) {
-            comm_.send(in.peer, message, tag);
-          } else {
-            InFlight* f = own(in.request, Awaits::send);
-            f->comm = comm_.start_send(in.peer, message, tag);
-          }
-        } else if constexpr (std::is_same_v<T, Recv>) {
-          const int tag = message_tag(in.mb, in.what == Tensor::gradient);
-          if (in.request < 0) {
-            comm_.recv(in.peer, message, tag);
-          } else {
-            InFlight* f = own(in.request, Awaits::recv);
-            f->comm = comm_.start_recv(in.peer, message, tag);
-          }
-        } else if constexpr (std::is_same_v<T, Wait>) {
-          auto it = in_flight_.find(in.request);
-          if (it == in_flight_.end())
-            fail("replay rank {}: {}, but request {} was not started in this step", rank_,
-                 to_string(instruction), in.request);
-          if (it->second.what != in.what)
-            fail("replay rank {}: {} waits for a {}, but request {} started a {}", rank_,
-                 to_string(instruction), to_string(in.what), in.request,
-                 to_string(it->second.what));
-          comm_.wait(it->second.comm);
-          pool_.push_back(std::move(it->second.buffer));
-          in_flight_.erase(it);
-        } else {
-          static_assert(std::is_same_v<T, Collective>);
-          const std::size_t n = schedule_.groups.at(in.group).size();
-          const std::size_t chunk = floats / n;
-          int position = 0;
-          for (std::size_t k = 0; k < n; ++k)
-            if (schedule_.groups[in.group][k] == rank_) position = int(k);
-          InFlight* f = in.request >= 0 ? own(in.request, Awaits::collective) : nullptr;
-          int request = -1;
-          switch (in.op) {
-            case CollectiveOp::all_reduce:
-              if (f)
-                request = comm_.start_all_reduce(in.group, message);
-              else
-                comm_.all_reduce(in.group, message);
-              break;
-            case CollectiveOp::reduce_scatter:
-              if (f)
-                request = comm_.start_reduce_scatter(in.group, message, message.first(chunk));
-              else
-                comm_.reduce_scatter(in.group, message, message.first(chunk));
-              break;
-            case CollectiveOp::all_gather:
-              if (f)
-                request = comm_.start_all_gather(in.group, message.subspan(position * chunk, chunk),
-                                                 message);
-              else
-                comm_.all_gather(in.group, message.subspan(position * chunk, chunk), message);
-              break;
-          }
-          if (f) f->comm = request;
-        }
-      },
-      instruction);
+  }
+  if (f) f->comm = request;
 }
 
 }  // namespace fabtrain

@@ -9,6 +9,7 @@
 #pragma once
 #include <chrono>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,16 @@ class Replayer {
 
  private:
   void run(const Instruction& instruction, std::size_t index);
+  // One handler per instruction (run() dispatches; a missing one fails to compile).
+  void play(const LoadMicrobatch& in);
+  void play(const Forward& in);
+  void play(const Backward& in);
+  void play(const Send& in);
+  void play(const Recv& in);
+  void play(const Collective& in);
+  void play(const OptimizerStep& in);
+  void play(const Wait& in);
+  void sleep_compute(int blocks);  // the instruction's modelled seconds, in up to blocks slices
 
   const Schedule& schedule_;
   const std::vector<Instruction>& stream_;
@@ -69,11 +80,15 @@ class Replayer {
   // stay resident and the pool peaks at what is in flight at once.
   struct InFlight {
     int comm = -1;
-    Awaits what = Awaits::collective;
     std::vector<float> buffer;
   };
   std::map<int, InFlight> in_flight_;
   std::vector<std::vector<float>> pool_;
+  InFlight& own(int request);  // registers a start; message_ moves to its buffer
+  // the instruction being played: its index, its message's floats and where the message is
+  std::size_t index_ = 0;
+  std::size_t floats_ = 0;
+  std::span<float> message_;
 };
 
 }  // namespace fabtrain

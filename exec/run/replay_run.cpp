@@ -71,6 +71,48 @@ void check_memory(const Schedule& schedule, MpiCommunicator& comm, int world_gro
   }
 }
 
+void print_banner(const ReplayConfig& config, const ModelSpec& model, const Schedule& schedule,
+                  const MpiCommunicator& comm, const GpuType& gpu) {
+  const Plan& plan = schedule.plan;
+  const ReplayMemory memory = replay_memory(schedule, comm.rank());
+  print_banner_head("fabtrain-exec replay (communication real, compute modelled)", model, plan,
+                    comm.size(), schedule.microbatch, config.seq);
+  fmt::print("  batch    {} sequences x {} tokens, {} steps\n", config.batch, config.seq,
+             config.steps);
+  fmt::print("  compute  sleeps as {} at {} ({})\n", gpu.name, to_string(plan.precision),
+             config.calibration.empty() ? "catalog defaults" : "calibration " + config.calibration);
+  fmt::print(
+      "  memory   rank 0 needs {:.2f} GiB: buffer {:.2f}, send copies {:.2f}, library {:.2f}, in "
+      "flight {:.2f}\n",
+      gib(memory.total()), gib(memory.buffer), gib(memory.send_copies), gib(memory.library),
+      gib(memory.in_flight));
+  std::fflush(stdout);
+}
+
+// The run record's header: the common fields, then the replay's own.
+nlohmann::json record_header(const ReplayConfig& config, const ModelSpec& model,
+                             const Schedule& schedule, const MpiCommunicator& comm,
+                             const GpuType& gpu, const Calibration& calibration) {
+  const Plan& plan = schedule.plan;
+  nlohmann::json header =
+      to_json(run_header(model, plan, schedule.microbatch, comm, "replay:" + gpu.name, 1,
+                         config.batch, config.seq, config.steps, 0));
+  header["mode"] = "replay";
+  header["device_type"] = gpu.name;
+  header["precision"] = to_string(plan.precision);
+  header["calibration"] = config.calibration.empty() ? "none" : config.calibration;
+  std::vector<double> per_rank;
+  for (int r = 0; r < comm.size(); ++r) per_rank.push_back(replay_memory(schedule, r).total());
+  header["memory_per_rank_bytes"] = per_rank;
+  // The seconds each instruction sleeps, per rank (0 for communication): what the measured
+  // compute durations are checked against.
+  nlohmann::json modelled = nlohmann::json::array();
+  for (int r = 0; r < comm.size(); ++r)
+    modelled.push_back(modelled_seconds(schedule, r, gpu, builtin_catalog().compute, calibration));
+  header["modelled_s"] = modelled;
+  return header;
+}
+
 }  // namespace
 
 std::vector<double> replay(const ReplayConfig& config, MpiCommunicator& comm) {
@@ -86,55 +128,22 @@ std::vector<double> replay(const ReplayConfig& config, MpiCommunicator& comm) {
   const Schedule schedule = compile(model, plan, config.batch, config.seq);
   peak_flops(gpu, plan.precision);  // a GPU without the plan's precision is refused here, by name
 
-  const RunGroups groups = run_groups(schedule, comm.size());
-  const int world_group = groups.world;
-  comm.set_groups(groups.groups);
-  check_memory(schedule, comm, world_group);
+  const int world = world_group(schedule, comm.rank());
+  comm.set_groups(schedule.groups);
+  check_memory(schedule, comm, world);
 
   const bool root = comm.rank() == 0;
   if (!config.mpi_progress.empty()) comm.set_progress(parse_mpi_progress(config.mpi_progress));
   if (const std::string warning = overlap_warning(plan, comm); !warning.empty() && root)
     fmt::print(stderr, "{}\n", warning);
-  const ReplayMemory memory = replay_memory(schedule, comm.rank());
-  if (root) {
-    print_banner_head("fabtrain-exec replay (communication real, compute modelled)", model, plan,
-                      comm.size(), schedule.microbatch, config.seq);
-    fmt::print("  batch    {} sequences x {} tokens, {} steps\n", config.batch, config.seq,
-               config.steps);
-    fmt::print(
-        "  compute  sleeps as {} at {} ({})\n", gpu.name, to_string(plan.precision),
-        config.calibration.empty() ? "catalog defaults" : "calibration " + config.calibration);
-    fmt::print(
-        "  memory   rank 0 needs {:.2f} GiB: buffer {:.2f}, send copies {:.2f}, library {:.2f}, in "
-        "flight {:.2f}\n",
-        gib(memory.total()), gib(memory.buffer), gib(memory.send_copies), gib(memory.library),
-        gib(memory.in_flight));
-    std::fflush(stdout);
-  }
+  if (root) print_banner(config, model, schedule, comm, gpu);
 
   Watchdog watchdog(comm, config.timeout_s);
   Replayer replayer(schedule, comm.rank(), comm, gpu, builtin_catalog().compute, calibration,
                     &watchdog);
 
   const auto header = [&] {
-    nlohmann::json header =
-        to_json(run_header(model, plan, schedule.microbatch, comm, "replay:" + gpu.name, 1,
-                           config.batch, config.seq, config.steps, 0));
-    header["mode"] = "replay";
-    header["device_type"] = gpu.name;
-    header["precision"] = to_string(plan.precision);
-    header["calibration"] = config.calibration.empty() ? "none" : config.calibration;
-    std::vector<double> per_rank;
-    for (int r = 0; r < comm.size(); ++r) per_rank.push_back(replay_memory(schedule, r).total());
-    header["memory_per_rank_bytes"] = per_rank;
-    // The seconds each instruction sleeps, per rank (0 for communication): what the measured
-    // compute durations are checked against.
-    nlohmann::json modelled = nlohmann::json::array();
-    for (int r = 0; r < comm.size(); ++r)
-      modelled.push_back(
-          modelled_seconds(schedule, r, gpu, builtin_catalog().compute, calibration));
-    header["modelled_s"] = modelled;
-    return header;
+    return record_header(config, model, schedule, comm, gpu, calibration);
   };
   RunOutputs out = open_run_outputs(root, config.record, header, config.trace, comm.size(),
                                     config.steps, config.print_every);
@@ -159,7 +168,7 @@ std::vector<double> replay(const ReplayConfig& config, MpiCommunicator& comm) {
         fmt::format("rank {} step {}: gathering the step's timings", comm.rank(), step + 1));
     double step_start_s = 0;  // the earliest rank's, on the aligned clock
     const StepTimings timings =
-        gather_step_timings(comm, world_group, schedule, mine, clock.seconds(start), &step_start_s);
+        gather_step_timings(comm, world, schedule, mine, clock.seconds(start), &step_start_s);
     watchdog.end();
     if (root) {
       out.progress->timing_step(step, tokens_per_step / wall_s, wall_s);

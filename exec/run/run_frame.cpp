@@ -3,19 +3,16 @@
 
 #include <fmt/format.h>
 
+#include "common/error.hpp"
 #include "common/host_info.hpp"
 #include "common/human_units.hpp"
 
 namespace fabtrain {
 
-RunGroups run_groups(const Schedule& schedule, int ranks) {
-  RunGroups out;
-  out.groups = schedule.groups;
-  out.world = int(out.groups.size());
-  std::vector<int> everyone(ranks);
-  for (int r = 0; r < ranks; ++r) everyone[r] = r;
-  out.groups.push_back(everyone);
-  return out;
+int world_group(const Schedule& schedule, int rank) {
+  const int g = schedule.group_of(rank, GroupKind::world);
+  if (g < 0) fail("rank {}: the schedule has no group of all ranks", rank);
+  return g;
 }
 
 void print_banner_head(const std::string& title, const ModelSpec& model, const Plan& plan,

@@ -1,5 +1,5 @@
-// The frame train and replay share around their player: the schedule's groups plus one of all
-// ranks, the banner's first lines, the run record's header, and rank 0's outputs (run record,
+// The frame train and replay share around their player: the schedule's group of all ranks, the
+// banner's first lines, the run record's header, and rank 0's outputs (run record,
 // Chrome trace, progress) fed once per step. Not here: playing a step (exec/play/) or what only
 // one of the runs does (data, checkpoints, validation; modelled compute and its memory check).
 #pragma once
@@ -18,13 +18,9 @@
 
 namespace fabtrain {
 
-// The schedule's groups, then one of all ranks (index `world`) for the run's own bookkeeping:
-// losses, timings, memory checks.
-struct RunGroups {
-  std::vector<std::vector<int>> groups;
-  int world = 0;
-};
-RunGroups run_groups(const Schedule& schedule, int ranks);
+// The schedule's group of every rank (its gradient norm's), which the run's own bookkeeping uses
+// too: losses, timings, memory checks.
+int world_group(const Schedule& schedule, int rank);
 
 // The banner's title, model and plan lines (rank 0 prints them).
 void print_banner_head(const std::string& title, const ModelSpec& model, const Plan& plan,

@@ -86,7 +86,7 @@ struct Run {
   Plan plan;
   Schedule schedule;
   RankCoord coord;
-  int world_group = -1;  // ours, appended after the schedule's groups
+  int world_group = -1;  // the schedule's group of all ranks
   std::unique_ptr<Stage> stage;
   std::unique_ptr<Interpreter> interpreter;
   Watchdog* watchdog = nullptr;  // times this rank's waits on its peers
@@ -303,17 +303,16 @@ void print_banner(const Run& run, const Backend& backend) {
   std::fflush(stdout);
 }
 
-// Phase 4: the schedule's groups, then one of all ranks for our own bookkeeping (loss, records).
-// A backend may play the schedule on its own communicator (NCCL), returned here (null: the
-// schedule runs on MPI); bookkeeping stays on MPI.
+// Phase 4: the schedule's groups; its group of all ranks also carries our own bookkeeping (loss,
+// records). A backend may play the schedule on its own communicator (NCCL), returned here (null:
+// the schedule runs on MPI); bookkeeping stays on MPI.
 std::unique_ptr<Communicator> set_up_groups(Run& run, const Backend& backend) {
-  const RunGroups groups = run_groups(run.schedule, run.comm.size());
-  run.world_group = groups.world;
-  run.comm.set_groups(groups.groups);
+  run.world_group = world_group(run.schedule, run.comm.rank());
+  run.comm.set_groups(run.schedule.groups);
   std::unique_ptr<Communicator> device_comm =
       backend.make_communicator ? backend.make_communicator(run.comm) : nullptr;
   if (device_comm) {
-    device_comm->set_groups(groups.groups);
+    device_comm->set_groups(run.schedule.groups);
     device_comm->connect_peers(transfer_peers(run.schedule.ranks.at(run.comm.rank())));
   }
   return device_comm;

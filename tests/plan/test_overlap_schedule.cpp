@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "common/data_dir.hpp"
+#include "common/error.hpp"
 #include "plan/buckets.hpp"
+#include "plan/request_rules.hpp"
 #include "plan/schedule.hpp"
 #include "plan/symbolic_run.hpp"
 #include "tests/test_support.hpp"
@@ -243,6 +245,38 @@ TEST_CASE("the symbolic runner refuses wait and request errors by name") {
       break;
     }
   CHECK(symbolic_run(wrong_kind).message.find("started as") != std::string::npos);
+}
+
+TEST_CASE("request rules: one rank's stream is checked alone, each rule by name") {
+  const ModelSpec nano = load_model("gpt2-nano");
+  const Schedule good = compile(nano, parse_plan("dp=2,tp=2,pp=2,mb=2"), 8, 32);
+  for (int r = 0; r < good.world; ++r) {
+    CHECK_FALSE(request_error(good.ranks[r]).has_value());
+    CHECK_NOTHROW(check_requests(good.ranks[r], r));
+  }
+  // A tensor-parallel sum the next block needs at once cannot be started.
+  Schedule started_tp = good;
+  std::size_t at = 0;
+  for (; at < started_tp.ranks[1].size(); ++at)
+    if (auto* c = std::get_if<Collective>(&started_tp.ranks[1][at]);
+        c && c->purpose == Purpose::tp_forward) {
+      c->request = 99;
+      break;
+    }
+  REQUIRE(at < started_tp.ranks[1].size());
+  started_tp.ranks[1].insert(started_tp.ranks[1].begin() + at + 1,
+                             Wait{99, Awaits::collective, 8, CollectiveOp::all_reduce});
+  const auto e = request_error(started_tp.ranks[1]);
+  REQUIRE(e.has_value());
+  CHECK(e->at == at);
+  CHECK(e->why.find("cannot be non-blocking") != std::string::npos);
+  CHECK_THROWS_WITH_AS(check_requests(started_tp.ranks[1], 1), doctest::Contains("rank 1 at #"),
+                       Error);
+  // symbolic_run reports the same, with the rank and the instruction.
+  const SymbolicRun run = symbolic_run(started_tp);
+  CHECK_FALSE(run.ok);
+  CHECK(run.message.find("rank 1 at #" + std::to_string(at)) != std::string::npos);
+  CHECK(run.message.find("cannot be non-blocking") != std::string::npos);
 }
 
 namespace {

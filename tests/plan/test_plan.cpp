@@ -209,6 +209,15 @@ TEST_CASE("groups of a dp=2,tp=2,pp=2 schedule") {
   CHECK(s.group_kinds[4] == GroupKind::dp);
   CHECK(s.group_kinds[8] == GroupKind::tied_embedding);
   CHECK(s.group_kinds[12] == GroupKind::world);
+  // A rank's group of each kind, as the executor looks it up.
+  CHECK(s.group_of(5, GroupKind::tp) == 2);
+  CHECK(s.group_of(5, GroupKind::dp) == 7);
+  CHECK(s.group_of(5, GroupKind::tied_embedding) == 9);
+  CHECK(s.group_of(5, GroupKind::world) == 12);
+  const Schedule deep = compile(load_model("gpt2"), parse_plan("tp=2,pp=3,mb=3"), 3, 64);
+  CHECK(deep.group_of(0, GroupKind::dp) == -1);              // dp = 1: no dp group
+  CHECK(deep.group_of(2, GroupKind::tied_embedding) == -1);  // a middle stage
+  CHECK(deep.group_of(0, GroupKind::tied_embedding) >= 0);
 
   // Every collective a rank plays is on a group of the matching kind that contains it.
   for (int r = 0; r < s.world; ++r)

@@ -294,6 +294,19 @@ TEST_CASE("errors: plans needing more GPUs than the slice, bad peers, bad groups
   Schedule dead = empty_schedule(2);
   dead.ranks[1].push_back(Recv{Tensor::activation, 0, 0, 1});
   CHECK_THROWS_WITH_AS(sim.run(tiny_model(), dead), doctest::Contains("deadlocked"), Error);
+  // A wait without its start, or for another kind than its start, is refused by name before
+  // the run.
+  Schedule no_start = empty_schedule(2);
+  no_start.ranks[0].push_back(Wait{7, Awaits::send, 1});
+  CHECK_THROWS_WITH_AS(sim.run(tiny_model(), no_start),
+                       doctest::Contains("wait without a start of request 7"), Error);
+  Schedule wrong_kind = empty_schedule(2);
+  Send started{Tensor::activation, 0, 1, 1e6};
+  started.request = 0;
+  wrong_kind.ranks[0] = {started, Wait{0, Awaits::collective, 1e6}};
+  wrong_kind.ranks[1].push_back(Recv{Tensor::activation, 0, 0, 1e6});
+  CHECK_THROWS_WITH_AS(sim.run(tiny_model(), wrong_kind), doctest::Contains("request 0 started as"),
+                       Error);
   Schedule ok = empty_schedule(2);
   ok.ranks[0].push_back(Send{Tensor::activation, 0, 1, 1e6});
   ok.ranks[1].push_back(Recv{Tensor::activation, 0, 0, 1e6});
