@@ -68,6 +68,10 @@ struct Backward {
   // a framework allocates copies of it while this backward runs (sim/memory.hpp); 0 without the
   // head.
   double logits_gradient_bytes = 0;
+  // With recompute: the most this backward holds beyond what was kept at its start, when it has
+  // rebuilt one layer's activations (attention and MLP) and the blocks after that layer have
+  // released theirs (sim/memory.hpp); 0 without recompute.
+  double rebuilt_bytes = 0;
 };
 
 enum class Tensor { activation, gradient };

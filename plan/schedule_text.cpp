@@ -183,6 +183,7 @@ void to_json(nlohmann::json& j, const Instruction& instruction) {
                                   {"bytes", i.bytes},
                                   {"activation_bytes", i.activation_bytes},
                                   {"logits_gradient_bytes", i.logits_gradient_bytes},
+                                  {"rebuilt_bytes", i.rebuilt_bytes},
                                   {"recompute", i.recompute},
                                   {"replicas", i.replicas}};
           },

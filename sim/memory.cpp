@@ -19,10 +19,11 @@ double peak_activation_bytes(const std::vector<Instruction>& stream, double loss
       peak = std::max(peak, held);
     } else if (const auto* b = std::get_if<Backward>(&instruction)) {
       // The loss's gradients over the logits live beside everything kept, until the head's
-      // backward has passed them on.
-      peak = std::max(peak, held + loss_gradient_copies * b->logits_gradient_bytes);
-      // Recomputation rebuilds the full activations of the block range before releasing them;
-      // the schedule's numbers already include what is rebuilt, so only the release is modelled.
+      // backward has passed them on; later in the same backward, recomputation rebuilds one
+      // layer's activations at a time (Chen et al. 2016, 'Training Deep Nets with Sublinear
+      // Memory Cost', section 3: the peak is the kept checkpoints plus one segment rebuilt).
+      peak = std::max(
+          peak, held + std::max(loss_gradient_copies * b->logits_gradient_bytes, b->rebuilt_bytes));
       held = std::max(0.0, held - b->activation_bytes);
     }
   }

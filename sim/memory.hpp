@@ -8,7 +8,8 @@
 //               (Forward keeps its activation_bytes, the matching Backward releases them; so GPipe
 //               holds all microbatches, 1F1B the in-flight ones, recomputation only block inputs),
 //               with the loss's fp32 gradients over the logits that the profile's loss allocates
-//               while the head's backward runs
+//               while the head's backward runs, and under recomputation the one layer it rebuilds
+//               while that layer's backward runs
 //   buffers     the peak of communication buffers held at once: the blocking collective or
 //               transfer playing plus every started one not yet waited (overlap=on: gradient
 //               buckets in flight, ZeRO-3's prefetched bucket, receives posted early); without
@@ -68,7 +69,8 @@ MemoryEstimate estimate_memory(const Schedule& schedule, const Slice& slice,
 double least_free_fraction(const MemoryEstimate& estimate);
 
 // The peak of activation bytes held while walking one stream in order, with the loss's gradients
-// (loss_gradient_copies of each Backward's logits_gradient_bytes) while a head's backward runs.
+// (loss_gradient_copies of each Backward's logits_gradient_bytes) while a head's backward runs
+// and a Backward's rebuilt_bytes while recomputation rebuilds a layer.
 double peak_activation_bytes(const std::vector<Instruction>& stream,
                              double loss_gradient_copies = 0);
 

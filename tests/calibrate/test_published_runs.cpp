@@ -337,7 +337,7 @@ TEST_CASE(
     "run that ran predicted to fit") {
   const PublishedSummary s = check_published(builtin_published_runs_path());
   REQUIRE(s.median_abs_memory_error.has_value());
-  CHECK(s.memory_rows >= 17);
+  CHECK(s.memory_rows >= 33);
   CHECK(*s.median_abs_memory_error <= 0.10);
   int out_of_memory = 0;
   for (std::size_t i = 0; i < s.checks.size(); ++i) {

@@ -15,6 +15,8 @@
 
 #include "common/data_dir.hpp"
 #include "common/error.hpp"
+#include "models/model_spec.hpp"
+#include "plan/block_work.hpp"
 #include "plan/schedule.hpp"
 #include "plan/symbolic_run.hpp"
 #include "tests/test_support.hpp"
@@ -314,4 +316,31 @@ TEST_CASE("a schedule past the instruction limit is refused before it is compile
   CHECK(message.find("its instruction count is") != std::string::npos);
   CHECK(message.find("fabtrain handles at most 16777216") != std::string::npos);
   CHECK(compile(load_model("gpt2-nano"), parse_plan("dp=2,tp=2,mb=2"), 8, 16).ranks.size() == 4);
+}
+
+TEST_CASE(
+    "recomputation rebuilds one layer at a time, after the blocks behind it released theirs") {
+  const ModelSpec m = load_model("gpt2");
+  const int b = 4, s = 1024, L = m.n_layer;
+  const Plan plan = parse_plan("dp=1,recompute=on,precision=fp16");
+  auto kept = [&](int index, bool recompute) {
+    return activation_bytes(m, block_at(m, index), b, s, 1, plan.precision, recompute,
+                            plan.attention);
+  };
+  // Layer 0 is blocks 1 (attention) and 2 (MLP); every layer has the same shape.
+  const double layer = kept(1, false) - kept(1, true) + kept(2, false) - kept(2, true);
+  REQUIRE(layer > 0);
+  // Blocks of layers only: the whole layer on top of what is kept.
+  CHECK(backward_of(m, plan, b, s, 0, 1, 2 * L + 1).rebuilt_bytes == doctest::Approx(layer));
+  // A range that starts with half a layer: the whole layer after it is the most; that half alone.
+  CHECK(backward_of(m, plan, b, s, 0, 2, 5).rebuilt_bytes == doctest::Approx(layer));
+  CHECK(backward_of(m, plan, b, s, 0, 2, 3).rebuilt_bytes ==
+        doctest::Approx(kept(2, false) - kept(2, true)));
+  // With the head in the range, its logits are gone before the last layer is rebuilt.
+  const double head = kept(2 * L + 1, true);
+  CHECK(backward_of(m, plan, b, s, 0, 0, 2 * L + 2).rebuilt_bytes ==
+        doctest::Approx(std::max(0.0, layer - head)));
+  // Without recomputation nothing is rebuilt.
+  CHECK(backward_of(m, parse_plan("dp=1,precision=fp16"), b, s, 0, 1, 2 * L + 1).rebuilt_bytes ==
+        0);
 }

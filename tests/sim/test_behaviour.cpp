@@ -312,3 +312,17 @@ TEST_CASE("errors: plans needing more GPUs than the slice, bad peers, bad groups
   ok.ranks[1].push_back(Recv{Tensor::activation, 0, 0, 1e6});
   CHECK(sim.run(tiny_model(), ok).step_time_s > 0);
 }
+
+TEST_CASE("memory: a layer rebuilt by recomputation adds to what is kept while its backward runs") {
+  const double act = 1 * GiB, rebuilt = 0.25 * GiB;
+  Forward f0{0, 0, 4}, f1{1, 0, 4};
+  f0.activation_bytes = f1.activation_bytes = act;
+  Backward b1{1, 0, 4}, b0{0, 0, 4};
+  b1.activation_bytes = b0.activation_bytes = act;
+  b1.rebuilt_bytes = b0.rebuilt_bytes = rebuilt;
+  b1.recompute = b0.recompute = true;
+  CHECK(peak_activation_bytes({f0, f1, b1, b0}) == doctest::Approx(2 * act + rebuilt));
+  // The loss's gradients and a rebuilt layer come at different times of one backward.
+  b1.logits_gradient_bytes = 0.5 * GiB;
+  CHECK(peak_activation_bytes({f0, f1, b1, b0}, 1) == doctest::Approx(2 * act + 0.5 * GiB));
+}
