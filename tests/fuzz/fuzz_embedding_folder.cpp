@@ -46,9 +46,9 @@ void read_folder(const std::vector<std::string>& parts) {
   std::filesystem::path dir;
   for (std::size_t i = 0; i < std::size(kNames); ++i) {
     const std::string& part = i < parts.size() ? parts[i] : std::string();
-    dir = std::filesystem::path(fabtrain::fuzz::write_input(
-                                    reinterpret_cast<const std::uint8_t*>(part.data()),
-                                    part.size(), kNames[i]))
+    dir = std::filesystem::path(
+              fabtrain::fuzz::write_input(reinterpret_cast<const std::uint8_t*>(part.data()),
+                                          part.size(), kNames[i]))
               .parent_path();
     if (i >= parts.size()) std::filesystem::remove(dir / kNames[i]);
   }
