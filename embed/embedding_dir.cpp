@@ -96,7 +96,7 @@ EmbedSummary embed_documents(const EmbedConfig& c) {
   std::string listing;
   text::read_documents(text::document_paths(c.inputs), c.fields, [&](text::Document&& doc) {
     const Embedding e = embedder.embed(doc.text, pooling);
-    if (!std::all_of(e.vector.begin(), e.vector.end(), [](float x) { return std::isfinite(x); }))
+    if (first_non_finite(e.vector.data(), std::int64_t(e.vector.size())) >= 0)
       fail(
           "{}: the vector of document '{}' is not finite: the checkpoint {} overflows the model's "
           "activations (weights far from a trained model's)",
@@ -138,47 +138,62 @@ EmbedSummary embed_documents(const EmbedConfig& c) {
   return s;
 }
 
+EmbeddingFolder read_embedding_folder(const std::string& dir) {
+  const nlohmann::json meta =
+      parse_json_strict(read_whole(dir + "/embed.json"), dir + "/embed.json");
+  EmbeddingFolder f;
+  f.model = json_fields::text(meta, "model", "embed.json", dir);
+  f.checkpoint = json_fields::text(meta, "checkpoint", "embed.json", dir);
+  f.pooling = json_fields::text(meta, "pooling", "embed.json", dir);
+  f.documents = read_listing(read_verified(dir, "documents.jsonl", meta), dir + "/documents.jsonl");
+  f.vectors = parse_npy(read_verified(dir, "vectors.npy", meta), dir + "/vectors.npy");
+  require_finite(f.vectors, dir + "/vectors.npy");
+  f.index =
+      std::make_unique<VectorIndex>(read_verified(dir, "index.faiss", meta), dir + "/index.faiss");
+  const std::int64_t n = meta_integer(meta, dir, "documents");
+  f.dimension = meta_integer(meta, dir, "dimension");
+  if (std::int64_t(f.documents.size()) != n || f.vectors.rows != n || f.index->size() != n)
+    fail(
+        "{}: embed.json lists {} documents; documents.jsonl holds {}, vectors.npy {}, "
+        "index.faiss {}",
+        dir, n, f.documents.size(), f.vectors.rows, f.index->size());
+  if (f.vectors.cols != f.dimension || f.index->dimension() != f.dimension)
+    fail("{}: embed.json says {} dimensions; vectors.npy holds {}, index.faiss {}", dir,
+         f.dimension, f.vectors.cols, f.index->dimension());
+  return f;
+}
+
 std::vector<SearchHit> search_documents(const std::string& query, const std::string& dir, int k,
                                         const std::string& vocab) {
   if (query.empty()) fail("search: the query is empty");
   if (k <= 0) fail("-k={} must be positive", k);
-  const nlohmann::json meta =
-      parse_json_strict(read_whole(dir + "/embed.json"), dir + "/embed.json");
-  const ModelSpec model = load_model(json_fields::text(meta, "model", "embed.json", dir));
+  const EmbeddingFolder folder = read_embedding_folder(dir);
+  const ModelSpec model = load_model(folder.model);
+  if (folder.dimension != model.n_embd)
+    fail("{}: model {} embeds in {} dimensions; embed.json says {}", dir, model.name, model.n_embd,
+         folder.dimension);
   const text::Gpt2Bpe bpe = text::load_gpt2_bpe(vocab);
-  Embedder embedder(model, json_fields::text(meta, "checkpoint", "embed.json", dir), bpe);
-  const std::vector<SearchHit> docs =
-      read_listing(read_verified(dir, "documents.jsonl", meta), dir + "/documents.jsonl");
-  const Matrix vectors = parse_npy(read_verified(dir, "vectors.npy", meta), dir + "/vectors.npy");
-  const VectorIndex index(read_verified(dir, "index.faiss", meta), dir + "/index.faiss");
-  const std::int64_t n = meta_integer(meta, dir, "documents");
-  const std::int64_t d = meta_integer(meta, dir, "dimension");
-  if (std::int64_t(docs.size()) != n || vectors.rows != n || index.size() != n)
-    fail(
-        "{}: embed.json lists {} documents; documents.jsonl holds {}, vectors.npy {}, "
-        "index.faiss {}",
-        dir, n, docs.size(), vectors.rows, index.size());
-  if (d != model.n_embd || vectors.cols != d || index.dimension() != d)
-    fail(
-        "{}: model {} embeds in {} dimensions; embed.json says {}, vectors.npy holds {}, "
-        "index.faiss {}",
-        dir, model.name, model.n_embd, d, vectors.cols, index.dimension());
+  Embedder embedder(model, folder.checkpoint, bpe);
+  const std::int64_t n = std::int64_t(folder.documents.size());
 
   Matrix q;
   q.rows = 1;
-  q.data =
-      embedder.embed(query, parse_pooling(json_fields::text(meta, "pooling", "embed.json", dir)))
-          .vector;
+  q.data = embedder.embed(query, parse_pooling(folder.pooling)).vector;
   q.cols = std::int64_t(q.data.size());
+  if (first_non_finite(q.data.data(), q.cols) >= 0)
+    fail(
+        "search: the query's vector is not finite: the checkpoint {} overflows the model's "
+        "activations (weights far from a trained model's)",
+        folder.checkpoint);
   normalize_rows(q);
   std::vector<SearchHit> hits;
-  for (const Hit& h : index.search(q.data, k)) {
+  for (const Hit& h : folder.index->search(q.data, k)) {
     if (h.row < 0 || h.row >= n)
       fail(
           "{}/index.faiss: a hit names row {}, outside the {} documents: the index is corrupt; "
           "run embed again",
           dir, h.row, n);
-    SearchHit hit = docs[std::size_t(h.row)];
+    SearchHit hit = folder.documents[std::size_t(h.row)];
     hit.rank = int(hits.size()) + 1;
     hit.score = h.score;
     hits.push_back(hit);

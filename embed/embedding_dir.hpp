@@ -6,8 +6,10 @@
 //                   way, and the SHA-256 of the other three files
 // The folder is written whole under a staging name and replaces an earlier one as a whole (a
 // folder holding other files is refused). search verifies every file against embed.json and
-// their sizes against each other before it reads one; documents.jsonl's blank lines are skipped.
+// their sizes against each other before it reads one, and refuses vectors that are not finite;
+// documents.jsonl's blank lines are skipped.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -42,6 +44,18 @@ struct SearchHit {
   float score;
   std::string id, first_line;
 };
+
+// An embedding folder as search reads it, without the model: every file verified against
+// embed.json's SHA-256, the counts and dimensions of the three others equal to embed.json's, and
+// every vector finite; else an Error naming the file (and the row or line).
+struct EmbeddingFolder {
+  std::string model, checkpoint, pooling;  // as embed.json records them
+  std::int64_t dimension = 0;
+  std::vector<SearchHit> documents;  // id and first line; rank and score unset
+  Matrix vectors;
+  std::unique_ptr<VectorIndex> index;
+};
+EmbeddingFolder read_embedding_folder(const std::string& dir);
 
 // The k documents of the folder most similar to the query text.
 std::vector<SearchHit> search_documents(const std::string& query, const std::string& dir, int k,

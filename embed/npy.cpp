@@ -3,6 +3,7 @@
 // of 64 bytes.
 #include "embed/npy.hpp"
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <regex>
@@ -70,6 +71,19 @@ Matrix read_npy(const std::string& path) {
   std::stringstream bytes;
   bytes << in.rdbuf();
   return parse_npy(bytes.str(), path);
+}
+
+std::int64_t first_non_finite(const float* values, std::int64_t count) {
+  for (std::int64_t i = 0; i < count; ++i)
+    if (!std::isfinite(values[i])) return i;
+  return -1;
+}
+
+void require_finite(const Matrix& m, const std::string& path) {
+  const std::int64_t at = first_non_finite(m.data.data(), std::int64_t(m.data.size()));
+  if (at >= 0)
+    fail("{}: row {} holds {} in column {}: vectors must be finite; run embed again", path,
+         at / m.cols, m.data[std::size_t(at)], at % m.cols);
 }
 
 }  // namespace fabtrain::embed

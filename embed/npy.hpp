@@ -22,4 +22,10 @@ void write_npy(const std::string& path, const Matrix& m);
 Matrix parse_npy(std::string_view bytes, const std::string& path);
 Matrix read_npy(const std::string& path);
 
+// The index of the first value that is not finite (NaN or infinite), or -1 when all are.
+std::int64_t first_non_finite(const float* values, std::int64_t count);
+// Fails naming `path`, the row and the column of the matrix's first value that is not finite
+// (a cosine with it is NaN, which sorts anywhere).
+void require_finite(const Matrix& m, const std::string& path);
+
 }  // namespace fabtrain::embed

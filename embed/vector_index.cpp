@@ -58,6 +58,7 @@ VectorIndex::VectorIndex(const Matrix& unit, const IndexOptions& o) {
     index_ = std::move(ivf);
   }
   index_->add(unit.rows, unit.data.data());
+  check_vectors("the index being built");
 }
 
 VectorIndex::VectorIndex(const std::string& path) : VectorIndex(read_index_file(path), path) {}
@@ -72,6 +73,7 @@ VectorIndex::VectorIndex(const std::string& bytes, const std::string& path) {
     fail("{}: not a FAISS index ({})", path, e.what());
   }
   check_inverted_lists(path);
+  check_vectors(path);
 }
 
 // Every id of an inverted file names one of its vectors, once: search returns them as rows.
@@ -97,6 +99,42 @@ void VectorIndex::check_inverted_lists(const std::string& path) const {
          ivf->ntotal);
 }
 
+// Each stored vector must be finite and of unit length (or zero, a document without tokens'
+// vector): only then is an inner product a cosine in [-1, 1], never NaN or infinite.
+static void check_unit(const float* v, int d, std::int64_t row, const std::string& path) {
+  if (const std::int64_t c = first_non_finite(v, d); c >= 0)
+    fail("{}: the vector of row {} holds {} at dimension {}: the index is corrupt; run embed again",
+         path, row, v[c], c);
+  double norm = 0;
+  for (int c = 0; c < d; ++c) norm += double(v[c]) * v[c];
+  if (norm != 0 && std::abs(std::sqrt(norm) - 1) > kUnitTolerance)
+    fail(
+        "{}: the vector of row {} has length {:.6g}, not 1 (the index holds unit vectors): the "
+        "index is corrupt; run embed again",
+        path, row, std::sqrt(norm));
+}
+
+void VectorIndex::check_vectors(const std::string& path) const {
+  const int d = index_->d;
+  if (const auto* flat = dynamic_cast<const faiss::IndexFlat*>(index_.get())) {
+    for (std::int64_t r = 0; r < flat->ntotal; ++r) check_unit(flat->get_xb() + r * d, d, r, path);
+    return;
+  }
+  const auto* ivf = dynamic_cast<const faiss::IndexIVFFlat*>(index_.get());
+  if (!ivf) return;
+  const auto* centroids = dynamic_cast<const faiss::IndexFlat*>(ivf->quantizer);
+  if (centroids && first_non_finite(centroids->get_xb(), centroids->ntotal * d) >= 0)
+    fail("{}: a cluster centroid is not finite: the index is corrupt; run embed again", path);
+  for (std::size_t list = 0; list < ivf->nlist; ++list) {
+    const std::size_t n = ivf->invlists->list_size(list);
+    const faiss::Index::idx_t* ids = ivf->invlists->get_ids(list);
+    const auto* codes = reinterpret_cast<const float*>(ivf->invlists->get_codes(list));
+    for (std::size_t i = 0; i < n; ++i) check_unit(codes + i * std::size_t(d), d, ids[i], path);
+    ivf->invlists->release_codes(list, reinterpret_cast<const std::uint8_t*>(codes));
+    ivf->invlists->release_ids(list, ids);
+  }
+}
+
 VectorIndex::~VectorIndex() = default;
 
 void VectorIndex::save(const std::string& path) const {
@@ -112,6 +150,8 @@ std::string VectorIndex::bytes() const {
 std::vector<Hit> VectorIndex::search(const std::vector<float>& query, int k) const {
   if (int(query.size()) != dimension())
     fail("query of {} dimensions, the index holds {}", query.size(), dimension());
+  if (first_non_finite(query.data(), std::int64_t(query.size())) >= 0)
+    fail("the query's vector is not finite");
   k = int(std::min<std::int64_t>(k, size()));
   std::vector<float> scores(std::size_t(std::max(k, 0)));
   std::vector<faiss::Index::idx_t> rows(std::size_t(std::max(k, 0)));

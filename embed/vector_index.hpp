@@ -15,6 +15,10 @@ struct Index;
 
 namespace fabtrain::embed {
 
+// How far from 1 a stored vector's length may be: a normalised float vector of GPT-2 XL's 1600
+// dimensions is within about 1e-6 of it.
+inline constexpr double kUnitTolerance = 1e-3;
+
 // Scales every row to unit length (a zero row stays zero).
 void normalize_rows(Matrix& m);
 
@@ -48,6 +52,7 @@ class VectorIndex {
 
  private:
   void check_inverted_lists(const std::string& path) const;
+  void check_vectors(const std::string& path) const;  // finite, unit length (or zero)
   std::unique_ptr<faiss::Index> index_;
 };
 

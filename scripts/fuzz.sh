@@ -12,7 +12,7 @@ shift || true
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] &&
   targets=(slice plan model_config calibration bench run_record checkpoint fablib_import documents
-           tokenizer npy availability vector_index)
+           tokenizer npy availability vector_index embedding_folder)
 
 declare -A seeds=(
   [slice]="platforms/data/slices tests/selector/slices bench/slices"
@@ -28,6 +28,7 @@ declare -A seeds=(
   [npy]="tests/fuzz/seeds/npy"
   [availability]="tests/selector/availability"
   [vector_index]="tests/fuzz/seeds/vector_index"
+  [embedding_folder]="tests/fuzz/seeds/embedding_folder"
 )
 
 scripts/install-deps.sh

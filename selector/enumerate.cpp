@@ -12,6 +12,14 @@
 
 namespace fabtrain {
 
+bool count_tried(std::size_t take, std::size_t largest) {
+  if (take <= std::size_t(kEveryCountUpTo) || take == largest) return true;
+  std::size_t octave = 1;  // the power of two at or below take
+  while (octave * 2 <= take) octave *= 2;
+  const std::size_t step = std::max<std::size_t>(1, octave / kCountsPerOctave);
+  return take % step == 0;
+}
+
 std::vector<GpuSubset> gpu_subsets_of(const Slice& slice, const std::vector<std::string>& sites) {
   const auto gpus = slice.gpus();
   // The chosen sites' GPUs per site; the first k of every site for k = 1, 2, ..., so that
@@ -24,6 +32,7 @@ std::vector<GpuSubset> gpu_subsets_of(const Slice& slice, const std::vector<std:
   for (const auto& v : per_site) largest = std::max(largest, v.size());
   std::vector<GpuSubset> out;
   for (size_t take = 1; take <= largest; ++take) {
+    if (!count_tried(take, largest)) continue;
     GpuSubset subset{{}, sites};
     for (const auto& v : per_site)
       for (size_t i = 0; i < std::min(take, v.size()); ++i) subset.gpus.push_back(v[i]);

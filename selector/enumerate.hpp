@@ -1,14 +1,15 @@
 // The search space of the selector: every plan worth simulating for a model on a slice.
 // GPU subsets (per set of sites of selector/site_sets.hpp, the first k GPUs of every chosen site in
-// slice order for k = 1, 2, ..., so a subset stays balanced across its sites), every factorisation
-// dp*tp*pp of its n GPUs, microbatch counts, ZeRO stages, pipeline schedules, recomputation and
-// layer splits (even, and balanced to the stages' GPU speeds when the stages differ), and overlap:
-// plans with communication to hide (dp > 1 or pp > 1) also with overlap=off, and with dp > 1
-// overlapped with the larger gradient bucket too (kLargeBucketMib: fewer latency terms over a
-// slow link, less to hide behind the last buckets' backward); plans that fail validate() are
-// left out (a bucket larger than the model).
-// Not here: memory pruning, bounds or simulation (search.hpp).
+// slice order for k = 1, 2, ..., 16 and 8 counts per doubling beyond, so a subset stays balanced
+// across its sites), every factorisation dp*tp*pp of its n GPUs, microbatch counts, ZeRO stages,
+// pipeline schedules, recomputation and layer splits (even, and balanced to the stages' GPU speeds
+// when the stages differ), and overlap: plans with communication to hide (dp > 1 or pp > 1) also
+// with overlap=off, and with dp > 1 overlapped with the larger gradient bucket too
+// (kLargeBucketMib: fewer latency terms over a slow link, less to hide behind the last buckets'
+// backward); plans that fail validate() are left out (a bucket larger than the model). Not here:
+// memory pruning, bounds or simulation (search.hpp).
 #pragma once
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -48,7 +49,16 @@ struct GpuSubset {
   std::vector<int> gpus;
   std::vector<std::string> sites;
 };
-// The subsets of one set of sites (the first k GPUs of each, k = 1, 2, ...).
+// Which counts k of GPUs per site are tried: every one up to kEveryCountUpTo, beyond it
+// kCountsPerOctave per doubling (multiples of a power of two: 18, 20, ..., 32, 36, ..., 64, 72,
+// ..., so the degrees dp, tp and pp divide them), and every site's all. A site of 1024 GPUs then
+// has 64 subsets, not 1024: the search opens subsets by their floor, largest first, and with every
+// count it compiled hundreds of 1000-GPU subsets before it simulated one. (FABRIC's sites hold a
+// few GPUs: every count is tried there.)
+inline constexpr int kEveryCountUpTo = 16;
+inline constexpr int kCountsPerOctave = 8;
+bool count_tried(std::size_t take, std::size_t largest);
+// The subsets of one set of sites (the first k GPUs of each, for the counts k count_tried()).
 std::vector<GpuSubset> gpu_subsets_of(const Slice& slice, const std::vector<std::string>& sites);
 // Every subset of every set of sites the search tries (site_sets()), or the whole slice.
 std::vector<GpuSubset> gpu_subsets(const Slice& slice, bool all_subsets);

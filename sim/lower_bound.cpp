@@ -209,6 +209,7 @@ PlanFloor::PlanFloor(const ModelSpec& model, const Slice& slice, SlicePlatform& 
   // cuBLAS workspace (the allocator's slack and the communicator's buffers only add to it).
   const FrameworkMemory& framework = slice.catalog->framework_memory_profile();
   for (const auto& g : slice.gpus()) {
+    vm_.push_back(g.vm);
     framework_bytes_.push_back(framework.context_for(g.type->name) +
                                framework.cublas_workspace_bytes);
     double peak = 0;
@@ -225,6 +226,24 @@ PlanFloor::PlanFloor(const ModelSpec& model, const Slice& slice, SlicePlatform& 
     rate_.push_back(peak * efficiency);
     capacity_.push_back(g.type->memory_bytes);
   }
+}
+
+std::vector<int> PlanFloor::one_per_vm(const std::vector<int>& devices) const {
+  std::vector<int> out;
+  std::vector<bool> seen(slice_.vms.size(), false);
+  for (int dev : devices)
+    if (!seen[std::size_t(vm_[dev])]) seen[std::size_t(vm_[dev])] = true, out.push_back(dev);
+  return out;
+}
+
+double PlanFloor::least_latency(const std::vector<int>& from, const std::vector<int>& to) const {
+  auto key = std::make_pair(from, to);
+  if (const auto it = least_latency_.find(key); it != least_latency_.end()) return it->second;
+  double least = 1e300;
+  const std::vector<int> a_vms = one_per_vm(from), b_vms = one_per_vm(to);
+  for (int a : a_vms)  // distinct devices, also within a VM: the sets are disjoint
+    for (int b : b_vms) least = std::min(least, platform_.route_latency(a, b));
+  return least_latency_.emplace(std::move(key), least).first->second;
 }
 
 const std::vector<PlanFloor::Stage>& PlanFloor::stages(const Plan& plan, int global_batch) const {
@@ -267,8 +286,9 @@ double PlanFloor::cut_seconds(const std::vector<int>& devices, double bytes, int
     double line = 0, long_flow = 0, window = 0;  // the fastest rates, the largest window
   };
   std::map<std::string, Out> out_of;
-  for (int a : devices)
-    for (int b : devices)
+  const std::vector<int> vms = one_per_vm(devices);
+  for (int a : vms)
+    for (int b : vms)
       if (site(a) != site(b)) {
         Out& o = out_of[site(a)];
         o.line = std::max(o.line, platform_.route_line_rate(a, b));
@@ -320,9 +340,7 @@ double PlanFloor::seconds_per_token(const Plan& plan, int global_batch) const {
     first_forward[stage] = std::min(first_forward[stage], st[stage].forward / rate_[dev]);
     last_backward[stage] = std::min(last_backward[stage], st[stage].backward / rate_[dev]);
   }
-  for (int s = 0; s + 1 < plan.pp; ++s)
-    for (int a : devices[s])
-      for (int b : devices[s + 1]) hop[s] = std::min(hop[s], platform_.route_latency(a, b));
+  for (int s = 0; s + 1 < plan.pp; ++s) hop[s] = least_latency(devices[s], devices[s + 1]);
   double worst = 0, fill = 0;
   for (int s = 0; s < plan.pp; ++s) {
     double slowest = 0;

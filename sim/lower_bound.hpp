@@ -80,6 +80,13 @@ class PlanFloor {
   // Per stage, cached by what the costs depend on (many candidates differ only in their GPUs).
   const std::vector<Stage>& stages(const Plan& plan, int global_batch) const;
   double cut_seconds(const std::vector<int>& devices, double bytes, int calls) const;
+  // The first device of each VM among `devices`. GPUs of one VM are alike (one type, one path
+  // each: sim/slice_platform.hpp), so a route's latency, rate and window depend on the two VMs
+  // only, and a 1024-GPU plan's pairs reduce to its VMs' pairs.
+  std::vector<int> one_per_vm(const std::vector<int>& devices) const;
+  // The least route latency from a device of `from` to a device of `to` (disjoint sets), cached:
+  // the candidates of one GPU subset share their stages' devices.
+  double least_latency(const std::vector<int>& from, const std::vector<int>& to) const;
   double gradient_seconds(const Plan& plan) const;
   const ModelSpec& model_;
   const Slice& slice_;
@@ -90,7 +97,9 @@ class PlanFloor {
   std::vector<double> capacity_;
   bool calibrated_collectives_ = false;  // a fitted correction: no bandwidth term (as the bound)
   mutable std::map<std::tuple<std::vector<int>, double, int>, double> cut_seconds_;
+  mutable std::map<std::pair<std::vector<int>, std::vector<int>>, double> least_latency_;
   std::vector<double> framework_bytes_;  // per slice GPU
+  std::vector<int> vm_;                  // per slice GPU: its VM
   using StageKey = std::tuple<int, int, int, int, int, bool,
                               std::vector<int>>;  // b tp pp dp zero recompute layers
   mutable std::map<StageKey, std::vector<Stage>> stages_;

@@ -3,14 +3,17 @@
 #include <doctest/doctest.h>
 #include <faiss/IndexFlat.h>
 #include <faiss/IndexIDMap.h>
+#include <faiss/IndexIVFFlat.h>
 #include <faiss/impl/io.h>
 #include <faiss/index_io.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "common/data_dir.hpp"
@@ -247,6 +250,85 @@ TEST_CASE("index files with corrupt sizes, kinds or ids are refused before FAISS
     }
     CHECK(read < int(bytes.size()));  // the sizes' bytes at least are refused
   }
+}
+
+// A folder as embed writes it, of these vectors (rows named doc-0, doc-1, ...) and index bytes,
+// with their SHA-256 in embed.json: the checks behind the checksums are reached.
+void write_folder(const std::string& dir, const embed::Matrix& vectors, const std::string& index) {
+  std::filesystem::create_directories(dir);
+  std::string listing;
+  for (std::int64_t r = 0; r < vectors.rows; ++r)
+    listing +=
+        nlohmann::json{{"id", fmt::format("doc-{}", r)}, {"first_line", "text"}}.dump() + "\n";
+  const std::map<std::string, std::string> files = {{"vectors.npy", embed::npy_bytes(vectors)},
+                                                    {"documents.jsonl", listing},
+                                                    {"index.faiss", index}};
+  nlohmann::json meta = {{"model", "gpt2"},
+                         {"checkpoint", "model.bin"},
+                         {"pooling", "mean"},
+                         {"documents", vectors.rows},
+                         {"dimension", vectors.cols}};
+  for (const auto& [name, bytes] : files) {
+    std::ofstream(dir + "/" + name, std::ios::binary) << bytes;
+    meta["sha256"][name] = text::sha256_hex(bytes);
+  }
+  std::ofstream(dir + "/embed.json") << meta.dump(2);
+}
+
+// The bytes of a float in a flat index's vectors (they end the file, row after row).
+void set_flat_value(std::string& index, std::int64_t rows, std::int64_t cols, std::int64_t row,
+                    std::int64_t col, float value) {
+  const std::size_t at = index.size() - std::size_t(rows * cols - (row * cols + col)) * 4;
+  std::memcpy(index.data() + at, &value, sizeof value);
+}
+
+TEST_CASE("vectors that are not finite, in vectors.npy or the index, are refused by file and row") {
+  test::TempDir dir("fabtrain-embed");
+  const std::string out = (dir.path() / "emb").string();
+  embed::Matrix vectors = random_matrix(6, 4, 11);
+  embed::Matrix unit = vectors;
+  embed::normalize_rows(unit);
+  const std::string index = embed::VectorIndex(unit, {}).bytes();
+  write_folder(out, vectors, index);
+  CHECK(embed::read_embedding_folder(out).documents.size() == 6);
+
+  embed::Matrix nan = vectors;
+  nan.data[4 * 3 + 2] = std::nanf("");
+  write_folder(out, nan, index);
+  CHECK(test::contains(test::error_of([&] { embed::read_embedding_folder(out); }),
+                       "emb/vectors.npy: row 3 holds nan in column 2"));
+
+  std::string bad = index;
+  set_flat_value(bad, 6, 4, 2, 1, INFINITY);
+  write_folder(out, vectors, bad);
+  CHECK(test::contains(test::error_of([&] { embed::read_embedding_folder(out); }),
+                       "emb/index.faiss: the vector of row 2 holds inf at dimension 1"));
+  bad = index;
+  set_flat_value(bad, 6, 4, 5, 0, 3e38f);  // finite, but its inner products overflow
+  CHECK(test::contains(test::error_of([&] { embed::VectorIndex(bad, "index.faiss"); }),
+                       "index.faiss: the vector of row 5 has length 3e+38, not 1"));
+
+  // An inverted file of vectors that were never normalised: its scores would not be cosines.
+  const embed::Matrix long_rows = random_matrix(200, 4, 5);
+  faiss::IndexFlatIP quantizer(4);
+  faiss::IndexIVFFlat ivf(&quantizer, 4, 4, faiss::METRIC_INNER_PRODUCT);
+  ivf.train(long_rows.rows, long_rows.data.data());
+  ivf.add(long_rows.rows, long_rows.data.data());
+  faiss::VectorIOWriter writer;
+  faiss::write_index(&ivf, &writer);
+  CHECK(test::contains(test::error_of([&] {
+                         embed::VectorIndex(std::string(writer.data.begin(), writer.data.end()),
+                                            "ivf.faiss");
+                       }),
+                       "(the index holds unit vectors)"));
+
+  const embed::VectorIndex good(index, "index.faiss");
+  CHECK(test::contains(test::error_of([&] {
+                         good.search({1.0f, std::nanf(""), 0.0f, 0.0f}, 3);
+                       }),
+                       "the query's vector is not finite"));
+  for (const embed::Hit& h : good.search({0.5f, 0.5f, 0.5f, 0.5f}, 6))
+    CHECK(std::isfinite(h.score));
 }
 
 TEST_CASE("embed: an earlier folder is replaced as a whole, a folder of other files refused") {
