@@ -171,3 +171,4 @@ TEST_CASE(
       CHECK(floor.seconds_per_token(plan, batch) * tokens > 0.5 * full);
     }
   }
+}
