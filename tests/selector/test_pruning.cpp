@@ -129,46 +129,46 @@ TEST_CASE(
     shorter += at_5ms < at_103ms[k];
   }
   CHECK(shorter >= 4);  // the round trip reaches the bound of the plans that span both sites
+}
 
-  // A slice at the limit of 1024 GPUs: 8 FABRIC sites on FABNetv4, each with 16 VMs of 8 GPUs.
-  std::string slice_of_1024_gpus() {
-    std::string vms, names;
-    const char* sites[] = {"UTAH", "MASS", "TACC", "WASH", "STAR", "MICH", "NCSA", "DALL"};
-    for (int v = 0; v < 128; ++v) {
-      vms += fmt::format(
-          "  - {{name: vm{}, site: {}, gpu: GPU_A100_80GB, gpus: 8, nic: NIC_ConnectX_6}}\n", v,
-          sites[v / 16]);
-      names += fmt::format("{}vm{}", v ? ", " : "", v);
-    }
-    return "name: big\nvms:\n" + vms + "networks:\n  - {name: fab, kind: fabnetv4, vms: [" + names +
-           "]}\n";
+// A slice at the limit of 1024 GPUs: 8 FABRIC sites on FABNetv4, each with 16 VMs of 8 GPUs.
+std::string slice_of_1024_gpus() {
+  std::string vms, names;
+  const char* sites[] = {"UTAH", "MASS", "TACC", "WASH", "STAR", "MICH", "NCSA", "DALL"};
+  for (int v = 0; v < 128; ++v) {
+    vms += fmt::format(
+        "  - {{name: vm{}, site: {}, gpu: GPU_A100_80GB, gpus: 8, nic: NIC_ConnectX_6}}\n", v,
+        sites[v / 16]);
+    names += fmt::format("{}vm{}", v ? ", " : "", v);
   }
+  return "name: big\nvms:\n" + vms + "networks:\n  - {name: fab, kind: fabnetv4, vms: [" + names +
+         "]}\n";
+}
 
-  TEST_CASE(
-      "pruning: on 1024 GPUs the counts per site thin out, and the floors stay below the bound") {
-    test::TempDir dir("fabtrain-big-slice");
-    const Slice slice = load_slice(dir.write("big.yaml", slice_of_1024_gpus()));
-    REQUIRE(slice.gpu_count() == 1024);
-    std::set<std::size_t> sizes;
-    for (const auto& s : gpu_subsets_of(slice, slice.site_names())) sizes.insert(s.gpus.size());
-    CHECK(sizes.size() == 40);  // 16 counts per site, then 8 per doubling up to all 128
-    CHECK(sizes.count(8 * 16));
-    CHECK(sizes.count(8 * 120));
-    CHECK(!sizes.count(8 * 100));
-    CHECK(*sizes.rbegin() == 1024);
+TEST_CASE(
+    "pruning: on 1024 GPUs the counts per site thin out, and the floors stay below the bound") {
+  test::TempDir dir("fabtrain-big-slice");
+  const Slice slice = load_slice(dir.write("big.yaml", slice_of_1024_gpus()));
+  REQUIRE(slice.gpu_count() == 1024);
+  std::set<std::size_t> sizes;
+  for (const auto& s : gpu_subsets_of(slice, slice.site_names())) sizes.insert(s.gpus.size());
+  CHECK(sizes.size() == 40);  // 16 counts per site, then 8 per doubling up to all 128
+  CHECK(sizes.count(8 * 16));
+  CHECK(sizes.count(8 * 120));
+  CHECK(!sizes.count(8 * 100));
+  CHECK(*sizes.rbegin() == 1024);
 
-    const ModelSpec model = load_model("gpt2-medium");
-    const SimPool pool(slice, nullptr);
-    const PlanFloor floor = pool.plan_floor(model, model.n_ctx, Precision::fp32);
-    for (const char* text : {"dp=64,tp=8,pp=2,mb=2", "dp=128,pp=8,mb=8,zero=1"}) {
-      CAPTURE(text);
-      Plan plan = parse_plan(text);
-      for (int g = 0; g < plan.ranks(); ++g) plan.devices.push_back(g);
-      const int batch = default_global_batch(plan);
-      const double tokens = double(batch) * model.n_ctx;
-      const double full = pool.step_lower_bound(compile(model, plan, batch, model.n_ctx));
-      CHECK(floor.seconds_per_token(plan, batch) * tokens <= full * (1 + 1e-9));
-      CHECK(floor.seconds_per_token(plan, batch) * tokens > 0.5 * full);
-    }
+  const ModelSpec model = load_model("gpt2-medium");
+  const SimPool pool(slice, nullptr);
+  const PlanFloor floor = pool.plan_floor(model, model.n_ctx, Precision::fp32);
+  for (const char* text : {"dp=64,tp=8,pp=2,mb=2", "dp=128,pp=8,mb=8,zero=1"}) {
+    CAPTURE(text);
+    Plan plan = parse_plan(text);
+    for (int g = 0; g < plan.ranks(); ++g) plan.devices.push_back(g);
+    const int batch = default_global_batch(plan);
+    const double tokens = double(batch) * model.n_ctx;
+    const double full = pool.step_lower_bound(compile(model, plan, batch, model.n_ctx));
+    CHECK(floor.seconds_per_token(plan, batch) * tokens <= full * (1 + 1e-9));
+    CHECK(floor.seconds_per_token(plan, batch) * tokens > 0.5 * full);
   }
 }
