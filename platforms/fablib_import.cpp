@@ -236,220 +236,290 @@ void apply_data_plane(ImportedSlice& out, const std::map<std::string, DataPlaneF
   }
 }
 
-}  // namespace
+// One import, phase by phase: the VMs with GPUs, the networks joining them, the networks kept,
+// their data plane, each VM's NIC; what a phase leaves out or assumes is noted in `out_` in that
+// order.
+class FablibImport {
+ public:
+  FablibImport(const std::string& path, const Catalog& catalog)
+      : g_(read_property_graph(path)), catalog_(catalog), path_(path) {
+    out_.path = path;
+    out_.format = g_.format;
+    out_.name = std::filesystem::path(path).stem().string();
+    if (std::none_of(g_.vertices.begin(), g_.vertices.end(),
+                     [](auto& v) { return v.props.count("Class"); }))
+      fail("{}: a {} graph, but no vertex has a Class: not a FIM topology saved by fablib", path,
+           g_.format);
+  }
 
-ImportedSlice import_fablib_slice(const std::string& path, const Catalog& catalog) {
-  const PropertyGraph g = read_property_graph(path);
-  ImportedSlice out;
-  out.path = path;
-  out.format = g.format;
-  out.name = std::filesystem::path(path).stem().string();
-  const int n = int(g.vertices.size());
-  if (std::none_of(g.vertices.begin(), g.vertices.end(),
-                   [](auto& v) { return v.props.count("Class"); }))
-    fail("{}: a {} graph, but no vertex has a Class: not a FIM topology saved by fablib", path,
-         g.format);
+  ImportedSlice run() {
+    read_vms();
+    read_networks();
+    keep_networks();
+    apply_data_plane(out_, plane_);
+    note_routed_networks();
+    for (int i = 0; i < int(out_.vms.size()); ++i) choose_nic(i);
+    if (!reservation_state_.empty())
+      out_.assumptions.push_back(
+          fmt::format("an instantiated slice (reservation state {}); VMs with the "
+                      "same host share one physical machine",
+                      reservation_state_));
+    out_.assumptions.push_back(
+        "round trips and bandwidths: the saved file has none; the catalog's are used (estimated) "
+        "until "
+        "`fabtrain-exec probe` measures them");
+    out_.assumptions.push_back("GPUs of a VM talk over PCIe (FABRIC hosts fit no NVLink bridges)");
+    return out_;
+  }
+
+ private:
+  // The GPU VMs a network service reaches, in walk order, and what the file says of their
+  // address and device on it.
+  struct Members {
+    std::vector<std::string> vms;
+    std::map<std::string, NetworkAddress> found;  // by member VM
+  };
 
   // VMs and their GPUs; VMs without a GPU are left out.
-  std::map<int, int> vm_of_vertex;  // graph vertex -> index into out.vms
-  std::vector<int> vertex_of_vm;    // index into out.vms -> graph vertex
-  std::int64_t gpus = 0;
-  std::set<std::string> vm_names;
-  int vm_vertices = 0;
-  std::string reservation_state;
-  for (int v = 0; v < n; ++v) {
-    if (g.get(v, "Class") != "NetworkNode" || g.get(v, "Type") != "VM") continue;
-    ++vm_vertices;
+  void read_vms() {
+    std::int64_t gpus = 0;
+    int vm_vertices = 0;
+    for (int v = 0; v < int(g_.vertices.size()); ++v) {
+      if (g_.get(v, "Class") != "NetworkNode" || g_.get(v, "Type") != "VM") continue;
+      ++vm_vertices;
+      if (!read_vm(v)) continue;
+      gpus += out_.vms.back().vm.gpus;
+      check_limit(fmt::format("{}: the slice's GPU count (through VM '{}')", path_,
+                              out_.vms.back().vm.name),
+                  gpus, limits::gpus);
+    }
+    if (vm_vertices == 0) fail("{}: no VM in the slice (no NetworkNode vertex of Type VM)", path_);
+    if (out_.vms.empty())
+      fail("{}: none of its {} VMs has a GPU, so there is nothing to train on", path_, vm_vertices);
+  }
+
+  // Adds VM vertex v to out_.vms; false when it has no GPU (left out).
+  bool read_vm(int v) {
     ImportedVm iv;
     Vm& vm = iv.vm;
-    vm.name = g.get(v, "Name");
-    if (vm.name.empty()) fail("{}: {}: a VM needs a Name", path, g.describe(v));
-    if (!vm_names.insert(vm.name).second)
-      fail("{}: {}: two VMs are named '{}'", path, g.describe(v), vm.name);
-    vm.site = g.get(v, "Site");
-    if (vm.site.empty()) fail("{}: {}: VM '{}' has no Site", path, g.describe(v), vm.name);
-    iv.capacities = capacities_text(g, v);
-    std::map<std::string, int> gpu_counts;
-    const std::vector<int> near = g.neighbours(v);
-    for (int c : std::set<int>(near.begin(), near.end()))  // an edge given twice is one GPU
-      if (g.get(c, "Class") == "Component" && g.get(c, "Type") == "GPU")
-        ++gpu_counts[catalog_name(g, c, kGpuModels, "GPU")];
+    vm.name = g_.get(v, "Name");
+    if (vm.name.empty()) fail("{}: {}: a VM needs a Name", path_, g_.describe(v));
+    if (!vm_names_.insert(vm.name).second)
+      fail("{}: {}: two VMs are named '{}'", path_, g_.describe(v), vm.name);
+    vm.site = g_.get(v, "Site");
+    if (vm.site.empty()) fail("{}: {}: VM '{}' has no Site", path_, g_.describe(v), vm.name);
+    iv.capacities = capacities_text(g_, v);
+    const std::map<std::string, int> gpu_counts = vm_gpus(v, vm);
     if (gpu_counts.empty()) {
-      out.left_out.push_back(fmt::format("VM '{}' at {}: no GPU", vm.name, vm.site));
-      continue;
+      out_.left_out.push_back(fmt::format("VM '{}' at {}: no GPU", vm.name, vm.site));
+      return false;
     }
+    check_site(v, vm);
+    vm.gpu = gpu_counts.begin()->first;
+    vm.gpus = gpu_counts.begin()->second;
+    const nlohmann::json labels = json_attribute(g_, v, "LabelAllocations");
+    if (labels.is_object() && labels.contains("instance_parent") &&
+        labels["instance_parent"].is_string())
+      vm.host = labels["instance_parent"].get<std::string>();
+    const nlohmann::json reservation = json_attribute(g_, v, "ReservationInfo");
+    if (reservation.is_object() && reservation.contains("reservation_state"))
+      reservation_state_ = reservation["reservation_state"].is_string()
+                               ? reservation["reservation_state"].get<std::string>()
+                               : reservation["reservation_state"].dump();
+    vm_of_vertex_[v] = int(out_.vms.size());
+    vertex_of_vm_.push_back(v);
+    out_.vms.push_back(iv);
+    return true;
+  }
+
+  // GPU catalog name -> count of VM vertex v; at most one type.
+  std::map<std::string, int> vm_gpus(int v, const Vm& vm) const {
+    std::map<std::string, int> gpu_counts;
+    const std::vector<int> near = g_.neighbours(v);
+    for (int c : std::set<int>(near.begin(), near.end()))  // an edge given twice is one GPU
+      if (g_.get(c, "Class") == "Component" && g_.get(c, "Type") == "GPU")
+        ++gpu_counts[catalog_name(g_, c, kGpuModels, "GPU")];
     if (gpu_counts.size() > 1) {
       std::string types;
       for (const auto& [t, k] : gpu_counts)
         types += fmt::format("{}{} x {}", types.empty() ? "" : ", ", k, t);
-      fail("{}: {}: VM '{}' holds GPUs of two types ({}); a fabtrain VM holds one type", path,
-           g.describe(v), vm.name, types);
+      fail("{}: {}: VM '{}' holds GPUs of two types ({}); a fabtrain VM holds one type", path_,
+           g_.describe(v), vm.name, types);
     }
-    if (!catalog.sites.count(vm.site)) {
-      std::string known;
-      for (const auto& [name, s] : catalog.sites) known += (known.empty() ? "" : ", ") + name;
-      fail(
-          "{}: {}: VM '{}' is at site '{}', which the catalog does not know (known: {}); add it "
-          "with --catalog",
-          path, g.describe(v), vm.name, vm.site, known);
-    }
-    vm.gpu = gpu_counts.begin()->first;
-    vm.gpus = gpu_counts.begin()->second;
-    const nlohmann::json labels = json_attribute(g, v, "LabelAllocations");
-    if (labels.is_object() && labels.contains("instance_parent") &&
-        labels["instance_parent"].is_string())
-      vm.host = labels["instance_parent"].get<std::string>();
-    const nlohmann::json reservation = json_attribute(g, v, "ReservationInfo");
-    if (reservation.is_object() && reservation.contains("reservation_state"))
-      reservation_state = reservation["reservation_state"].is_string()
-                              ? reservation["reservation_state"].get<std::string>()
-                              : reservation["reservation_state"].dump();
-    vm_of_vertex[v] = int(out.vms.size());
-    vertex_of_vm.push_back(v);
-    out.vms.push_back(iv);
-    gpus += vm.gpus;
-    check_limit(fmt::format("{}: the slice's GPU count (through VM '{}')", path, vm.name), gpus,
-                limits::gpus);
+    return gpu_counts;
   }
-  if (vm_vertices == 0) fail("{}: no VM in the slice (no NetworkNode vertex of Type VM)", path);
-  if (out.vms.empty())
-    fail("{}: none of its {} VMs has a GPU, so there is nothing to train on", path, vm_vertices);
+
+  void check_site(int v, const Vm& vm) const {
+    if (catalog_.sites.count(vm.site)) return;
+    std::string known;
+    for (const auto& [name, s] : catalog_.sites) known += (known.empty() ? "" : ", ") + name;
+    fail(
+        "{}: {}: VM '{}' is at site '{}', which the catalog does not know (known: {}); add it "
+        "with --catalog",
+        path_, g_.describe(v), vm.name, vm.site, known);
+  }
 
   // Networks, in file order; FABNetv4 (v6) services, one per site, are one routed network.
-  std::map<int, std::vector<int>> nics_used;  // VM index -> NIC vertices networks reach it through
-  std::set<std::string> network_names;
-  std::map<std::string, int> next_suffix;
-  std::map<std::string, int> routed;  // kind -> index into out.networks
-  std::map<std::string, std::vector<std::string>> routed_services;
-  std::map<std::string, DataPlaneFound> plane;  // by network name
-  for (int v = 0; v < n; ++v) {
-    if (g.get(v, "Class") != "NetworkService") continue;
-    const std::string& type = g.get(v, "Type");
-    if (type == "OVS") continue;  // a NIC's own switch, not a network of the slice
-    const std::string name = g.get(v, "Name").empty() ? g.vertices[v].id : g.get(v, "Name");
-    const auto kind = kNetworkKinds.find(type);
-    if (kind == kNetworkKinds.end()) {
-      out.left_out.push_back(
-          fmt::format("network '{}': Type {} is not one fabtrain models", name, type));
-      continue;
+  void read_networks() {
+    for (int v = 0; v < int(g_.vertices.size()); ++v) {
+      if (g_.get(v, "Class") != "NetworkService") continue;
+      const std::string& type = g_.get(v, "Type");
+      if (type == "OVS") continue;  // a NIC's own switch, not a network of the slice
+      const std::string name = g_.get(v, "Name").empty() ? g_.vertices[v].id : g_.get(v, "Name");
+      const auto kind = kNetworkKinds.find(type);
+      if (kind == kNetworkKinds.end()) {
+        out_.left_out.push_back(
+            fmt::format("network '{}': Type {} is not one fabtrain models", name, type));
+        continue;
+      }
+      const Members members = network_members(v);
+      add_network(name, kind->second, members, service_subnet(g_, v));
     }
-    std::vector<std::string> members;
-    std::map<std::string, NetworkAddress> found;  // by member VM
-    for (const Reached& r : reached_vms(g, v)) {
-      const auto it = vm_of_vertex.find(r.vertex);
-      if (it == vm_of_vertex.end()) continue;  // a VM without GPU
-      const std::string& vm_name = out.vms[it->second].vm.name;
-      if (std::find(members.begin(), members.end(), vm_name) == members.end())
-        members.push_back(vm_name);
-      if (r.nic >= 0) nics_used[it->second].push_back(r.nic);
+  }
+
+  // What network service v reaches; notes the NICs it reaches each GPU VM through.
+  Members network_members(int v) {
+    Members members;
+    for (const Reached& r : reached_vms(g_, v)) {
+      const auto it = vm_of_vertex_.find(r.vertex);
+      if (it == vm_of_vertex_.end()) continue;  // a VM without GPU
+      const std::string& vm_name = out_.vms[it->second].vm.name;
+      if (std::find(members.vms.begin(), members.vms.end(), vm_name) == members.vms.end())
+        members.vms.push_back(vm_name);
+      if (r.nic >= 0) nics_used_[it->second].push_back(r.nic);
       if (r.port >= 0) {
-        const nlohmann::json data = fablib_data(g, r.port);
-        found[vm_name] = {text_field(data, "addr"), text_field(data, "dev")};
+        const nlohmann::json data = fablib_data(g_, r.port);
+        members.found[vm_name] = {text_field(data, "addr"), text_field(data, "dev")};
       }
     }
-    const std::string subnet = service_subnet(g, v);
-    const bool is_routed = kind->second == "fabnetv4" || kind->second == "fabnetv6";
-    if (is_routed && routed.count(kind->second)) {
-      Network& net = out.networks[routed[kind->second]];
-      for (const auto& m : members)
+    return members;
+  }
+
+  // A new network of `members`, or more members of the routed network of its kind.
+  void add_network(const std::string& name, const std::string& kind, const Members& members,
+                   const std::string& subnet) {
+    const bool is_routed = kind == "fabnetv4" || kind == "fabnetv6";
+    if (is_routed && routed_.count(kind)) {
+      Network& net = out_.networks[routed_[kind]];
+      for (const auto& m : members.vms)
         if (std::find(net.vms.begin(), net.vms.end(), m) == net.vms.end()) net.vms.push_back(m);
-      routed_services[kind->second].push_back(name);
-      plane[net.name].add(found, subnet);
-      continue;
+      routed_services_[kind].push_back(name);
+      plane_[net.name].add(members.found, subnet);
+      return;
     }
     Network net;
-    net.name = unique_name(is_routed ? kind->second : name, network_names, next_suffix);
-    net.kind = kind->second;
-    net.vms = members;
+    net.name = unique_name(is_routed ? kind : name, network_names_, next_suffix_);
+    net.kind = kind;
+    net.vms = members.vms;
     if (is_routed) {
-      routed[kind->second] = int(out.networks.size());
-      routed_services[kind->second].push_back(name);
+      routed_[kind] = int(out_.networks.size());
+      routed_services_[kind].push_back(name);
     }
-    plane[net.name].add(found, subnet);
-    out.networks.push_back(net);
+    plane_[net.name].add(members.found, subnet);
+    out_.networks.push_back(net);
   }
+
   // Sites per network; drop what joins fewer than two GPU VMs.
-  std::map<std::string, std::string> site_of_vm;
-  for (const auto& iv : out.vms) site_of_vm[iv.vm.name] = iv.vm.site;
-  std::vector<Network> kept;
-  for (auto& net : out.networks) {
-    if (net.vms.size() < 2) {
-      out.left_out.push_back(
-          fmt::format("network '{}' ({}): joins {} VM(s) with a GPU, fewer than two", net.name,
-                      net.kind, net.vms.size()));
-      continue;
+  void keep_networks() {
+    std::map<std::string, std::string> site_of_vm;
+    for (const auto& iv : out_.vms) site_of_vm[iv.vm.name] = iv.vm.site;
+    std::vector<Network> kept;
+    for (auto& net : out_.networks) {
+      if (net.vms.size() < 2) {
+        out_.left_out.push_back(
+            fmt::format("network '{}' ({}): joins {} VM(s) with a GPU, fewer than two", net.name,
+                        net.kind, net.vms.size()));
+        continue;
+      }
+      for (const auto& m : net.vms) {
+        const std::string& site = site_of_vm.at(m);
+        if (std::find(net.sites.begin(), net.sites.end(), site) == net.sites.end())
+          net.sites.push_back(site);
+      }
+      check_network_sites(net);
+      kept.push_back(net);
     }
-    for (const auto& m : net.vms) {
-      const std::string& site = site_of_vm.at(m);
-      if (std::find(net.sites.begin(), net.sites.end(), site) == net.sites.end())
-        net.sites.push_back(site);
-    }
+    out_.networks = kept;
+  }
+
+  void check_network_sites(Network& net) {
     if (net.kind == "l2bridge" && net.sites.size() != 1)
       fail(
           "{}: network '{}' is an L2Bridge, which stays inside one site, but reaches VMs at {} "
           "sites",
-          path, net.name, net.sites.size());
+          path_, net.name, net.sites.size());
     if (is_two_site_kind(net.kind) && net.sites.size() == 1) {
-      out.assumptions.push_back(
+      out_.assumptions.push_back(
           fmt::format("network '{}' ({}) joins only VMs at {} once the VMs without GPU are left "
                       "out: written as l2bridge",
                       net.name, net.kind, net.sites[0]));
       net.kind = "l2bridge";
     }
-    kept.push_back(net);
   }
-  out.networks = kept;
-  apply_data_plane(out, plane);
-  for (const auto& [kind, services] : routed_services)
-    if (services.size() > 1) {
-      std::string list;
-      for (const auto& s : services) list += (list.empty() ? "" : ", ") + s;
-      out.assumptions.push_back(fmt::format(
-          "the {} services {} (one per site) are one routed network, as FABRIC routes between them",
-          kind, list));
-    }
 
-  // Each VM's NIC: the fastest one a network reaches it through, else its first NIC.
-  for (int i = 0; i < int(out.vms.size()); ++i) {
-    Vm& vm = out.vms[i].vm;
-    const int vm_vertex = vertex_of_vm[i];
-    std::vector<int> candidates = nics_used[i];
+  void note_routed_networks() {
+    for (const auto& [kind, services] : routed_services_)
+      if (services.size() > 1) {
+        std::string list;
+        for (const auto& s : services) list += (list.empty() ? "" : ", ") + s;
+        out_.assumptions.push_back(fmt::format(
+            "the {} services {} (one per site) are one routed network, as FABRIC routes between "
+            "them",
+            kind, list));
+      }
+  }
+
+  // VM i's NIC: the fastest one a network reaches it through, else its first NIC.
+  void choose_nic(int i) {
+    Vm& vm = out_.vms[i].vm;
+    const int vm_vertex = vertex_of_vm_[i];
+    std::vector<int> candidates = nics_used_[i];
     if (candidates.empty())
-      for (int c : g.neighbours(vm_vertex))
-        if (is_nic(g, c)) candidates.push_back(c);
-    for (int c : g.neighbours(vm_vertex))  // every NIC of a GPU VM must be known
-      if (is_nic(g, c)) catalog_name(g, c, kNicModels, "NIC");
+      for (int c : g_.neighbours(vm_vertex))
+        if (is_nic(g_, c)) candidates.push_back(c);
+    for (int c : g_.neighbours(vm_vertex))  // every NIC of a GPU VM must be known
+      if (is_nic(g_, c)) catalog_name(g_, c, kNicModels, "NIC");
     if (candidates.empty()) {
       vm.nic = "NIC_Basic";
-      out.assumptions.push_back(fmt::format(
+      out_.assumptions.push_back(fmt::format(
           "VM '{}' has no dataplane NIC; NIC_Basic is written in its place (no network reaches it)",
           vm.name));
-      continue;
+      return;
     }
     double best = -1;
     std::set<std::string> types;
     for (int c : candidates) {
-      const std::string name = catalog_name(g, c, kNicModels, "NIC");
+      const std::string name = catalog_name(g_, c, kNicModels, "NIC");
       types.insert(name);
-      const double bw = catalog.nic(name).bandwidth;
+      const double bw = catalog_.nic(name).bandwidth;
       if (bw > best) best = bw, vm.nic = name;
     }
     if (types.size() > 1)
-      out.assumptions.push_back(fmt::format(
+      out_.assumptions.push_back(fmt::format(
           "VM '{}' has NICs of {} types on its networks; the fastest, {}, is the one modelled",
           vm.name, types.size(), vm.nic));
   }
-  if (!reservation_state.empty())
-    out.assumptions.push_back(
-        fmt::format("an instantiated slice (reservation state {}); VMs with the "
-                    "same host share one physical machine",
-                    reservation_state));
-  out.assumptions.push_back(
-      "round trips and bandwidths: the saved file has none; the catalog's are used (estimated) "
-      "until "
-      "`fabtrain-exec probe` measures them");
-  out.assumptions.push_back("GPUs of a VM talk over PCIe (FABRIC hosts fit no NVLink bridges)");
-  return out;
+
+  const PropertyGraph g_;
+  const Catalog& catalog_;
+  const std::string path_;
+  ImportedSlice out_;
+  std::map<int, int> vm_of_vertex_;  // graph vertex -> index into out_.vms
+  std::vector<int> vertex_of_vm_;    // index into out_.vms -> graph vertex
+  std::set<std::string> vm_names_;
+  std::string reservation_state_;
+  std::map<int, std::vector<int>> nics_used_;  // VM index -> NIC vertices networks reach it by
+  std::set<std::string> network_names_;
+  std::map<std::string, int> next_suffix_;
+  std::map<std::string, int> routed_;  // kind -> index into out_.networks
+  std::map<std::string, std::vector<std::string>> routed_services_;
+  std::map<std::string, DataPlaneFound> plane_;  // by network name
+};
+
+}  // namespace
+
+ImportedSlice import_fablib_slice(const std::string& path, const Catalog& catalog) {
+  return FablibImport(path, catalog).run();
 }
 
 std::string to_slice_yaml(const ImportedSlice& s) {
