@@ -24,10 +24,6 @@ SimProcess::SimProcess() {
   engine_ = new sg4::Engine(&argc, argv);
   sg4::Engine::set_config("network/model:CM02");
   sg4::Engine::set_config("network/crosstraffic:0");
-  // No guard page under each actor's stack: with one, every stack is two mappings, and a plan of
-  // a thousand ranks (and their started collectives' helpers) runs out of the kernel's
-  // vm.max_map_count (65530 by default) before it runs. The actors do not recurse deeply.
-  sg4::Engine::set_config("contexts/guard-size:0");
   // TCP-gamma 0 would also void per-flow rates (CM02 bounds a flow by min(rate, gamma/2RTT), and
   // a bound of 0 means none): a huge gamma removes the window and keeps Comm::set_rate.
   sg4::Engine::set_config("network/TCP-gamma:1e18");
