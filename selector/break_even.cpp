@@ -87,6 +87,7 @@ class PairSweep {
     if (!apart.ranked.empty()) apart_ = apart.ranked.front();
     spanning_ = one;
     spanning_.memo = nullptr;  // each round trip has its own (memo_at)
+    spanning_.keep_bound_inputs = true;
     spanning_.only = [this](const Plan& plan) { return spans(plan); };
     spanning_.compiled = &compiled;  // the pair's round trip changes every spanning plan's time,
                                      // but not what it is, nor its memory

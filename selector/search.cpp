@@ -194,16 +194,29 @@ class Evaluation {
     return e;
   }
 
-  // What compiling the candidate tells (memory, bound inputs): from the plan memo, else compiled
-  // and kept there.
-  const CompiledPlan& compiled(const Candidate& c) {
+  // What compiling the candidate tells: from the plan memo, else compiled and kept there (its
+  // bound inputs with keep_bound_inputs). With `bound` set, `bound` gets the step's lower bound,
+  // compiling again only if the memo holds no bound inputs.
+  const Evaluated& compiled(const Candidate& c, double* bound = nullptr) {
     const std::string key = key_of(c.plan, c.global_batch);
     PlanMemo& memo = options_.compiled ? *options_.compiled : own_compiled_;
-    if (const auto known = memo.find(key); known != memo.end()) return known->second;
+    auto known = memo.find(key);
+    const auto here = bounds_here_.find(key);
+    if (known != memo.end() && (!bound || known->second.bound || here != bounds_here_.end())) {
+      if (bound)
+        *bound = here != bounds_here_.end() ? here->second
+                                            : pool_.step_lower_bound(*known->second.bound);
+      return known->second.memory;
+    }
     const Schedule schedule = compile(model_, c.plan, c.global_batch, seq_);
     ++out_.compiled;
     compile_work_ += work_of(c);
-    return memo[key] = CompiledPlan{memory_of(c, schedule), pool_.bound_inputs(schedule)};
+    const double step_bound = bounds_here_[key] = pool_.step_lower_bound(schedule);
+    if (bound) *bound = step_bound;
+    if (known == memo.end())
+      known = memo.emplace(key, CompiledPlan{memory_of(c, schedule), {}}).first;
+    if (options_.keep_bound_inputs) known->second.bound = pool_.bound_inputs(schedule);
+    return known->second.memory;
   }
 
   // Memory, from the compiled plan; cached (a recompute=on candidate asks about its twin).
@@ -214,7 +227,7 @@ class Evaluation {
     double floor_bytes = 0;
     if (const int r = floor_.short_of_memory(c.plan, c.global_batch, &floor_bytes); r >= 0)
       return checked_.emplace(i, floor_out_of_memory(c, r, floor_bytes)).first->second;
-    Evaluated e = compiled(c).memory;
+    Evaluated e = compiled(c);
     e.candidate = c;
     return checked_.emplace(i, std::move(e)).first->second;
   }
@@ -222,9 +235,13 @@ class Evaluation {
   // The step's lower bound (sim/lower_bound.hpp), from the memo where this slice's is known.
   double bound_of(const Candidate& c) {
     const std::string key = key_of(c.plan, c.global_batch);
-    if (!options_.memo) return pool_.step_lower_bound(compiled(c).bound);
+    if (!options_.memo) {
+      double bound = 0;
+      compiled(c, &bound);
+      return bound;
+    }
     const auto [it, fresh] = options_.memo->bounds.try_emplace(key, 0.0);
-    if (fresh) it->second = pool_.step_lower_bound(compiled(c).bound);
+    if (fresh) compiled(c, &it->second);
     const auto floor = options_.memo->floors.find(key);
     return floor == options_.memo->floors.end() ? it->second : std::max(it->second, floor->second);
   }
@@ -463,7 +480,8 @@ class Evaluation {
   SimPool pool_;
   const PlanFloor floor_;
   const bool global_;
-  PlanMemo own_compiled_;  // without options.compiled
+  PlanMemo own_compiled_;                      // without options.compiled
+  std::map<std::string, double> bounds_here_;  // the step bounds of the plans compiled here
   std::vector<Candidate> candidates_;
   std::vector<std::pair<double, GpuSubset>> subsets_;  // by floor, least first
   std::size_t next_subset_ = 0;                        // the next subset to open

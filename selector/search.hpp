@@ -57,6 +57,10 @@ struct SearchOptions {
   // Memory estimates shared by searches of the same hardware under other round trips (the "why"
   // searches, break-even's what-ifs).
   PlanMemo* compiled = nullptr;
+  // Keep in the plan memo what each compiled plan's bound reads (sim/lower_bound.hpp's
+  // BoundInputs): searches of the same plans under other round trips (break-even) then bound them
+  // without compiling again. Off elsewhere: on many sites it would hold every compiled plan's.
+  bool keep_bound_inputs = false;
   // A cost per token (the objective's) known to be reachable elsewhere: plans whose bound cannot
   // beat it are skipped (none simulated may then be returned).
   double must_beat = 1e300;
@@ -107,7 +111,7 @@ struct Evaluated {
 // slice's hardware and one calibration.
 struct CompiledPlan {
   Evaluated memory;
-  BoundInputs bound;
+  std::optional<BoundInputs> bound;  // kept where SearchOptions::keep_bound_inputs asked for it
 };
 
 inline constexpr int kOutOfMemoryKept = 1000;
