@@ -194,24 +194,25 @@ class Evaluation {
     return e;
   }
 
-  // What compiling the candidate tells: from the plan memo, else compiled and kept there (its
-  // bound inputs with keep_bound_inputs). With `bound` set, `bound` gets the step's lower bound,
-  // compiling again only if the memo holds no bound inputs.
-  const Evaluated& compiled(const Candidate& c, double* bound = nullptr) {
+  // What compiling candidate i tells: from the plan memo, else compiled and kept there (its bound
+  // inputs with keep_bound_inputs). With `bound` set, `bound` gets the step's lower bound: the one
+  // taken when i was compiled here, else from the memo's bound inputs, else compiled again.
+  const Evaluated& compiled(int i, double* bound = nullptr) {
+    const Candidate& c = candidates_[i];
     const std::string key = key_of(c.plan, c.global_batch);
     PlanMemo& memo = options_.compiled ? *options_.compiled : own_compiled_;
     auto known = memo.find(key);
-    const auto here = bounds_here_.find(key);
-    if (known != memo.end() && (!bound || known->second.bound || here != bounds_here_.end())) {
+    const auto here = bound_at_compile_.find(i);
+    if (known != memo.end() && (!bound || known->second.bound || here != bound_at_compile_.end())) {
       if (bound)
-        *bound = here != bounds_here_.end() ? here->second
-                                            : pool_.step_lower_bound(*known->second.bound);
+        *bound = here != bound_at_compile_.end() ? here->second
+                                                 : pool_.step_lower_bound(*known->second.bound);
       return known->second.memory;
     }
     const Schedule schedule = compile(model_, c.plan, c.global_batch, seq_);
     ++out_.compiled;
     compile_work_ += work_of(c);
-    const double step_bound = bounds_here_[key] = pool_.step_lower_bound(schedule);
+    const double step_bound = bound_at_compile_[i] = pool_.step_lower_bound(schedule);
     if (bound) *bound = step_bound;
     if (known == memo.end())
       known = memo.emplace(key, CompiledPlan{memory_of(c, schedule), {}}).first;
@@ -227,21 +228,22 @@ class Evaluation {
     double floor_bytes = 0;
     if (const int r = floor_.short_of_memory(c.plan, c.global_batch, &floor_bytes); r >= 0)
       return checked_.emplace(i, floor_out_of_memory(c, r, floor_bytes)).first->second;
-    Evaluated e = compiled(c);
+    Evaluated e = compiled(i);
     e.candidate = c;
     return checked_.emplace(i, std::move(e)).first->second;
   }
 
   // The step's lower bound (sim/lower_bound.hpp), from the memo where this slice's is known.
-  double bound_of(const Candidate& c) {
-    const std::string key = key_of(c.plan, c.global_batch);
+  double bound_of(int i) {
     if (!options_.memo) {
       double bound = 0;
-      compiled(c, &bound);
+      compiled(i, &bound);
       return bound;
     }
+    const Candidate& c = candidates_[i];
+    const std::string key = key_of(c.plan, c.global_batch);
     const auto [it, fresh] = options_.memo->bounds.try_emplace(key, 0.0);
-    if (fresh) compiled(c, &it->second);
+    if (fresh) compiled(i, &it->second);
     const auto floor = options_.memo->floors.find(key);
     return floor == options_.memo->floors.end() ? it->second : std::max(it->second, floor->second);
   }
@@ -292,7 +294,7 @@ class Evaluation {
       ++out_.skipped_overlap_off;
       return;
     }
-    const double bound = bound_of(c) * weight(c) / (double(c.global_batch) * seq_);
+    const double bound = bound_of(i) * weight(c) / (double(c.global_batch) * seq_);
     if (bound >= threshold(c.subset.gpus))
       skip(bound);
     else
@@ -480,8 +482,8 @@ class Evaluation {
   SimPool pool_;
   const PlanFloor floor_;
   const bool global_;
-  PlanMemo own_compiled_;                      // without options.compiled
-  std::map<std::string, double> bounds_here_;  // the step bounds of the plans compiled here
+  PlanMemo own_compiled_;                   // without options.compiled
+  std::map<int, double> bound_at_compile_;  // by candidate: the step bound taken when compiled
   std::vector<Candidate> candidates_;
   std::vector<std::pair<double, GpuSubset>> subsets_;  // by floor, least first
   std::size_t next_subset_ = 0;                        // the next subset to open
