@@ -261,6 +261,7 @@ std::vector<PairBreakEvens> break_evens(const ModelSpec& model, const Slice& sli
   const auto sites = slice.site_names();
   SearchOptions one = options;
   one.keep_top = 1;
+  one.best_of_each_family = false;  // only the winner's answer matters here
   // The pairs' what-ifs share compiled plans (the same hardware), the caller's if it has them.
   PlanMemo own_compiled;
   PlanMemo& compiled = options.compiled ? *options.compiled : own_compiled;

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "common/error.hpp"
+#include "selector/family.hpp"
 #include "selector/site_sets.hpp"
 #include "sim/lower_bound.hpp"
 #include "sim/memory.hpp"
@@ -18,6 +19,10 @@ namespace fabtrain {
 namespace {
 
 constexpr double GiB = 1024.0 * 1024 * 1024;
+// With best_of_each_family, each family may spend this share of each budget (all four together
+// one search's), twice that until it has a plan simulated; the search as a whole stops only
+// where all four could have.
+constexpr double kFamilyShare = 0.25;
 
 std::string memory_rank_name(const RankMemory& r) {
   return fmt::format("rank {} ({} at {})", r.rank, r.gpu_type, r.site);
@@ -126,6 +131,7 @@ class Evaluation {
   void add(const Candidate& c) {
     if (options_.only && !options_.only(c.plan)) return;
     ++out_.enumerated;
+    ++out_.enumerated_by_family[family_index(c)];
     // Out of memory by the floor alone: counted and kept as an example, never stored.
     double floor_bytes = 0;
     if (const int r = floor_.short_of_memory(c.plan, c.global_batch, &floor_bytes); r >= 0) {
@@ -160,6 +166,38 @@ class Evaluation {
       return int(fastest_.size()) < options_.keep_top ? beat : std::min(beat, *fastest_.rbegin());
     const auto it = best_per_set_.find(gpus);
     return it == best_per_set_.end() ? beat : std::min(beat, it->second);
+  }
+
+  // What candidate c must beat to be simulated: what must stay exact for its GPU set or overall,
+  // or, with best_of_each_family, its family's best so far.
+  double threshold_for(const Candidate& c) const {
+    const double t = threshold(c.subset.gpus);
+    return options_.best_of_each_family ? std::max(t, best_of_family_[family_index(c)]) : t;
+  }
+
+  // Under keep_top: what nothing left may reach to be skipped at once (skip_the_rest()).
+  double threshold_of_all() const {
+    double t = threshold({});
+    if (options_.best_of_each_family)
+      for (double best : best_of_family_) t = std::max(t, best);
+    return t;
+  }
+
+  static std::size_t family_index(const Candidate& c) { return std::size_t(family_of(c.plan)); }
+
+  // With best_of_each_family: the family has spent its share of the compile budget (its
+  // candidates not yet compiled are skipped, their floors kept for the gap) or of the simulate
+  // budget (its compiled candidates left are skipped, their bounds kept).
+  bool family_spent(const Candidate& c, const std::array<double, 4>& work, double budget) const {
+    if (!options_.best_of_each_family || options_.exhaustive || !(budget > 0)) return false;
+    const std::size_t f = family_index(c);
+    return work[f] >= kFamilyShare * (best_of_family_[f] < 1e300 ? 1 : 2) * budget;
+  }
+  bool family_compiled_enough(const Candidate& c) const {
+    return family_spent(c, family_compile_work_, options_.compile_budget);
+  }
+  bool family_simulated_enough(const Candidate& c) const {
+    return family_spent(c, family_simulate_work_, options_.simulate_budget);
   }
 
   // Out of memory by the plan floor alone: no need to compile.
@@ -212,6 +250,7 @@ class Evaluation {
     const Schedule schedule = compile(model_, c.plan, c.global_batch, seq_);
     ++out_.compiled;
     compile_work_ += work_of(c);
+    family_compile_work_[family_index(c)] += work_of(c);
     const double step_bound = bound_at_compile_[i] = pool_.step_lower_bound(schedule);
     if (bound) *bound = step_bound;
     if (known == memo.end())
@@ -295,7 +334,7 @@ class Evaluation {
       return;
     }
     const double bound = bound_of(i) * weight(c) / (double(c.global_batch) * seq_);
-    if (bound >= threshold(c.subset.gpus))
+    if (bound >= threshold_for(c))
       skip(bound);
     else
       queue_.push({bound, i});
@@ -316,17 +355,23 @@ class Evaluation {
 
   static double work_of(const Candidate& c) { return double(c.plan.ranks()) * c.plan.mb; }
 
+  // How far the budgets stretch: eight times until something is simulated (so there is an
+  // answer), and with best_of_each_family as far as the four families' stretched shares reach.
+  double stretch() const {
+    if (options_.best_of_each_family)
+      return std::max(out_.ranked.empty() ? 8.0 : 1.0, 2 * kFamilyShare * kFamilies.size());
+    return out_.ranked.empty() ? 8 : 1;
+  }
+
   // Spent once the work passes the budget, if something was simulated (so there is an answer);
   // with nothing simulated yet the search goes on best first up to eight budgets, then falls back
   // to the smallest subsets.
   bool over_budget() {
     if (options_.exhaustive) return false;
     if (smallest_first_) return !out_.ranked.empty();
-    const double stretch = out_.ranked.empty() ? 8 : 1;
     const bool over =
-        (options_.compile_budget > 0 && compile_work_ >= stretch * options_.compile_budget) ||
-        (options_.simulate_budget > 0 && simulate_work_ >= stretch * options_.simulate_budget) ||
-        (options_.enumerate_budget > 0 && out_.enumerated >= stretch * options_.enumerate_budget);
+        (options_.compile_budget > 0 && compile_work_ >= stretch() * options_.compile_budget) ||
+        (options_.simulate_budget > 0 && simulate_work_ >= stretch() * options_.simulate_budget);
     out_.budget_spent = out_.budget_spent || over;
     if (over && out_.ranked.empty()) fall_back_to_smallest();
     return over && !smallest_first_;
@@ -343,6 +388,28 @@ class Evaluation {
                      [](auto& a, auto& b) { return a.second.gpus.size() < b.second.gpus.size(); });
   }
 
+  // Past the enumeration budget no subset is opened (what memory grows with): the plans already
+  // enumerated are still expanded and simulated best first, and the subsets left go to the gap.
+  // With nothing left to simulate and nothing simulated, the smallest subsets are opened instead
+  // (fall_back_to_smallest()).
+  bool enumeration_spent() {
+    if (options_.exhaustive || smallest_first_ || options_.enumerate_budget <= 0 ||
+        out_.enumerated < stretch() * options_.enumerate_budget)
+      return false;
+    if (out_.ranked.empty() && floors_.empty() && queue_.empty()) {
+      fall_back_to_smallest();
+      return false;
+    }
+    return true;
+  }
+
+  void close_subsets() {
+    for (std::size_t k = next_subset_; k < subsets_.size(); ++k)
+      least_skipped_ = std::min(least_skipped_, subsets_[k].first);
+    next_subset_ = subsets_.size();
+    out_.budget_spent = true;
+  }
+
   // Opens subsets and expands candidates, least floor first, while a floor is below the queue's
   // least bound (a floor never exceeds its candidate's bound, nor a subset's its plans' floors).
   void expand_below_queue() {
@@ -353,14 +420,17 @@ class Evaluation {
       const double plan_floor = floors_.empty() ? 1e300 : floors_.top().first;
       const double least = std::min(subset_floor, plan_floor);
       if (least >= 1e300 || (!queue_.empty() && least >= queue_.top().first)) return;
-      if (global_ && least >= threshold({})) return skip_the_rest();
+      if (global_ && least >= threshold_of_all()) return skip_the_rest();
       if (subset_floor <= plan_floor) {
-        open_next_subset();
+        if (enumeration_spent())
+          close_subsets();
+        else
+          open_next_subset();
         continue;
       }
       const int i = floors_.top().second;
       floors_.pop();
-      if (plan_floor >= threshold(candidates_[i].subset.gpus))
+      if (plan_floor >= threshold_for(candidates_[i]) || family_compiled_enough(candidates_[i]))
         skip(plan_floor);
       else
         expand(i);
@@ -373,12 +443,12 @@ class Evaluation {
       expand_below_queue();
       if (queue_.empty() || over_budget()) return -1;
       const auto [b, i] = queue_.top();
-      if (global_ && b >= threshold({})) {
+      if (global_ && b >= threshold_of_all()) {
         skip_the_rest();
         return -1;
       }
       queue_.pop();
-      if (b >= threshold(candidates_[i].subset.gpus)) {
+      if (b >= threshold_for(candidates_[i]) || family_simulated_enough(candidates_[i])) {
         skip(b);
       } else if (options_.answer_of && best_answer_cost_ < 1e300 &&
                  options_.answer_of(candidates_[i]) == best_answer_) {
@@ -406,6 +476,8 @@ class Evaluation {
     double& best = best_per_set_.try_emplace(e.candidate.subset.gpus, 1e300).first->second;
     best = std::min(best, cost);
     fastest_.insert(cost);
+    double& family_best = best_of_family_[family_index(e.candidate)];
+    family_best = std::min(family_best, cost);
     if (options_.answer_of && cost < best_answer_cost_) take_answer(e.candidate, cost);
     if (global_ && int(fastest_.size()) > options_.keep_top)
       fastest_.erase(std::prev(fastest_.end()));
@@ -446,6 +518,7 @@ class Evaluation {
         jobs.empty() ? std::vector<SimOutcome>{} : pool_.run(jobs, job);
     for (std::size_t j = 0; j < jobs.size(); ++j) {
       simulate_work_ += work_of(candidates_[jobs[j]]);
+      family_simulate_work_[family_index(candidates_[jobs[j]])] += work_of(candidates_[jobs[j]]);
       results[slots[j]] = fresh[j];
       const Candidate& c = candidates_[jobs[j]];
       if (options_.memo) options_.memo->outcomes.emplace(key_of(c.plan, c.global_batch), fresh[j]);
@@ -498,7 +571,9 @@ class Evaluation {
   double best_answer_cost_ = 1e300;  // and its cost per token
   std::vector<Entry> deferred_;      // bounded below the threshold, of the best's answer
   double compile_work_ = 0, simulate_work_ = 0;  // rank-microbatches so far
-  bool smallest_first_ = false;                  // see fall_back_to_smallest()
+  std::array<double, 4> family_compile_work_{}, family_simulate_work_{};  // of them, by family
+  std::array<double, 4> best_of_family_{1e300, 1e300, 1e300, 1e300};      // cost per token
+  bool smallest_first_ = false;  // see fall_back_to_smallest()
 };
 
 // Best first by the objective's cost per token (a tight plan's raised by the tolerance), then

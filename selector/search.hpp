@@ -8,6 +8,7 @@
 // Not here: the space (enumerate.hpp), the bounds and simulating (sim/), the GPU-count choice
 // (recommend.hpp).
 #pragma once
+#include <array>
 #include <functional>
 #include <map>
 #include <memory>
@@ -49,6 +50,10 @@ struct SearchOptions {
   int keep_top = 0;
   // What "best" means (ranked's order, and what keep_top keeps exact).
   Objective objective = Objective::time_to_train;
+  // Also keep exact the best plan of each technique family (selector/family.hpp), each within
+  // its own share of the budgets, so that one search answers and says why (why_it_wins.hpp): a
+  // family whose bounds are loose cannot spend the others' budget.
+  bool best_of_each_family = false;
   // Only the plans this accepts are in the space (none: every plan).
   std::function<bool(const Plan&)> only;
   // Simulations already made on this slice with this calibration, by plan and batch: reused, and
@@ -121,9 +126,10 @@ struct SearchResult {
   std::vector<Evaluated> out_of_memory;  // pruned before simulation, with the reason (the first
                                          // kOutOfMemoryKept: examples, not the whole testbed's)
   int out_of_memory_count = 0;
-  std::vector<Evaluated> failed;   // did not simulate (should stay empty)
-  int enumerated = 0;              // plans of the subsets opened
-  int subsets = 0;                 // GPU subsets of the space
+  std::vector<Evaluated> failed;              // did not simulate (should stay empty)
+  int enumerated = 0;                         // plans of the subsets opened
+  std::array<int, 4> enumerated_by_family{};  // of them, by Family (selector/family.hpp)
+  int subsets = 0;                            // GPU subsets of the space
   int subsets_opened = 0;          // whose plans were enumerated (the rest: their floor lost)
   int subsets_bounded = 0;         // never opened: their floor cannot beat what must stay exact
   int simulated = 0;               // simulations run (the rest came from the memo)

@@ -8,27 +8,6 @@
 
 namespace fabtrain {
 
-const char* to_string(Family family) {
-  switch (family) {
-    case Family::data_parallel:
-      return "data parallel";
-    case Family::zero:
-      return "ZeRO";
-    case Family::shard:
-      return "shard";
-    case Family::pipeshard:
-      return "pipeshard";
-  }
-  return "data parallel";
-}
-
-Family family_of(const Plan& plan) {
-  if (plan.pp > 1) return Family::pipeshard;
-  if (plan.tp > 1) return Family::shard;
-  if (plan.zero > 0) return Family::zero;
-  return Family::data_parallel;
-}
-
 std::string dominant_term(const Evaluated& e) {
   const std::pair<double, const char*> terms[] = {{e.compute_s, "compute"},
                                                   {e.exposed_comm_s, "exposed communication"},
@@ -63,25 +42,32 @@ const char* measure(Objective objective) {
   return "the time to train";
 }
 
+// A family with no plan ranked: none fits, or the budget ended before one was simulated.
+std::string no_plan_line(Family f, const SearchResult& result) {
+  const int tried = result.enumerated_by_family[std::size_t(f)];
+  if (tried == 0) return fmt::format("{}: no plan in the space", to_string(f));
+  if (result.budget_spent)
+    return fmt::format("{}: none of its {} simulated within the search's budget", to_string(f),
+                       counted(tried, "plan"));
+  return fmt::format("{}: no plan fits ({} tried)", to_string(f), tried);
+}
+
 }  // namespace
 
-WinnerExplanation explain_winner(const ModelSpec& model, const Slice& slice,
-                                 const SearchOptions& options, const Evaluated& winner) {
+WinnerExplanation explain_winner(const SearchResult& result, const SearchOptions& options) {
   WinnerExplanation out;
+  const Evaluated& winner = result.ranked.front();
   const Family mine = family_of(winner.candidate.plan);
   out.winner = fmt::format("{} wins: its {:.3f} s step is mostly {}; in all {}", to_string(mine),
                            winner.step_time_s, dominant_term(winner), split(winner));
-  SearchOptions one = options;
-  one.keep_top = 1;
-  // Each rival's search gets a quarter of the budget (the three together less than the main one).
-  one.compile_budget /= 4, one.simulate_budget /= 4;
-  for (Family f : {Family::data_parallel, Family::zero, Family::shard, Family::pipeshard}) {
+  for (Family f : kFamilies) {
     if (f == mine) continue;
-    one.only = [f](const Plan& plan) { return family_of(plan) == f; };
     Rival rival{f, std::nullopt, 0};
-    const SearchResult r = search(model, slice, one);
-    if (!r.ranked.empty()) {
-      rival.best = r.ranked.front();
+    const auto best =
+        std::find_if(result.ranked.begin(), result.ranked.end(),
+                     [f](const Evaluated& e) { return family_of(e.candidate.plan) == f; });
+    if (best != result.ranked.end()) {
+      rival.best = *best;
       rival.cost_ratio = cost(*rival.best, options.objective) / cost(winner, options.objective);
       out.lines.push_back(fmt::format(
           "best {} ({} on {}): {:.3f}x {}; its {:.3f} s step is mostly {}", to_string(f),
@@ -89,7 +75,7 @@ WinnerExplanation explain_winner(const ModelSpec& model, const Slice& slice,
           counted(rival.best->candidate.plan.ranks(), "GPU"), rival.cost_ratio,
           measure(options.objective), rival.best->step_time_s, dominant_term(*rival.best)));
     } else {
-      out.lines.push_back(fmt::format("{}: no plan fits ({} tried)", to_string(f), r.enumerated));
+      out.lines.push_back(no_plan_line(f, result));
     }
     out.rivals.push_back(std::move(rival));
   }

@@ -1,20 +1,16 @@
 // Why the winner wins: which term of its step dominates (compute, exposed communication, pipeline
 // bubble: the simulator's breakdown of the critical rank), and by how much it beats the best plan
-// of each other technique family (data parallel, ZeRO, shard, pipeshard), each found by its own
-// exact search over that family's plans.
+// of each other technique family (data parallel, ZeRO, shard, pipeshard: selector/family.hpp), as
+// the search kept each family's best (SearchOptions::best_of_each_family).
 #pragma once
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "selector/family.hpp"
 #include "selector/search.hpp"
 
 namespace fabtrain {
-
-enum class Family { data_parallel, zero, shard, pipeshard };
-const char* to_string(Family family);  // "data parallel", "ZeRO", "shard", "pipeshard"
-// pp > 1: pipeshard; else tp > 1: shard; else zero > 0: ZeRO; else data parallel (one GPU too).
-Family family_of(const Plan& plan);
 
 // "compute 2.10 s (82%)": the largest of the three terms of the step, with its share.
 std::string dominant_term(const Evaluated& e);
@@ -31,8 +27,8 @@ struct WinnerExplanation {
   std::vector<std::string> lines;  // one sentence per rival
 };
 
-// winner: the search's best under options.objective.
-WinnerExplanation explain_winner(const ModelSpec& model, const Slice& slice,
-                                 const SearchOptions& options, const Evaluated& winner);
+// Of a search made with options.best_of_each_family: its winner (ranked.front()) against the best
+// plan of each other family it ranked. A family with no plan ranked is named with why.
+WinnerExplanation explain_winner(const SearchResult& result, const SearchOptions& options);
 
 }  // namespace fabtrain

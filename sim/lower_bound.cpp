@@ -5,6 +5,8 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "common/error.hpp"
@@ -49,6 +51,24 @@ void add_call(std::vector<BoundInputs::Call>& calls, const BoundInputs::Call& ca
   calls.push_back(call);
 }
 
+// What a compute instruction's time depends on, but for its microbatch: its kind (the variant's
+// index), its blocks, FLOPs and bytes (a rank's microbatches are alike; products follow the
+// blocks). Instructions that compute nothing share one key.
+using WorkKey = std::tuple<std::size_t, int, int, double, double>;
+WorkKey work_key(const Instruction& ins) {
+  return std::visit(
+      [&](const auto& i) -> WorkKey {
+        using T = std::decay_t<decltype(i)>;
+        if constexpr (std::is_same_v<T, Forward> || std::is_same_v<T, Backward>)
+          return {ins.index(), i.begin, i.end, i.flops, i.bytes};
+        else if constexpr (std::is_same_v<T, OptimizerStep>)
+          return {ins.index(), 0, 0, 0.0, i.bytes};
+        else
+          return {std::variant_npos, 0, 0, 0.0, 0.0};
+      },
+      ins);
+}
+
 }  // namespace
 
 BoundInputs bound_inputs(const Schedule& schedule, const Slice& slice,
@@ -64,8 +84,16 @@ BoundInputs bound_inputs(const Schedule& schedule, const Slice& slice,
   for (int r = 0; r < schedule.world; ++r) {
     const GpuType& gpu = *gpus[device_of(plan, r)].type;
     BoundInputs::Rank& rank = in.ranks[std::size_t(r)];
+    std::map<WorkKey, double> seconds_of;  // the microbatches of a rank repeat the same work
     for (const auto& ins : schedule.ranks[r]) {
-      const double t = compute_seconds(ins, gpu, plan.precision, slice.catalog->compute, cal);
+      const auto key = work_key(ins);
+      auto known = seconds_of.find(key);
+      if (known == seconds_of.end())
+        known = seconds_of
+                    .emplace(key,
+                             compute_seconds(ins, gpu, plan.precision, slice.catalog->compute, cal))
+                    .first;
+      const double t = known->second;
       rank.compute += t;
       if (const auto* f = std::get_if<Forward>(&ins); f && f->mb == 0) rank.forward0 += t;
       if (const auto* b = std::get_if<Backward>(&ins); b && b->mb == plan.mb - 1)

@@ -376,8 +376,9 @@ void run(Options& o) {
   const bool quiet = o.json == "-";
   std::FILE* info = quiet ? stderr : stdout;
   if (!quiet) say(width, stdout, "fabtrain plan: {}\n", o.search.describe());
-  options.keep_top = o.top;  // the table's rows stay exact; the rest may be pruned
-  SimMemo memo;              // the "why" and break-even searches reuse what this search learns
+  options.keep_top = o.top;            // the table's rows stay exact; the rest may be pruned
+  options.best_of_each_family = true;  // and each family's best, for the "why" lines
+  SimMemo memo;  // the "why" and break-even searches reuse what this search learns
   PlanMemo compiled;
   options.memo = &memo;
   options.compiled = &compiled;
@@ -393,7 +394,8 @@ void run(Options& o) {
   // Plans within the calibration's held-out error of the best cannot be told apart.
   const int ties = count_ties(r, options.objective, options);
   if (!quiet) print_answer(r, slice, o, options, ties);
-  const WinnerExplanation why = explain_winner(model, slice, options, best);
+  const WinnerExplanation why = explain_winner(r, options);
+  options.best_of_each_family = false;  // break-even asks only for each round trip's winner
   if (!quiet) {
     say(width, stdout, "why: {}\n", why.winner);
     for (const auto& line : why.lines) say(width, stdout, "  {}\n", line);

@@ -99,7 +99,15 @@ bool serial_for(const ComputeDefaults& defaults, const Calibration& cal, const s
 }  // namespace
 
 ComputeDefaults defaults_for(const ComputeDefaults& defaults, Precision precision) {
-  ComputeDefaults d = defaults;
+  // Field by field: the source text is not needed here, and copying it per instruction was a
+  // large share of a search's time.
+  ComputeDefaults d;
+  d.matmul_efficiency = defaults.matmul_efficiency;
+  d.tensor_core_matmul_efficiency = defaults.tensor_core_matmul_efficiency;
+  d.serial_kernels = defaults.serial_kernels;
+  d.memory_efficiency = defaults.memory_efficiency;
+  d.kernel_overhead_s = defaults.kernel_overhead_s;
+  d.matmul_tile = defaults.matmul_tile;
   if (precision != Precision::fp32 && defaults.tensor_core_matmul_efficiency > 0)
     d.matmul_efficiency = defaults.tensor_core_matmul_efficiency;
   return d;
