@@ -48,7 +48,7 @@ expect_refusal() {  # name, expected message pattern, command...
   else echo "FAIL $name: message lacks /$pattern/:"; cat "$work/bad.log"; failures=$((failures + 1)); fi
 }
 expect_refusal "unknown device type" "GPU_NOPE.*known: .*GPU_RTX6000" "$exe" replay --plan dp=1 --device-type GPU_NOPE
-expect_refusal "plan ranks != world" "needs dp\*tp\*pp = 2 ranks, but the job has 1" "$exe" replay --plan dp=2
+expect_refusal "plan ranks != world" "needs dp\*tp\*pp = .* = 2 ranks, but the job has 1" "$exe" replay --plan dp=2
 # 96 layers of 12288 (GPT-3 175B's shape): each rank's share of the gradient all-reduce is 700 GB.
 printf '{"model_type": "gpt2", "n_layer": 96, "n_embd": 12288, "n_head": 96, "n_positions": 2048, "vocab_size": 50257}\n' >"$work/config.json"
 expect_refusal "a replay that cannot fit this machine" "needs .* GiB for the 2 ranks on this machine .* available" \
