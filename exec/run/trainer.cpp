@@ -381,7 +381,10 @@ std::vector<double> gather_peak_resident_bytes(Run& run) {
   constexpr double kMiB = 1024.0 * 1024;
   const std::vector<float> mine{float(peak_resident_bytes().value_or(0) / kMiB)};
   std::vector<float> all(run.comm.size());
-  run.comm.all_gather(run.frame->world_group(), mine, all);
+  {
+    const WatchedWait watch = run.waiting("gathering the peak resident sets");
+    run.comm.all_gather(run.frame->world_group(), mine, all);
+  }
   std::vector<double> bytes;
   for (float mib : all) bytes.push_back(double(mib) * kMiB);
   return bytes;
