@@ -175,18 +175,22 @@ RunRecordFile read_run_record_file(const std::string& path) {
     if (line.empty()) continue;
     const std::string where = fmt::format("line {}", line_no);
     const json j = parse_json_strict(line, fmt::format("{}: {}", path, where));
-    const std::string type = text(j, "type", where, path);
-    if (type != "header" && type != "step")
-      fail("{}: {}: unknown type '{}' (header or step)", path, where, type);
-    if ((type == "header") == header)
-      fail("{}: {}: {}", path, where, header ? "a second header" : "a step before the header");
-    if (header) {
-      file.steps.push_back(step_line_from_json(j, file.header.world, where, path));
-      continue;
+    try {
+      const std::string type = text(j, "type", where, path);
+      if (type != "header" && type != "step")
+        fail("{}: {}: unknown type '{}' (header or step)", path, where, type);
+      if ((type == "header") == header)
+        fail("{}: {}: {}", path, where, header ? "a second header" : "a step before the header");
+      if (header) {
+        file.steps.push_back(step_line_from_json(j, file.header.world, where, path));
+        continue;
+      }
+      file.header = run_header_from_json(j, where, path);
+      file.header_json = j;
+      header = true;
+    } catch (const json::exception& e) {  // a field of another JSON type than the format's
+      fail("{}: {}: a field has the wrong type: {}", path, where, e.what());
     }
-    file.header = run_header_from_json(j, where, path);
-    file.header_json = j;
-    header = true;
   }
   if (!header) fail("run record {}: no header line", path);
   return file;

@@ -172,3 +172,30 @@ TEST_CASE("a step line carries each rank's peak resident set, one value per rank
           step_line_from_json(negative, 2, "line 2", "r.jsonl");
         }).find("peak_rss_bytes[1] must be a number of bytes") != std::string::npos);
 }
+
+TEST_CASE("a run record file reads back whole; lines out of place are refused by line") {
+  const Schedule s = compile(load_model("gpt2-nano"), parse_plan("dp=2"), 8, 16);
+  RunHeader h;
+  h.model = load_model("gpt2-nano");
+  h.plan = s.plan;
+  h.world = 2;
+  h.extra = {{"mode", "replay"}};
+  const std::string header = to_json(h).dump();
+  const std::string step = to_json(step_line({0, 0.1, 4.0f, 1e-3f, 1.0f, 10.0, -1}, s, {})).dump();
+  const test::TempDir dir("fabtrain-record");
+  const RunRecordFile file =
+      read_run_record_file(dir.write("r.jsonl", header + "\n" + step + "\n\n" + step + "\n"));
+  CHECK(file.header.world == 2);
+  CHECK(file.header_json["mode"] == "replay");
+  REQUIRE(file.steps.size() == 2);
+  CHECK(file.steps[1].summary.wall_s == 0.1);
+  const auto refusal = [&](const std::string& text) {
+    return error_of([&] { read_run_record_file(dir.write("bad.jsonl", text)); });
+  };
+  CHECK(refusal(step + "\n").find("bad.jsonl: line 1: a step before the header") == 0);
+  CHECK(refusal(header + "\n" + header + "\n").find("line 2: a second header") !=
+        std::string::npos);
+  CHECK(refusal(header + "\n{\"type\":\"end\"}\n").find("line 2: unknown type 'end'") !=
+        std::string::npos);
+  CHECK(refusal("").find("no header line") != std::string::npos);
+}
