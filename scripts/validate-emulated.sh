@@ -7,6 +7,8 @@
 # predicted / measured / error, the mean absolute percentage error, whether each delay's
 # ranking of plans agrees, and per instruction kind the predicted and measured seconds per
 # step (simulator trace vs run record) so a miss says which kind is wrong.
+# The modes below are data (calibrate/data/validation_matrix.yaml, read with `fabtrain validation
+# cases`) and the tables a program (`fabtrain validation report`): this script runs the programs.
 # Every case at 5, 25 and 50 ms is held out: nothing measured over a delayed link but the
 # bench enters the calibration. A second column predicts from the benches alone.
 #   full:    gpt2-nano and gpt2-l4-c128 (tests/calibrate/), plans dp=2 | dp=2,zero=2 |
