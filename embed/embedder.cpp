@@ -2,7 +2,7 @@
 #include "embed/embedder.hpp"
 
 #include "common/error.hpp"
-#include "exec/model/checkpoint.hpp"
+#include "exec/model/model_file.hpp"
 
 namespace fabtrain::embed {
 

@@ -14,7 +14,6 @@
 #include "common/error.hpp"
 #include "common/json_fields.hpp"
 #include "common/strict_json.hpp"
-#include "exec/model/checkpoint.hpp"
 #include "exec/model/trainable_model.hpp"
 #include "text/sha256.hpp"
 #include "text/vocab_files.hpp"

@@ -135,4 +135,26 @@ json chrome_trace(const Schedule& schedule, const std::vector<TimelineEvent>& ev
   return {{"traceEvents", std::move(out)}, {"displayTimeUnit", "ms"}};
 }
 
+std::vector<TraceSpan> trace_spans(const json& trace, const std::string& file) {
+  const json* events = trace.is_object() && trace.contains("traceEvents")
+                           ? &trace.at("traceEvents")
+                           : &trace;  // a bare array is a trace too
+  if (!events->is_array()) fail("{}: not a Chrome trace (no traceEvents list)", file);
+  std::vector<TraceSpan> spans;
+  for (std::size_t i = 0; i < events->size(); ++i) {
+    const json& e = (*events)[i];
+    if (!e.is_object() || e.value("ph", "") != "X") continue;
+    const auto field = [&](const char* key) -> const json& {
+      if (!e.contains(key)) fail("{}: traceEvents[{}] has no {}", file, i, key);
+      return e.at(key);
+    };
+    if (!field("pid").is_number_integer() || !field("tid").is_number_integer() ||
+        !field("cat").is_string() || !field("dur").is_number() || !(field("dur") >= 0))
+      fail("{}: traceEvents[{}]: pid and tid must be integers, cat a verb, dur 0 or more", file, i);
+    spans.push_back({e.at("pid").get<int>(), e.at("tid").get<int>(), e.at("cat").get<std::string>(),
+                     e.at("dur").get<double>() / 1e6});
+  }
+  return spans;
+}
+
 }  // namespace fabtrain

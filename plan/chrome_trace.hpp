@@ -18,4 +18,13 @@ namespace fabtrain {
 nlohmann::json chrome_trace(const Schedule& schedule, const std::vector<TimelineEvent>& events,
                             const std::vector<std::string>& rank_labels = {});
 
+// A trace's spans read back: each complete event's rank (pid), lane (tid), verb (cat) and
+// seconds; metadata and flows are skipped. A span without those fields is an error naming `file`.
+struct TraceSpan {
+  int rank = 0, lane = 0;
+  std::string verb;
+  double seconds = 0;
+};
+std::vector<TraceSpan> trace_spans(const nlohmann::json& trace, const std::string& file);
+
 }  // namespace fabtrain

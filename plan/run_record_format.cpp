@@ -2,6 +2,7 @@
 #include "plan/run_record_format.hpp"
 
 #include <climits>
+#include <fstream>
 
 #include "common/error.hpp"
 #include "common/json_fields.hpp"
@@ -29,6 +30,18 @@ int optional_int(const json& node, const std::string& key, const std::string& wh
 std::string optional_text(const json& node, const std::string& key, const std::string& where,
                           const std::string& file) {
   return node.is_object() && node.contains(key) ? text(node, key, where, file) : std::string();
+}
+
+// An instruction's "comm" flag; older records lack it, and the verb says.
+bool communication_of(const json& item, const std::string& kind, const std::string& where,
+                      const std::string& file) {
+  if (!item.contains("comm")) try {
+      return is_communication_verb(kind);
+    } catch (const Error& e) {
+      fail("{}: {}.kind: {}", file, where, e.what());
+    }
+  if (!item.at("comm").is_boolean()) fail("{}: {}.comm must be true or false", file, where);
+  return item.at("comm").get<bool>();
 }
 
 }  // namespace
@@ -119,9 +132,9 @@ StepLine step_line(const StepSummary& summary, const Schedule& schedule,
       const Instruction& in = schedule.ranks[r][i];
       const InstructionInfo info = describe(schedule, r, in);
       const int request = request_of(in);
-      line.instructions.push_back({r, int(i), info.kind, to_string(in), timings[r][i].start_s,
-                                   timings[r][i].duration_s, info.bytes, info.flops, info.peers,
-                                   request});
+      line.instructions.push_back({r, int(i), info.kind, is_communication(in), to_string(in),
+                                   timings[r][i].start_s, timings[r][i].duration_s, info.bytes,
+                                   info.flops, info.peers, request});
     }
   return line;
 }
@@ -140,9 +153,9 @@ json to_json(const StepLine& line) {
   if (line.instructions.empty()) return j;
   json instructions = json::array();
   for (const InstructionRecord& r : line.instructions) {
-    json item = {{"rank", r.rank},  {"index", r.index},           {"kind", r.kind},
-                 {"name", r.name},  {"duration_s", r.duration_s}, {"bytes", r.bytes},
-                 {"peers", r.peers}};
+    json item = {{"rank", r.rank},          {"index", r.index}, {"kind", r.kind},
+                 {"comm", r.communication}, {"name", r.name},   {"duration_s", r.duration_s},
+                 {"bytes", r.bytes},        {"peers", r.peers}};
     if (r.start_s >= 0) item["start_s"] = r.start_s;
     if (r.flops > 0) item["flops"] = r.flops;
     if (r.request >= 0) item["request"] = r.request;
@@ -150,6 +163,37 @@ json to_json(const StepLine& line) {
   }
   j["instructions"] = std::move(instructions);
   return j;
+}
+
+RunRecordFile read_run_record_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) fail("run record {}: cannot read the file", path);
+  RunRecordFile file;
+  bool header = false;
+  std::string line;
+  for (int line_no = 1; std::getline(in, line); ++line_no) {
+    if (line.empty()) continue;
+    const std::string where = fmt::format("line {}", line_no);
+    const json j = parse_json_strict(line, fmt::format("{}: {}", path, where));
+    try {
+      const std::string type = text(j, "type", where, path);
+      if (type != "header" && type != "step")
+        fail("{}: {}: unknown type '{}' (header or step)", path, where, type);
+      if ((type == "header") == header)
+        fail("{}: {}: {}", path, where, header ? "a second header" : "a step before the header");
+      if (header) {
+        file.steps.push_back(step_line_from_json(j, file.header.world, where, path));
+        continue;
+      }
+      file.header = run_header_from_json(j, where, path);
+      file.header_json = j;
+      header = true;
+    } catch (const json::exception& e) {  // a field of another JSON type than the format's
+      fail("{}: {}: a field has the wrong type: {}", path, where, e.what());
+    }
+  }
+  if (!header) fail("run record {}: no header line", path);
+  return file;
 }
 
 StepLine step_line_from_json(const json& j, int world, const std::string& where,
@@ -187,8 +231,8 @@ StepLine step_line_from_json(const json& j, int world, const std::string& where,
   for (std::size_t i = 0; i < items.size(); ++i) {
     const std::string w = fmt::format("{} instructions[{}]", where, i);
     reject_unknown(items[i],
-                   {"rank", "index", "kind", "name", "start_s", "duration_s", "bytes", "peers",
-                    "flops", "request"},
+                   {"rank", "index", "kind", "comm", "name", "start_s", "duration_s", "bytes",
+                    "peers", "flops", "request"},
                    w, file);
     InstructionRecord r;
     r.rank = integer(items[i], "rank", w, file, 0, INT_MAX);
@@ -196,6 +240,7 @@ StepLine step_line_from_json(const json& j, int world, const std::string& where,
       fail("{}: {}.rank={} but the header says world={}", file, w, r.rank, world);
     r.index = items[i].contains("index") ? integer(items[i], "index", w, file, 0, INT_MAX) : 0;
     r.kind = canonical_verb(text(items[i], "kind", w, file));
+    r.communication = communication_of(items[i], r.kind, w, file);
     r.name = text(items[i], "name", w, file);
     r.duration_s = number(items[i], "duration_s", w, file);
     if (items[i].contains("start_s")) r.start_s = number(items[i], "start_s", w, file);

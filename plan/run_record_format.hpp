@@ -4,9 +4,11 @@
 //    "batch":16,"seq":64,"microbatch":8,"steps":10,"start_step":0,"versions":{...}, <mode's own>}
 //   {"type":"step","step":0,"wall_s":0.5,"loss":5.1,"lr":1e-3,"grad_norm":1.2,"tokens_per_s":..,
 //    ["val_loss":..,] ["peak_rss_bytes":[per rank]]
-//    ["instructions":[{"rank","index","kind","name","start_s","duration_s",
+//    ["instructions":[{"rank","index","kind","comm","name","start_s","duration_s",
 //    "bytes","peers"[,"flops"][,"request"]}, ...]]}
-// kind is verb() (older records' "optimizer" reads as "opt"); name is the schedule's line;
+// kind is verb() (older records' "optimizer" reads as "opt"); comm says whether the instruction
+// is communication (is_communication, plan/verb.hpp), so that no reader keeps a list of verbs
+// (older records lack it: read from the kind); name is the schedule's line;
 // request (non-blocking transfers only, plan/schedule.hpp) pairs a start with its wait: a start's
 // duration is its call, its wait's is the communication the rank could not hide (kind "wait"),
 // so a reader fitting a collective's own time skips starts;
@@ -71,9 +73,10 @@ RunHeader run_header_from_json(const nlohmann::json& line, const std::string& wh
 struct InstructionRecord {
   int rank = 0;
   int index = 0;
-  std::string kind;     // verb()
-  std::string name;     // the schedule's line, to_string(instruction)
-  double start_s = -1;  // < 0: not recorded
+  std::string kind;            // verb()
+  bool communication = false;  // is_communication(): "comm" in the record
+  std::string name;            // the schedule's line, to_string(instruction)
+  double start_s = -1;         // < 0: not recorded
   double duration_s = 0;
   double bytes = 0;
   double flops = 0;  // written when > 0
@@ -91,5 +94,14 @@ nlohmann::json to_json(const StepLine& line);
 // Unknown keys are refused; ranks must be within world.
 StepLine step_line_from_json(const nlohmann::json& line, int world, const std::string& where,
                              const std::string& file);
+
+// A whole run record read back: its header (also as written, for a mode's own keys) and steps.
+// Errors name the file, the line and the field; a record without a header is refused.
+struct RunRecordFile {
+  RunHeader header;
+  nlohmann::json header_json;
+  std::vector<StepLine> steps;
+};
+RunRecordFile read_run_record_file(const std::string& path);
 
 }  // namespace fabtrain

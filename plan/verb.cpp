@@ -3,6 +3,8 @@
 
 #include <type_traits>
 
+#include "common/error.hpp"
+
 namespace fabtrain {
 
 const char* verb(const Instruction& instruction) {
@@ -40,6 +42,24 @@ bool is_communication(const Instruction& instruction) {
   return std::holds_alternative<Send>(instruction) || std::holds_alternative<Recv>(instruction) ||
          std::holds_alternative<Collective>(instruction) ||
          std::holds_alternative<Wait>(instruction);
+}
+
+bool is_communication_verb(const std::string& verb) {
+  // One instruction of each verb: its verb and whether it communicates come from the two above.
+  static const Instruction kinds[] = {LoadMicrobatch{},
+                                      Forward{},
+                                      Backward{},
+                                      Send{},
+                                      Recv{},
+                                      Collective{.op = CollectiveOp::all_reduce},
+                                      Collective{.op = CollectiveOp::reduce_scatter},
+                                      Collective{.op = CollectiveOp::all_gather},
+                                      OptimizerStep{},
+                                      Wait{}};
+  const std::string canonical = canonical_verb(verb);
+  for (const Instruction& in : kinds)
+    if (canonical == fabtrain::verb(in)) return is_communication(in);
+  fail("'{}' is not an instruction's verb", verb);
 }
 
 int request_of(const Instruction& instruction) {

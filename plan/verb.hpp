@@ -17,6 +17,8 @@ std::string canonical_verb(const std::string& kind);
 // wait of a non-blocking one: a start only launches the transfer, the wait is where the rank
 // spends the communication that did not hide behind compute).
 bool is_communication(const Instruction& instruction);
+// The same by verb, for a record that names only the verb (a trace's event, an older run record).
+bool is_communication_verb(const std::string& verb);
 // The request a start or a wait carries; -1 for a blocking instruction or one without any.
 int request_of(const Instruction& instruction);
 

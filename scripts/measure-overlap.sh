@@ -45,7 +45,6 @@ import collections, json, os, statistics, sys
 work, model, delays, plans, player = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4].split(), sys.argv[5]
 name = os.path.basename(os.path.dirname(model)) if model.endswith(".json") else model
 def tag(p, d): return f"{name}-{p.replace(',', '_').replace('=', '_').replace(':', '_')}-{d}"
-COMPUTE = {"fwd", "bwd", "opt", "optimizer", "load"}
 def measured(path):
     steps = [json.loads(l) for l in open(path) if '"type":"step"' in l.replace(" ", "")]
     steps = steps[1:] if len(steps) > 1 else steps
@@ -53,7 +52,7 @@ def measured(path):
     for s in steps:  # the least waiting rank's communication (the other also waits for compute)
         by_rank = collections.defaultdict(float)
         for i in s.get("instructions", []):
-            if i["kind"] not in COMPUTE: by_rank[i["rank"]] += i["duration_s"]
+            if i["comm"]: by_rank[i["rank"]] += i["duration_s"]
         exposed.append(min(by_rank.values()) if by_rank else 0.0)
     return statistics.median(s["wall_s"] for s in steps), statistics.median(exposed)
 rows, errors = [], []

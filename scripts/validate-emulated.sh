@@ -7,6 +7,8 @@
 # predicted / measured / error, the mean absolute percentage error, whether each delay's
 # ranking of plans agrees, and per instruction kind the predicted and measured seconds per
 # step (simulator trace vs run record) so a miss says which kind is wrong.
+# The modes below are data (calibrate/data/validation_matrix.yaml, read with `fabtrain validation
+# cases`) and the tables a program (`fabtrain validation report`): this script runs the programs.
 # Every case at 5, 25 and 50 ms is held out: nothing measured over a delayed link but the
 # bench enters the calibration. A second column predicts from the benches alone.
 #   full:    gpt2-nano and gpt2-l4-c128 (tests/calibrate/), plans dp=2 | dp=2,zero=2 |
@@ -207,7 +209,7 @@ if [ "$site_mode" -eq 0 ]; then
     command -v "$tool" >/dev/null || skip "'$tool' is not installed (scripts/install-deps.sh)"
   done
 else
-  command -v python3 >/dev/null || { echo "FAIL: python3 is needed for the tables"; exit 1; }
+  command -v python3 >/dev/null || { echo "FAIL: python3 is needed to read fabtrain plan's pick"; exit 1; }
   command -v "${launcher[0]}" >/dev/null || { echo "FAIL: FABTRAIN_VALIDATE_LAUNCH: '${launcher[0]}' not found"; exit 1; }
 fi
 bin=${FABTRAIN_BIN_DIR:-}
@@ -220,17 +222,17 @@ fi
   { echo "FAIL: fabtrain and fabtrain-exec not built (set FABTRAIN_BIN_DIR)"; exit 1; }
 
 nano=gpt2-nano
-larger=$repo/tests/calibrate/gpt2-l4-c128/config.json
-pipeshard=dp=2,pp=2,mb=8,schedule=1f1b
-if [ "$full" = 1 ] && [ "$short" -eq 1 ]; then
-  models="gpt2-medium"; plans="dp=4 $pipeshard"; delays="51.5"
-elif [ "$full" = 1 ]; then
-  models="gpt2-medium gpt2-large"; plans="dp=4 dp=4,zero=2 $pipeshard tp=2,dp=2"; delays="5 25 51.5"
-elif [ "$short" -eq 1 ]; then
-  models="$nano"; plans="dp=2 tp=2"; delays="0 25"
-else
-  models="$nano $larger"; plans="dp=2 dp=2,zero=2 pp=2,mb=4,schedule=1f1b tp=2"; delays="0 5 25 50"
-fi
+# The mode's models, plans and delays, and later its limit, are data: calibrate/data/validation_matrix.yaml.
+mode=default
+[ "$short" -eq 1 ] && mode=short
+[ "$full" = 1 ] && mode=full-size
+[ "$full" = 1 ] && [ "$short" -eq 1 ] && mode=full-size-short
+cases() { "$bin/fabtrain" validation cases --mode "$mode" --list "$1" | tr '\n' ' ' | sed 's/ $//'; }
+models=""
+for m in $(cases models); do case $m in *.json) models+=" $repo/$m" ;; *) models+=" $m" ;; esac; done
+models=${models# }
+plans=$(cases plans)
+delays=$(cases delays)
 delays=${FABTRAIN_VALIDATE_DELAYS:-$delays}  # one-way delays in ms, e.g. "51.5" for 103 ms only
 models=${FABTRAIN_VALIDATE_MODELS:-$models}
 plans=${FABTRAIN_VALIDATE_PLANS:-$plans}  # e.g. scripts/measure-overlap.sh's overlap on/off pairs
@@ -382,123 +384,6 @@ for model in $models; do
 done
 
 # 5. The tables.
-python3 - "$work" "$short" "$models" "$full" "$delays" "$pipeshard" <<'PY'
-import collections, json, os, statistics, sys
-work, short, full = sys.argv[1], sys.argv[2] == "1", sys.argv[4] == "1"
-models, delays, pipeshard = sys.argv[3].split(), sys.argv[5].split(), sys.argv[6]
-def name(m): return os.path.basename(os.path.dirname(m)) if m.endswith(".json") else m
-def plans_of(m): return [l.strip() for l in open(f"{work}/plans-{name(m)}") if l.strip()]
-def tag(m, p, d): return f"{name(m)}-{p.replace(',', '_').replace('=', '_').replace(':', '_')}-{d}"
-def brief(p):  # a plan without its default keys, for the tables
-    for default in ("tp=1,", "zero=0,", ",recompute=off", ",precision=fp32"): p = p.replace(default, "")
-    return p
-def label(d):  # full-size: the round trip a one-way delay makes; else the delay ("site": a real path)
-    if not d.replace('.', '', 1).isdigit(): return d
-    return f"{2 * float(d):g} ms" if full else d + " ms"
-COMPUTE = {"fwd": "fwd", "bwd": "bwd", "opt": "opt", "optimizer": "opt"}
-def kind(k): return COMPUTE.get(k, "comm" if k != "load" else "load")
-def measured(path):
-    steps = [json.loads(l) for l in open(path) if '"type":"step"' in l.replace(" ", "")]
-    steps = steps[1:] if len(steps) > 1 else steps
-    per_kind = collections.defaultdict(float)  # seconds per step
-    for s in steps:
-        by_rank = collections.defaultdict(float)
-        for i in s["instructions"]: by_rank[(kind(i["kind"]), i["rank"])] += i["duration_s"]
-        for k in {k for k, _ in by_rank}:
-            per_kind[k] += pick(k)(v for (kk, _), v in by_rank.items() if kk == k) / len(steps)
-    return statistics.median(s["wall_s"] for s in steps), per_kind
-# Compute: the slowest rank's; communication: the least waiting rank's (the other one's also
-# holds the time it waited for its peer to finish computing).
-def pick(k): return min if k == "comm" else max
-def predicted_kinds(path):
-    t = json.load(open(path)); events = t["traceEvents"] if isinstance(t, dict) else t
-    by_rank = collections.defaultdict(float)
-    # the "in flight" lane holds transfers and started collectives in flight: not time the
-    # rank waited (the trace names its lanes)
-    in_flight = {(e["pid"], e["tid"]) for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"
-                 and e.get("args", {}).get("name") == "in flight"}
-    for e in events:
-        if e.get("ph") == "X" and (e["pid"], e.get("tid")) not in in_flight:
-            by_rank[(kind(e["name"].split()[0]), e["pid"])] += e["dur"] / 1e6
-    return {k: pick(k)(v for (kk, _), v in by_rank.items() if kk == k) for k in {k for k, _ in by_rank}}
-errors, bench_errors, flips, best_differs, kind_rows = [], [], [], [], []
-W = max(24, max(len(brief(p)) for m in models for p in plans_of(m)))
-print(f"\n{'model':<13} {'rtt' if full else 'delay':>7} {'plan':<{W}} {'predicted':>10} {'measured':>10} {'error':>7}  {'bench-only':>10} {'error':>7}")
-ratios, not_measured, bench_pred = [], [], {}
-for m in models:
-    for d in delays:
-        pred, meas = {}, {}
-        plans = [p for p in plans_of(m) if os.path.exists(f"{work}/run-{tag(m, p, d)}.jsonl")]
-        not_measured += [(m, p, d) for p in plans_of(m) if p not in plans]
-        for p in plans:
-            t = tag(m, p, d)
-            pred[p] = json.load(open(f"{work}/sim-cal-{t}.json"))["step_time_s"]
-            bench_only = json.load(open(f"{work}/sim-cal-bench-{t}.json"))["step_time_s"]
-            bench_pred[(m, p, d)] = bench_only
-            meas[p], mk = measured(f"{work}/run-{t}.jsonl")
-            pk = predicted_kinds(f"{work}/trace-cal-{t}.json")
-            kind_rows.append((name(m), d, p, pk, mk))
-            err, berr = (pred[p] - meas[p]) / meas[p], (bench_only - meas[p]) / meas[p]
-            errors.append(abs(err)); bench_errors.append(abs(berr))
-            print(f"{name(m):<13} {label(d):>7} {brief(p):<{W}} {pred[p]:>9.4f}s {meas[p]:>9.4f}s {100 * err:>+6.1f}%"
-                  f"  {bench_only:>9.4f}s {100 * berr:>+6.1f}%")
-        if not plans: continue
-        by_pred, by_meas = sorted(plans, key=pred.get), sorted(plans, key=meas.get)
-        agree = by_pred == by_meas
-        if full and "dp=4" in meas and pipeshard in meas:
-            ratios.append((m, d, meas["dp=4"] / meas[pipeshard], bench_pred[(m, "dp=4", d)] / bench_pred[(m, pipeshard, d)],
-                           pred["dp=4"] / pred[pipeshard]))
-        print(f"{'':<13} {label(d):>7} ranking {'agrees' if agree else 'DIFFERS'}: predicted {' < '.join(map(brief, by_pred))}; "
-              f"measured {' < '.join(map(brief, by_meas))}; best plan {'same' if by_pred[0] == by_meas[0] else 'DIFFERENT'}")
-        if not agree: flips.append((m, d))
-        if by_pred[0] != by_meas[0]: best_differs.append((m, d))
-print("\nper instruction kind, seconds per step (compute: slowest rank; comm: least waiting rank): predicted / measured (error)")
-for n, d, p, pk, mk in kind_rows:
-    cells = []
-    for k in ("fwd", "bwd", "opt", "comm"):
-        if k in pk or k in mk:
-            a, b = pk.get(k, 0.0), mk.get(k, 0.0)
-            cells.append(f"{k} {a:.4f}/{b:.4f}" + (f" ({100 * (a - b) / b:+.0f}%)" if b > 0 else ""))
-    print(f"  {n:<13} {label(d):>7} {brief(p):<{W}} " + "  ".join(cells))
-# Compute does not depend on the delay: its spread over the delays of one (model, plan) is the
-# measurement's own noise (neighbours on the shared cores), a floor under any prediction error.
-spread = []
-for m in models:
-    for p in plans_of(m):
-        c = [mk.get("fwd", 0) + mk.get("bwd", 0) for n, d, pp, pk, mk in kind_rows if n == name(m) and pp == p]
-        if len(c) > 1: spread.append((max(c) - min(c)) / statistics.mean(c))
-if spread:
-    print(f"\nmeasured fwd+bwd seconds of one (model, plan) across the delays vary by {100 * statistics.mean(spread):.0f}% "
-          f"on average (max-min over mean; up to {100 * max(spread):.0f}%): the noise floor of this machine")
-for m, p, d in not_measured:
-    skip, invalid = f"{work}/skip-{tag(m, p, d)}.txt", f"{work}/invalid-{d}.txt"
-    why = (open(skip).read().strip() if os.path.exists(skip) else
-           "the run is not valid: " + open(invalid).read().strip() if os.path.exists(invalid) else "not placed")
-    print(f"not measured: {name(m)} {brief(p)} at {label(d)}: {why}")
-if ratios:
-    print("\ndata parallel over pipeshard (dp=4 / " + pipeshard + "), step time ratio:")
-    for m, d, mr, br, cr in ratios:
-        print(f"  {name(m):<13} {label(d):>7}: measured {mr:.2f}, predicted {br:.2f} from the benches ({100 * (br - mr) / mr:+.0f}%), "
-              f"{cr:.2f} with the runs")
-    for m, d, mr, br, cr in ratios:
-        if d == delays[-1]:
-            print(f"dp/pipeshard at {label(d)}: measured {mr:.2f}, predicted {br:.2f} ({name(m)}, bench only; {cr:.2f} with the runs)")
-if not errors:
-    print("no case was measured validly"); sys.exit(1)
-mape, bench_mape = 100 * sum(errors) / len(errors), 100 * sum(bench_errors) / len(bench_errors)
-cases = len({(m, d) for m in models for d in delays for p in plans_of(m) if (m, p, d) not in not_measured})
-print(f"\nmean absolute percentage error {mape:.1f}% over {len(errors)} cases (bench only: {bench_mape:.1f}%); "
-      f"rankings agree at {cases - len(flips)} of {cases} (model, delay); best plan same at {cases - len(best_differs)} of {cases}")
-# The full-size limit is wider: three runs of the same two cases measured 17.3%, 22.1% and 26.3%
-# bench-only (the benches' fitted corrections vary from run to run); the target is 10%.
-if any(os.path.exists(f"{work}/invalid-{d}.txt") for d in delays):
-    print("NOT VALID at " + ", ".join(label(d) for d in delays if os.path.exists(f"{work}/invalid-{d}.txt")) +
-          ": the emulator could not carry the link on time (see above); the other delays are valid")
-    sys.exit(1)
-if short and full and (bench_mape > 40 or flips):
-    print("FAIL: full-size short validation needs bench-only error <= 40% and no ranking flip")
-    sys.exit(1)
-if short and not full and (mape > 25 or flips):
-    print("FAIL: short validation needs error <= 25% and no ranking flip")
-    sys.exit(1)
-PY
+judge=()
+[ "$short" -eq 1 ] && judge=(--judge)
+"$bin/fabtrain" validation report --mode "$mode" --work "$work" --models "$models" --delays "$delays" "${judge[@]}"

@@ -8,7 +8,7 @@
 
 #include "command.hpp"
 #include "common/error.hpp"
-#include "exec/model/checkpoint.hpp"
+#include "exec/model/model_file.hpp"
 #include "exec/model/sampling.hpp"
 #include "exec/model/trainable_model.hpp"
 #include "text/vocab_files.hpp"

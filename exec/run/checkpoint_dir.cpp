@@ -12,7 +12,9 @@
 #include <regex>
 #include <set>
 
+#include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/strict_number.hpp"
 
 namespace fabtrain {
 
@@ -81,6 +83,30 @@ void prune_checkpoints(const std::string& dir, int keep, int rank, bool root) {
   const std::int64_t oldest_kept = *std::next(steps.rbegin(), keep - 1);
   for (const auto& [step, path] : mine)
     if (step < oldest_kept) fs::remove(path, ec);
+}
+
+std::string model_checkpoint_path(const std::string& dir, std::int64_t step) {
+  return fmt::format("{}/model_{:08d}.bin", dir, step);
+}
+
+std::string rank_state_path(const std::string& dir, std::int64_t step, int rank) {
+  return fmt::format("{}/state_{:08d}_rank{:05d}.bin", dir, step, rank);
+}
+
+void write_latest_step(const std::string& dir, std::int64_t step) {
+  const std::string text = std::to_string(step) + "\n";
+  write_text_atomically(dir + "/latest", text, "checkpoint index");
+}
+
+std::optional<std::int64_t> read_latest_step(const std::string& dir) {
+  std::ifstream in(dir + "/latest");
+  if (!in) return std::nullopt;
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!text.empty() && text.back() == '\n') text.pop_back();
+  const std::string what = fmt::format("checkpoint directory {}: 'latest'", dir);
+  const std::int64_t step = strict_integer(text, what);
+  if (step < 0) fail("{}: step {} is negative", what, step);
+  return step;
 }
 
 }  // namespace fabtrain

@@ -5,17 +5,12 @@
 
 #include <chrono>
 #include <fstream>
-#include <memory>
 #include <thread>
 
 #include "common/error.hpp"
 #include "common/host_info.hpp"
-#include "exec/comm/clock_alignment.hpp"
-#include "exec/comm/watchdog.hpp"
 #include "exec/play/replay.hpp"
-#include "exec/run/overlap_check.hpp"
 #include "exec/run/run_frame.hpp"
-#include "exec/run/step_timings.hpp"
 #include "models/model_spec.hpp"
 #include "platforms/catalog.hpp"
 
@@ -118,66 +113,35 @@ nlohmann::json record_header(const ReplayConfig& config, const ModelSpec& model,
 std::vector<double> replay(const ReplayConfig& config, MpiCommunicator& comm) {
   const ModelSpec model = load_model(config.model);
   const Plan plan = parse_plan(config.plan);
-  if (plan.ranks() != comm.size())
-    fail("plan {} needs dp*tp*pp = {} ranks, but the job has {} (start it with mpirun -np {})",
-         to_string(plan), plan.ranks(), comm.size(), plan.ranks());
-  if (config.steps < 1) fail("--steps {} must be at least 1", config.steps);
+  check_job(plan, comm, config.steps);
   const GpuType& gpu = gpu_type(config.device_type);
   const Calibration calibration =
       config.calibration.empty() ? Calibration{} : load_calibration(config.calibration);
   const Schedule schedule = compile(model, plan, config.batch, config.seq);
   peak_flops(gpu, plan.precision);  // a GPU without the plan's precision is refused here, by name
 
-  const int world = world_group(schedule, comm.rank());
-  comm.set_groups(schedule.groups);
-  check_memory(schedule, comm, world);
+  RunFrame frame(comm, schedule, config.mpi_progress, config.timeout_s);
+  check_memory(schedule, comm, frame.world_group());
+  frame.warn_overlap(comm);
+  if (frame.root()) print_banner(config, model, schedule, comm, gpu);
 
-  const bool root = comm.rank() == 0;
-  if (!config.mpi_progress.empty()) comm.set_progress(parse_mpi_progress(config.mpi_progress));
-  if (const std::string warning = overlap_warning(plan, comm); !warning.empty() && root)
-    fmt::print(stderr, "{}\n", warning);
-  if (root) print_banner(config, model, schedule, comm, gpu);
-
-  Watchdog watchdog(comm, config.timeout_s);
   Replayer replayer(schedule, comm.rank(), comm, gpu, builtin_catalog().compute, calibration,
-                    &watchdog);
-
+                    &frame.watchdog());
   const auto header = [&] {
     return record_header(config, model, schedule, comm, gpu, calibration);
   };
-  RunOutputs out = open_run_outputs(root, config.record, header, config.trace, comm.size(),
-                                    config.steps, config.print_every);
-  watchdog.begin(fmt::format("rank {}: aligning the clocks with rank 0", comm.rank()));
-  const AlignedClock clock = align_clocks(comm);  // one time line for every rank
-  watchdog.end();
-
+  frame.open_outputs({config.record, config.trace, config.steps, config.print_every,
+                      double(config.batch) * config.seq, true},
+                     header);
+  const auto show = [](Progress& progress, const StepSummary& s) {
+    progress.timing_step(s.step, s.tokens_per_s, s.wall_s);
+  };
   std::vector<double> walls;
-  const double tokens_per_step = double(config.batch) * config.seq;
   for (int step = 0; step < config.steps; ++step) {
-    // Between the schedule's instructions too, a dead or stopped peer must end the job.
-    watchdog.begin(
-        fmt::format("rank {} step {}: the barrier before the step", comm.rank(), step + 1));
-    comm.barrier();  // one time origin for every rank's instruction timings
-    watchdog.end();
-    const auto start = std::chrono::steady_clock::now();
-    const std::vector<InstructionTiming> mine = replayer.play_step(step);
-    const double wall_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    walls.push_back(wall_s);
-    watchdog.begin(
-        fmt::format("rank {} step {}: gathering the step's timings", comm.rank(), step + 1));
-    double step_start_s = 0;  // the earliest rank's, on the aligned clock
-    const StepTimings timings =
-        gather_step_timings(comm, world, schedule, mine, clock.seconds(start), &step_start_s);
-    watchdog.end();
-    if (root) {
-      out.progress->timing_step(step, tokens_per_step / wall_s, wall_s);
-      out.step({step, wall_s, 0.0f, 0.0f, 0.0f, tokens_per_step / wall_s}, schedule, timings,
-               step_start_s);
-    }
+    const auto play = [&](StepSummary&) { return replayer.play_step(step); };
+    walls.push_back(frame.step(step, play, nullptr, show).wall_s);
   }
-  out.finish(config.trace);
-  comm.barrier();
+  frame.finish();
   return walls;
 }
 

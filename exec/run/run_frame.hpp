@@ -1,15 +1,21 @@
-// The frame train and replay share around their player: the schedule's group of all ranks, the
-// banner's first lines, the run record's header, and rank 0's outputs (run record,
-// Chrome trace, progress) fed once per step. Not here: playing a step (exec/play/) or what only
-// one of the runs does (data, checkpoints, validation; modelled compute and its memory check).
+// The frame train and replay share around their player, on one rank: the job's check against the
+// plan, the schedule's groups on the MPI communicator, the watchdog of every wait on peers, the
+// banner's first lines, the run record's header, rank 0's outputs (run record, Chrome trace,
+// progress) and the step: a barrier that gives every rank's timings one origin, the player's
+// step timed, every rank's timings gathered, shown, recorded and traced. Not here: playing a
+// step (exec/play/) or what only one of the runs does (data, checkpoints, validation; modelled
+// compute and its memory check).
 #pragma once
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "exec/comm/clock_alignment.hpp"
 #include "exec/comm/mpi_communicator.hpp"
+#include "exec/comm/watchdog.hpp"
 #include "exec/run/progress.hpp"
 #include "exec/run/run_record.hpp"
 #include "models/model_spec.hpp"
@@ -18,9 +24,8 @@
 
 namespace fabtrain {
 
-// The schedule's group of every rank (its gradient norm's), which the run's own bookkeeping uses
-// too: losses, timings, memory checks.
-int world_group(const Schedule& schedule, int rank);
+// Refuses a job of another size than the plan's (naming the mpirun line) and fewer than 1 step.
+void check_job(const Plan& plan, const MpiCommunicator& comm, int steps);
 
 // The banner's title, model and plan lines (rank 0 prints them).
 void print_banner_head(const std::string& title, const ModelSpec& model, const Plan& plan,
@@ -32,23 +37,61 @@ RunHeader run_header(const ModelSpec& model, const Plan& plan, int microbatch,
                      const MpiCommunicator& comm, const std::string& device, int threads, int batch,
                      int seq, int steps, int start_step);
 
-// Rank 0's outputs of a run; on other ranks all three are empty.
-struct RunOutputs {
-  std::unique_ptr<RunRecord> record;
-  std::unique_ptr<ChromeTrace> trace;
-  std::unique_ptr<Progress> progress;
-
-  // The step into the record and the trace, where they are open.
-  void step(const StepSummary& summary, const Schedule& schedule, const StepTimings& timings,
-            double step_start_s);
-  // At the end of the run: writes the trace and closes the progress line.
-  void finish(const std::string& trace_path);
+// What a run writes and shows, and whether its steps are timed (a replay's always are; a
+// training's when it writes a record or a trace).
+struct RunOutputOptions {
+  std::string record, trace;  // paths; empty: not written
+  int steps = 1, print_every = 10;
+  double tokens_per_step = 0;
+  bool timed = true;
 };
 
-// Opens rank 0's outputs: the run record at record_path (when given) with header(), the trace
-// (when trace_path is given) and progress every print_every steps of `steps`.
-RunOutputs open_run_outputs(bool root, const std::string& record_path,
-                            const std::function<nlohmann::json()>& header,
-                            const std::string& trace_path, int ranks, int steps, int print_every);
+// One rank's run around its player (see the top of this file).
+class RunFrame {
+ public:
+  using Clock = std::chrono::steady_clock;
+  // Plays the step on this rank and returns its instructions' timings, filling what it knows of
+  // the summary (loss, lr, norm); its seconds are the step's wall time.
+  using PlayStep = std::function<std::vector<InstructionTiming>(StepSummary&)>;
+  // Runs after the timed play, before the timings are gathered (validation, memory): may
+  // communicate, on every rank.
+  using AfterStep = std::function<void(StepSummary&)>;
+  // Shows the step on rank 0's progress line.
+  using ShowStep = std::function<void(Progress&, const StepSummary&)>;
+
+  // The MPI progress mode (empty: the communicator's default), the schedule's groups on `comm`
+  // and the watchdog of every wait on peers, timing out after timeout_s.
+  RunFrame(MpiCommunicator& comm, const Schedule& schedule, const std::string& mpi_progress,
+           double timeout_s);
+
+  bool root() const { return comm_.rank() == 0; }
+  int world_group() const { return world_group_; }
+  Watchdog& watchdog() { return watchdog_; }
+  // A wait on every peer, under the watchdog: "rank R: what" names it when a peer stops.
+  WatchedWait waiting(const std::string& what);
+  // Rank 0 warns when the plan asks for overlap that schedule_comm cannot give.
+  void warn_overlap(const Communicator& schedule_comm) const;
+
+  // Opens rank 0's outputs (the record with header()) and, when steps are timed, aligns every
+  // rank's clock with rank 0's.
+  void open_outputs(const RunOutputOptions& options, const std::function<nlohmann::json()>& header);
+  // One step on every rank: play (timed), after, then every rank's timings gathered (when
+  // timed), rank 0 shows, records and traces it. Returns the step's summary.
+  StepSummary step(int step, const PlayStep& play, const AfterStep& after, const ShowStep& show);
+  // The end of the run: the trace written, the progress line closed, and a barrier.
+  void finish();
+
+ private:
+  MpiCommunicator& comm_;
+  const Schedule& schedule_;
+  int world_group_;
+  Watchdog watchdog_;
+  RunOutputOptions options_;
+  // Rank 0's outputs; on other ranks all three stay empty.
+  std::unique_ptr<RunRecord> record_;
+  std::unique_ptr<ChromeTrace> trace_;
+  std::unique_ptr<Progress> progress_;
+  AlignedClock clock_;  // every rank's clock on rank 0's time line (when timed)
+};
 
 }  // namespace fabtrain

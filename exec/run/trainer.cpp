@@ -21,20 +21,18 @@
 #include "common/error.hpp"
 #include "common/limits.hpp"
 #include "exec/backends/backend.hpp"
-#include "exec/comm/clock_alignment.hpp"
 #include "exec/comm/watchdog.hpp"
-#include "exec/model/checkpoint.hpp"
 #include "exec/model/gpt2_stage.hpp"
 #include "exec/model/kernels_layout.hpp"
 #include "exec/model/lr_schedule.hpp"
+#include "exec/model/model_file.hpp"
 #include "exec/model/trainable_model.hpp"
 #include "exec/play/interpreter.hpp"
 #include "exec/run/checkpoint_dir.hpp"
 #include "exec/run/data_loader.hpp"
 #include "exec/run/host_memory.hpp"
-#include "exec/run/overlap_check.hpp"
+#include "exec/run/rank_state.hpp"
 #include "exec/run/run_frame.hpp"
-#include "exec/run/step_timings.hpp"
 #include "exec/run/transfer_peers.hpp"
 #include "models/model_spec.hpp"
 #include "plan/executor_support.hpp"
@@ -42,8 +40,6 @@
 
 namespace fabtrain {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // Under mpirun a rank is its launcher's child on the launcher's host (and the daemon's child
 // elsewhere): when that dies, the rank must not go on writing checkpoints.
@@ -86,10 +82,9 @@ struct Run {
   Plan plan;
   Schedule schedule;
   RankCoord coord;
-  int world_group = -1;  // the schedule's group of all ranks
+  std::unique_ptr<RunFrame> frame;  // groups, watchdog, outputs and the step's frame
   std::unique_ptr<Stage> stage;
   std::unique_ptr<Interpreter> interpreter;
-  Watchdog* watchdog = nullptr;  // times this rank's waits on its peers
   std::unique_ptr<DataLoader> train_data, val_data;
 
   bool is_root() const { return comm.rank() == 0; }
@@ -110,13 +105,11 @@ struct Run {
   }
 
   // A wait on every peer, under the watchdog: a stopped peer ends the job instead of hanging it.
-  WatchedWait waiting(const std::string& what) const {
-    return WatchedWait(watchdog, fmt::format("rank {}: {}", comm.rank(), what));
-  }
+  WatchedWait waiting(const std::string& what) const { return frame->waiting(what); }
 
   float world_sum(float value) {
     const WatchedWait watch = waiting("summing the loss over the ranks");
-    comm.all_reduce(world_group, std::span<float>(&value, 1));
+    comm.all_reduce(frame->world_group(), std::span<float>(&value, 1));
     return value;
   }
 
@@ -140,7 +133,7 @@ struct Run {
           if (counted[run.local_offset + k])
             full[run.full_offset + k] = params[run.local_offset + k];
     }
-    comm.all_reduce(world_group, full);
+    comm.all_reduce(frame->world_group(), full);
     return full;
   }
 
@@ -237,19 +230,11 @@ int choose_threads(const TrainConfig& config, const MpiCommunicator& comm) {
   return std::max(1, cores / std::max(1, comm.local_size()));
 }
 
-// The run's own outputs besides checkpoints: on rank 0, the run record, the trace and progress.
-struct Outputs {
-  RunOutputs files;
-  bool timing = false;  // instruction timings are gathered (for the record or the trace)
-  AlignedClock clock;   // every rank's clock on rank 0's time line (when timing)
-};
-
 // Phase 1: the settings that can be refused before anything is built.
 void check_settings(const TrainConfig& config) {
   (void)find_backend(config.device);  // refuses a backend this build lacks, by name
   if (config.keep_checkpoints < 0)
     fail("--keep-checkpoints {} must not be negative", config.keep_checkpoints);
-  if (config.steps < 1) fail("--steps {} must be at least 1", config.steps);
   if (config.checkpoint_every < 0)
     fail("--checkpoint-every {} must not be negative", config.checkpoint_every);
   if (config.resume && config.checkpoint_dir.empty()) fail("--resume needs --checkpoint-dir");
@@ -264,12 +249,7 @@ int resolve_plan(Run& run) {
   run.model = load_trainable_model(config.model, "train");
   run.plan = parse_plan(config.plan);
   require_runnable(run.plan, config.device == "cuda" ? ExecutorDevice::cuda : ExecutorDevice::cpu);
-  if (run.plan.ranks() != run.comm.size())
-    fail(
-        "plan {} needs dp*tp*pp = {}*{}*{} = {} ranks, but the job has {} (start it with "
-        "mpirun -np {})",
-        to_string(run.plan), run.plan.dp, run.plan.tp, run.plan.pp, run.plan.ranks(),
-        run.comm.size(), run.plan.ranks());
+  check_job(run.plan, run.comm, config.steps);
   run.schedule = compile(run.model, run.plan, config.batch, config.seq);
   run.coord = rank_coord(run.plan, run.comm.rank());
   const int threads = choose_threads(config, run.comm);
@@ -303,12 +283,12 @@ void print_banner(const Run& run, const Backend& backend) {
   std::fflush(stdout);
 }
 
-// Phase 4: the schedule's groups; its group of all ranks also carries our own bookkeeping (loss,
-// records). A backend may play the schedule on its own communicator (NCCL), returned here (null:
-// the schedule runs on MPI); bookkeeping stays on MPI.
+// Phase 4: the run's frame, with the schedule's groups; its group of all ranks also carries our
+// own bookkeeping (loss, records). A backend may play the schedule on its own communicator
+// (NCCL), returned here (null: the schedule runs on MPI); bookkeeping stays on MPI.
 std::unique_ptr<Communicator> set_up_groups(Run& run, const Backend& backend) {
-  run.world_group = world_group(run.schedule, run.comm.rank());
-  run.comm.set_groups(run.schedule.groups);
+  run.frame = std::make_unique<RunFrame>(run.comm, run.schedule, run.config.mpi_progress,
+                                         run.config.timeout_s);
   std::unique_ptr<Communicator> device_comm =
       backend.make_communicator ? backend.make_communicator(run.comm) : nullptr;
   if (device_comm) {
@@ -377,11 +357,10 @@ std::unique_ptr<CheckpointLock> lock_checkpoint_dir(const Run& run) {
   return lock;
 }
 
-// Phase 7 (rank 0): the run record with its header, the trace and the progress display.
-Outputs open_outputs(const Run& run, int threads, const Backend& backend, int start_step) {
+// Phase 7: rank 0's run record with its header, the trace and the progress display; the clocks
+// aligned when steps are timed (for the record or the trace).
+void open_outputs(Run& run, int threads, const Backend& backend, int start_step) {
   const TrainConfig& config = run.config;
-  Outputs out;
-  out.timing = !config.record.empty() || !config.trace.empty();
   const auto header = [&] {
     nlohmann::json header = to_json(run_header(run.model, run.plan, run.schedule.microbatch,
                                                run.comm, backend.description, threads, config.batch,
@@ -390,9 +369,10 @@ Outputs open_outputs(const Run& run, int threads, const Backend& backend, int st
     header["seed"] = config.seed;
     return header;
   };
-  out.files = open_run_outputs(run.is_root(), config.record, header, config.trace, run.comm.size(),
-                               config.steps, config.print_every);
-  return out;
+  run.frame->open_outputs(
+      {config.record, config.trace, config.steps, config.print_every,
+       double(config.batch) * config.seq, !config.record.empty() || !config.trace.empty()},
+      header);
 }
 
 // Every rank's peak resident set so far (MiB as floats: exact to a MiB up to 16 TiB), for the
@@ -401,53 +381,46 @@ std::vector<double> gather_peak_resident_bytes(Run& run) {
   constexpr double kMiB = 1024.0 * 1024;
   const std::vector<float> mine{float(peak_resident_bytes().value_or(0) / kMiB)};
   std::vector<float> all(run.comm.size());
-  run.comm.all_gather(run.world_group, mine, all);
+  {
+    const WatchedWait watch = run.waiting("gathering the peak resident sets");
+    run.comm.all_gather(run.frame->world_group(), mine, all);
+  }
   std::vector<double> bytes;
   for (float mib : all) bytes.push_back(double(mib) * kMiB);
   return bytes;
 }
 
 // Phase 8: one training step, reported, validated when due, recorded and checkpointed when due.
-void train_step(Run& run, Outputs& out, const LrSchedule& lr, int step, bool last,
-                TrainResult& result) {
+void train_step(Run& run, const LrSchedule& lr, int step, bool last, TrainResult& result) {
   const TrainConfig& config = run.config;
-  if (out.timing) {
-    const WatchedWait watch = run.waiting(fmt::format("step {}: barrier", step + 1));
-    run.comm.barrier();  // one time origin for every rank's instruction timings
-  }
-  const Clock::time_point start = Clock::now();
-  StepOutcome outcome =
-      run.interpreter->play_step(step, lr.at(step), run.feed(run.train_data.get(), step));
-  const float loss = outcome.mean_loss;  // came with the gradient norm: the step is the schedule
-  // Every rank has the same all-reduced loss and norm, so all stop here together.
-  if (!std::isfinite(loss) || !std::isfinite(outcome.grad_norm))
-    fail(
-        "step {}: the loss is {} and the gradient norm {}: training diverged (lower --lr, or "
-        "resume from an earlier checkpoint); no checkpoint was written for this step",
-        step, loss, outcome.grad_norm);
-  const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
-  result.losses.push_back(loss);
-  const double tokens_per_step = double(config.batch) * config.seq;
-  StepSummary summary{step, wall_s, loss, lr.at(step), outcome.grad_norm, tokens_per_step / wall_s};
-  if (!config.val_data.empty() &&
-      (last || (config.val_every > 0 && (step + 1) % config.val_every == 0))) {
-    summary.val_loss = run.validate();
-    result.final_val_loss = summary.val_loss;
-  }
-  if (config.device == "cpu") summary.peak_rss_bytes = gather_peak_resident_bytes(run);
-  StepTimings timings;
-  double step_start_s = 0;  // the earliest rank's, on the aligned clock
-  if (out.timing) {
-    const WatchedWait watch = run.waiting(fmt::format("step {}: gathering timings", step + 1));
-    timings = gather_step_timings(run.comm, run.world_group, run.schedule, outcome.timings,
-                                  out.clock.seconds(start), &step_start_s);
-  }
-  if (run.is_root()) {
-    out.files.progress->step(step, loss, summary.tokens_per_s, wall_s, summary.lr,
-                             summary.grad_norm);
-    if (summary.val_loss >= 0) out.files.progress->validation(step, summary.val_loss);
-    out.files.step(summary, run.schedule, timings, step_start_s);
-  }
+  const auto play = [&](StepSummary& summary) {
+    StepOutcome outcome =
+        run.interpreter->play_step(step, lr.at(step), run.feed(run.train_data.get(), step));
+    // The loss came with the gradient norm: every rank has the same, so all stop here together.
+    if (!std::isfinite(outcome.mean_loss) || !std::isfinite(outcome.grad_norm))
+      fail(
+          "step {}: the loss is {} and the gradient norm {}: training diverged (lower --lr, or "
+          "resume from an earlier checkpoint); no checkpoint was written for this step",
+          step, outcome.mean_loss, outcome.grad_norm);
+    summary.loss = outcome.mean_loss;
+    summary.lr = lr.at(step);
+    summary.grad_norm = outcome.grad_norm;
+    return std::move(outcome.timings);
+  };
+  const auto after = [&](StepSummary& summary) {
+    result.losses.push_back(summary.loss);
+    if (!config.val_data.empty() &&
+        (last || (config.val_every > 0 && (step + 1) % config.val_every == 0))) {
+      summary.val_loss = run.validate();
+      result.final_val_loss = summary.val_loss;
+    }
+    if (config.device == "cpu") summary.peak_rss_bytes = gather_peak_resident_bytes(run);
+  };
+  const auto show = [](Progress& progress, const StepSummary& s) {
+    progress.step(s.step, s.loss, s.tokens_per_s, s.wall_s, s.lr, s.grad_norm);
+    if (s.val_loss >= 0) progress.validation(s.step, s.val_loss);
+  };
+  run.frame->step(step, play, after, show);
   if (!config.checkpoint_dir.empty() &&
       (last || (config.checkpoint_every > 0 && (step + 1) % config.checkpoint_every == 0)))
     run.save_checkpoint(step + 1);
@@ -464,20 +437,15 @@ TrainResult train(const TrainConfig& config, MpiCommunicator& comm) {
                               .make({config.precision, config.comm, comm.local_rank(),
                                      comm.local_size(), comm.host(), threads});
   if (run.is_root()) print_banner(run, backend);
-  if (!config.mpi_progress.empty()) comm.set_progress(parse_mpi_progress(config.mpi_progress));
   const std::unique_ptr<Communicator> device_comm = set_up_groups(run, backend);
   Communicator& schedule_comm = device_comm ? *device_comm : static_cast<Communicator&>(comm);
-  if (const std::string warning = overlap_warning(run.plan, schedule_comm);
-      !warning.empty() && run.is_root())
-    fmt::print(stderr, "{}\n", warning);
+  run.frame->warn_overlap(schedule_comm);
   build_stage(run, backend);
-  Watchdog watchdog(comm, config.timeout_s);
-  run.watchdog = &watchdog;
   AdamW adamw;
   adamw.weight_decay = config.weight_decay;
   run.interpreter =
       std::make_unique<Interpreter>(run.model, run.schedule, comm.rank(), *run.stage, schedule_comm,
-                                    adamw, config.grad_clip, &watchdog);
+                                    adamw, config.grad_clip, &run.frame->watchdog());
   const std::unique_ptr<CheckpointLock> lock = lock_checkpoint_dir(run);
   int start_step = 0;
   if (config.resume) {
@@ -487,20 +455,14 @@ TrainResult train(const TrainConfig& config, MpiCommunicator& comm) {
     }
     start_step = run.resume();
   }
-  Outputs out = open_outputs(run, threads, backend, start_step);
-  if (out.timing) {
-    const WatchedWait watch = run.waiting("aligning the clocks with rank 0");
-    out.clock = align_clocks(comm);  // on every rank: one time line
-  }
+  open_outputs(run, threads, backend, start_step);
   const LrSchedule lr{config.lr, config.warmup, config.steps, config.lr_min_fraction};
   TrainResult result;
   const int end_step =
       config.stop_after > 0 ? std::min(config.steps, start_step + config.stop_after) : config.steps;
   for (int step = start_step; step < end_step; ++step)
-    train_step(run, out, lr, step, step + 1 == end_step, result);
-  out.files.finish(config.trace);
-  const WatchedWait watch = run.waiting("barrier at the end of training");
-  comm.barrier();
+    train_step(run, lr, step, step + 1 == end_step, result);
+  run.frame->finish();
   return result;
 }
 

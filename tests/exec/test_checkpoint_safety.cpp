@@ -10,9 +10,10 @@
 #include <fstream>
 
 #include "common/atomic_file.hpp"
-#include "exec/model/checkpoint.hpp"
 #include "exec/model/kernels_layout.hpp"
+#include "exec/model/model_file.hpp"
 #include "exec/run/checkpoint_dir.hpp"
+#include "exec/run/rank_state.hpp"
 #include "tests/test_support.hpp"
 
 using namespace fabtrain;

@@ -7,8 +7,10 @@
 #include <fstream>
 
 #include "common/error.hpp"
-#include "exec/model/checkpoint.hpp"
 #include "exec/model/kernels_layout.hpp"
+#include "exec/model/model_file.hpp"
+#include "exec/run/checkpoint_dir.hpp"
+#include "exec/run/rank_state.hpp"
 #include "tests/test_support.hpp"
 
 using namespace fabtrain;

@@ -1,8 +1,10 @@
 // libFuzzer target: the binary files the executor reads. The first byte chooses the reader:
 // 0 an llm.c model checkpoint (of a tiny model, so that whole files stay small), 1 a rank state
 // file, 2 a token file (llm.c shard or text), 3 a checkpoint directory's "latest".
-#include "exec/model/checkpoint.hpp"
+#include "exec/model/model_file.hpp"
+#include "exec/run/checkpoint_dir.hpp"
 #include "exec/run/data_loader.hpp"
+#include "exec/run/rank_state.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
 
 namespace {

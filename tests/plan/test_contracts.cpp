@@ -27,6 +27,7 @@ TEST_CASE("verb() is the first word of an instruction's line and its JSON op") {
         nlohmann::json j;
         to_json(j, in);
         CHECK(j["op"] == verb(in));
+        CHECK(is_communication_verb(verb(in)) == is_communication(in));
         seen.insert(verb(in));
       }
   }
@@ -34,6 +35,9 @@ TEST_CASE("verb() is the first word of an instruction's line and its JSON op") {
                                       "reduce_scatter", "all_gather", "opt", "wait"});
   CHECK(canonical_verb("optimizer") == "opt");  // older run records
   CHECK(canonical_verb("fwd") == "fwd");
+  CHECK_FALSE(is_communication_verb("optimizer"));
+  CHECK(test::error_of([] { is_communication_verb("fwdd"); }) ==
+        "'fwdd' is not an instruction's verb");
 }
 
 TEST_CASE("compiled collectives pair operation and purpose; symbolic_run refuses a bad pair") {

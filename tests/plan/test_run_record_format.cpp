@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "plan/run_record_format.hpp"
+#include "plan/verb.hpp"
 #include "tests/test_support.hpp"
 
 using namespace fabtrain;
@@ -79,6 +80,8 @@ TEST_CASE("a step line of a compiled schedule round-trips with every instruction
     CHECK(a.rank == b.rank);
     CHECK(a.index == b.index);
     CHECK(a.kind == b.kind);
+    CHECK(a.communication == b.communication);
+    CHECK(a.communication == is_communication(s.ranks[a.rank][a.index]));
     CHECK(a.name == b.name);
     CHECK(a.start_s == b.start_s);
     CHECK(a.duration_s == b.duration_s);
@@ -96,6 +99,31 @@ TEST_CASE("a step line of a compiled schedule round-trips with every instruction
   CHECK(error_of([&] {
           step_line_from_json(one, 2, "line 2", "r.jsonl");
         }).find("instructions[0].rank=3 but the header says world=2") != std::string::npos);
+}
+
+TEST_CASE("an instruction's comm flag: written always, read from the kind in older records") {
+  const Schedule s = compile(load_model("gpt2-nano"), parse_plan("dp=2,overlap=off"), 8, 16);
+  StepTimings timings(s.world);
+  for (int r = 0; r < s.world; ++r) timings[r].assign(s.ranks[r].size(), {0.0, 1e-3});
+  nlohmann::json j = to_json(step_line({0, 0.1, 4.0f, 1e-3f, 1.0f, 10.0, -1}, s, timings));
+  int comm = 0;
+  for (nlohmann::json& item : j["instructions"]) {
+    REQUIRE(item["comm"].is_boolean());
+    comm += item["comm"].get<bool>();
+    CHECK(item["comm"] == (item["kind"] == "all_reduce"));  // the gradients' only, blocking
+    item.erase("comm");
+  }
+  CHECK(comm >= 2);
+  const StepLine older = step_line_from_json(j, s.world, "line 2", "r.jsonl");
+  for (const InstructionRecord& r : older.instructions)
+    CHECK(r.communication == (r.kind == "all_reduce"));
+  j["instructions"][0]["kind"] = "compute";
+  CHECK(error_of([&] { step_line_from_json(j, s.world, "line 2", "r.jsonl"); }) ==
+        "r.jsonl: line 2 instructions[0].kind: 'compute' is not an instruction's verb");
+  j["instructions"][0]["comm"] = "yes";
+  CHECK(error_of([&] {
+          step_line_from_json(j, s.world, "line 2", "r.jsonl");
+        }).find("instructions[0].comm must be true or false") != std::string::npos);
 }
 
 TEST_CASE("a step line records the request of a start and of its wait") {
@@ -143,4 +171,31 @@ TEST_CASE("a step line carries each rank's peak resident set, one value per rank
   CHECK(error_of([&] {
           step_line_from_json(negative, 2, "line 2", "r.jsonl");
         }).find("peak_rss_bytes[1] must be a number of bytes") != std::string::npos);
+}
+
+TEST_CASE("a run record file reads back whole; lines out of place are refused by line") {
+  const Schedule s = compile(load_model("gpt2-nano"), parse_plan("dp=2"), 8, 16);
+  RunHeader h;
+  h.model = load_model("gpt2-nano");
+  h.plan = s.plan;
+  h.world = 2;
+  h.extra = {{"mode", "replay"}};
+  const std::string header = to_json(h).dump();
+  const std::string step = to_json(step_line({0, 0.1, 4.0f, 1e-3f, 1.0f, 10.0, -1}, s, {})).dump();
+  const test::TempDir dir("fabtrain-record");
+  const RunRecordFile file =
+      read_run_record_file(dir.write("r.jsonl", header + "\n" + step + "\n\n" + step + "\n"));
+  CHECK(file.header.world == 2);
+  CHECK(file.header_json["mode"] == "replay");
+  REQUIRE(file.steps.size() == 2);
+  CHECK(file.steps[1].summary.wall_s == 0.1);
+  const auto refusal = [&](const std::string& text) {
+    return error_of([&] { read_run_record_file(dir.write("bad.jsonl", text)); });
+  };
+  CHECK(refusal(step + "\n").find("bad.jsonl: line 1: a step before the header") == 0);
+  CHECK(refusal(header + "\n" + header + "\n").find("line 2: a second header") !=
+        std::string::npos);
+  CHECK(refusal(header + "\n{\"type\":\"end\"}\n").find("line 2: unknown type 'end'") !=
+        std::string::npos);
+  CHECK(refusal("").find("no header line") != std::string::npos);
 }

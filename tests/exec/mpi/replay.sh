@@ -19,7 +19,6 @@ header, steps = lines[0], lines[1:]
 assert header["mode"] == "replay" and header["device_type"] == "CPU_HOST", header
 assert len(header["memory_per_rank_bytes"]) == 2 and all(m > 0 for m in header["memory_per_rank_bytes"])
 modelled = header["modelled_s"]
-COMPUTE = {"fwd", "bwd", "opt", "optimizer"}  # "optimizer": records before the verbs were one
 # Seconds a step may take beyond its waits and communication: barriers, loads, and the sleeps'
 # wake-ups, which on 2 shared cores (the other rank spins in MPI) can be late by milliseconds.
 def bound(waits): return 0.1 + 0.2 * waits
@@ -27,12 +26,12 @@ for s in steps[1:]:  # the first step also opens the connections
     for r in range(2):
         mine = sorted((i for i in s["instructions"] if i["rank"] == r), key=lambda i: i["index"])
         waits = sum(modelled[r][i["index"]] for i in mine)
-        comm = sum(i["duration_s"] for i in mine if i["kind"] not in COMPUTE)
+        comm = sum(i["duration_s"] for i in mine if i["comm"])
         end = max(i["start_s"] + i["duration_s"] for i in mine)
-        for i in mine:
-            if i["kind"] in COMPUTE:
-                m = modelled[r][i["index"]]
-                assert m > 0 and m - 1e-4 <= i["duration_s"] <= m + 0.1, (r, i, m)
+        for i in mine:  # every instruction that sleeps (communication's modelled seconds are 0)
+            m = modelled[r][i["index"]]
+            assert not (i["comm"] and m > 0), (r, i, m)
+            if m > 0: assert m - 1e-4 <= i["duration_s"] <= m + 0.1, (r, i, m)
         assert waits > 0.001, waits
         assert end >= waits - 1e-4, (r, end, waits)
         assert end <= waits + comm + bound(waits), (r, end, waits, comm)
@@ -48,7 +47,7 @@ expect_refusal() {  # name, expected message pattern, command...
   else echo "FAIL $name: message lacks /$pattern/:"; cat "$work/bad.log"; failures=$((failures + 1)); fi
 }
 expect_refusal "unknown device type" "GPU_NOPE.*known: .*GPU_RTX6000" "$exe" replay --plan dp=1 --device-type GPU_NOPE
-expect_refusal "plan ranks != world" "needs dp\*tp\*pp = 2 ranks, but the job has 1" "$exe" replay --plan dp=2
+expect_refusal "plan ranks != world" "needs dp\*tp\*pp = .* = 2 ranks, but the job has 1" "$exe" replay --plan dp=2
 # 96 layers of 12288 (GPT-3 175B's shape): each rank's share of the gradient all-reduce is 700 GB.
 printf '{"model_type": "gpt2", "n_layer": 96, "n_embd": 12288, "n_head": 96, "n_positions": 2048, "vocab_size": 50257}\n' >"$work/config.json"
 expect_refusal "a replay that cannot fit this machine" "needs .* GiB for the 2 ranks on this machine .* available" \

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# fabtrain validation report on a small recorded run, laid out as scripts/validate-emulated.sh
+# lays out its work folder: gpt2-nano, dp=2 and tp=2 replayed by two ranks (loopback, compute
+# slept as the catalog's CPU), each predicted by fabtrain simulate on the emulated two-site slice.
+# The report has a row per plan with a finite error, the delay's ranking, the per-kind table
+# with communication (from the record's "comm" and the trace's verbs), the mean error; --judge
+# under a limit no prediction meets exits 1 naming it; `validation cases` prints the matrix's
+# lists, and an unknown mode is refused naming the modes there are.
+# Usage: validation_report_cli.sh FABTRAIN_EXEC FABTRAIN SOURCE_DIR
+set -uo pipefail
+exe=$1 fab=$2 src=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+printf 'dp=2\ntp=2\n' >"$work/plans-gpt2-nano"
+for plan in dp=2 tp=2; do
+  tag=gpt2-nano-${plan//[,=:]/_}-0
+  mpirun --allow-run-as-root --oversubscribe -np 2 "$exe" replay --model gpt2-nano --plan "$plan" --batch 8 \
+    --seq 64 --steps 3 --device-type CPU_HOST --record "$work/run-$tag.jsonl" >"$work/replay.log" 2>&1 ||
+    { cat "$work/replay.log"; fail "replay of $plan"; }
+  "$fab" simulate --model gpt2-nano --slice "$src/platforms/data/slices/emulated-2site.yaml" --plan "$plan" \
+    --batch 8 --seq 64 --json "$work/sim-cal-$tag.json" --trace "$work/trace-cal-$tag.json" >"$work/sim.log" 2>&1 ||
+    { cat "$work/sim.log"; fail "simulate of $plan"; }
+  cp "$work/sim-cal-$tag.json" "$work/sim-cal-bench-$tag.json"
+done
+report=(validation report --mode short --models gpt2-nano --delays 0 --work "$work")
+"$fab" "${report[@]}" >"$work/report.txt" 2>&1 || { cat "$work/report.txt"; fail "the report exited non-zero"; }
+cat "$work/report.txt"
+for plan in dp=2 tp=2; do
+  grep -qE "^gpt2-nano +0 ms $plan +[0-9.]+s +[0-9.]+s +[-+][0-9.]+%" "$work/report.txt" || fail "no row for $plan"
+  grep -qE "^  gpt2-nano +0 ms $plan .*comm [0-9.]+/[0-9.]+" "$work/report.txt" || fail "no kinds with comm for $plan"
+done
+grep -qE "0 ms ranking (agrees|DIFFERS): predicted .* < .*; measured " "$work/report.txt" || fail "no ranking line"
+grep -qE "^mean absolute percentage error [0-9.]+% over 2 cases" "$work/report.txt" || fail "no mean error"
+sed 's/max_error_pct: 25/max_error_pct: 0.0001/' "$src/calibrate/data/validation_matrix.yaml" >"$work/strict.yaml"
+if "$fab" "${report[@]}" --matrix "$work/strict.yaml" --judge >"$work/judged.txt" 2>&1; then
+  cat "$work/judged.txt"; fail "--judge under a 0.0001% limit passed"
+fi
+grep -q "FAIL: validation mode short needs error <= 0.0001%" "$work/judged.txt" || { cat "$work/judged.txt"; fail "no limit named"; }
+[ "$("$fab" validation cases --mode short --list plans | tr '\n' ' ')" = "dp=2 tp=2 " ] || fail "cases --list plans"
+"$fab" validation cases --mode nope --list plans >"$work/bad.txt" 2>&1 && fail "an unknown mode was accepted"
+grep -q "no mode 'nope' (modes: default, short, full-size, full-size-short)" "$work/bad.txt" || { cat "$work/bad.txt"; fail "unknown mode not named"; }
+echo "ok"
