@@ -77,6 +77,7 @@ void apply_framework(Schedule& schedule, const ModelSpec& model, const Framework
   for (auto& rank : schedule.ranks) {
     std::set<int> blocks;  // the blocks this rank holds
     Backward* last_backward = nullptr;
+    OptimizerStep* step = nullptr;
     for (Instruction& instruction : rank) {
       if (auto* f = std::get_if<Forward>(&instruction)) {
         for (int i = f->begin; i < f->end; ++i) {
@@ -88,6 +89,8 @@ void apply_framework(Schedule& schedule, const ModelSpec& model, const Framework
             f->activation_bytes += framework_extra_activation_bytes(profile, model, block, b, s, tp,
                                                                     plan.attention, plan.precision);
         }
+      } else if (auto* o = std::get_if<OptimizerStep>(&instruction)) {
+        step = o;
       } else if (auto* w = std::get_if<Backward>(&instruction)) {
         last_backward = w;
         for (int i = w->begin; i < w->end; ++i) {
@@ -103,12 +106,14 @@ void apply_framework(Schedule& schedule, const ModelSpec& model, const Framework
         }
       }
     }
-    if (!last_backward) continue;
     int tensors = 0;
     for (int i : blocks) tensors += parameter_tensors(model, block_at(model, i));
-    const int per_tensor =
-        profile.step_kernels_per_tensor + (plan.dp > 1 ? profile.ddp_kernels_per_tensor : 0);
-    last_backward->kernels += per_tensor * tensors;
+    // DDP copies each gradient into its bucket as the backward produces it; the optimizer,
+    // clipping and zero_grad loop over the tensors after the gradients are reduced, where the
+    // step's communication no longer hides them.
+    if (last_backward && plan.dp > 1)
+      last_backward->kernels += profile.ddp_kernels_per_tensor * tensors;
+    if (step) step->kernels += profile.step_kernels_per_tensor * tensors;
   }
 }
 
