@@ -69,7 +69,7 @@ FrameworkProfile read_framework_profile(const std::string& name, const YamlField
 
 void apply_framework(Schedule& schedule, const ModelSpec& model, const FrameworkProfile& profile) {
   const Plan& plan = schedule.plan;
-  const int b = schedule.microbatch, s = schedule.seq, tp = plan.tp;
+  const int b = schedule.microbatch, s = schedule.seq;
   auto add = [](auto& step, const WorkCost& w) {
     step.bytes += w.bytes;
     step.kernels += w.kernels;
@@ -82,6 +82,7 @@ void apply_framework(Schedule& schedule, const ModelSpec& model, const Framework
       if (auto* f = std::get_if<Forward>(&instruction)) {
         for (int i = f->begin; i < f->end; ++i) {
           const Block block = block_at(model, i);
+          const int tp = split_of(plan, block);
           blocks.insert(i);
           add(*f, framework_extra_cost(profile, model, block, b, s, tp, plan.precision,
                                        plan.attention, false));
@@ -95,6 +96,7 @@ void apply_framework(Schedule& schedule, const ModelSpec& model, const Framework
         last_backward = w;
         for (int i = w->begin; i < w->end; ++i) {
           const Block block = block_at(model, i);
+          const int tp = split_of(plan, block);
           add(*w, framework_extra_cost(profile, model, block, b, s, tp, plan.precision,
                                        plan.attention, true));
           if (w->recompute)  // the forward's extra kernels run again
