@@ -69,7 +69,7 @@ FrameworkProfile read_framework_profile(const std::string& name, const YamlField
 
 void apply_framework(Schedule& schedule, const ModelSpec& model, const FrameworkProfile& profile) {
   const Plan& plan = schedule.plan;
-  const int b = schedule.microbatch, s = schedule.seq, tp = plan.tp;
+  const int b = schedule.microbatch, s = schedule.seq;
   auto add = [](auto& step, const WorkCost& w) {
     step.bytes += w.bytes;
     step.kernels += w.kernels;
@@ -77,10 +77,12 @@ void apply_framework(Schedule& schedule, const ModelSpec& model, const Framework
   for (auto& rank : schedule.ranks) {
     std::set<int> blocks;  // the blocks this rank holds
     Backward* last_backward = nullptr;
+    OptimizerStep* step = nullptr;
     for (Instruction& instruction : rank) {
       if (auto* f = std::get_if<Forward>(&instruction)) {
         for (int i = f->begin; i < f->end; ++i) {
           const Block block = block_at(model, i);
+          const int tp = split_of(plan, block);
           blocks.insert(i);
           add(*f, framework_extra_cost(profile, model, block, b, s, tp, plan.precision,
                                        plan.attention, false));
@@ -88,10 +90,13 @@ void apply_framework(Schedule& schedule, const ModelSpec& model, const Framework
             f->activation_bytes += framework_extra_activation_bytes(profile, model, block, b, s, tp,
                                                                     plan.attention, plan.precision);
         }
+      } else if (auto* o = std::get_if<OptimizerStep>(&instruction)) {
+        step = o;
       } else if (auto* w = std::get_if<Backward>(&instruction)) {
         last_backward = w;
         for (int i = w->begin; i < w->end; ++i) {
           const Block block = block_at(model, i);
+          const int tp = split_of(plan, block);
           add(*w, framework_extra_cost(profile, model, block, b, s, tp, plan.precision,
                                        plan.attention, true));
           if (w->recompute)  // the forward's extra kernels run again
@@ -103,12 +108,14 @@ void apply_framework(Schedule& schedule, const ModelSpec& model, const Framework
         }
       }
     }
-    if (!last_backward) continue;
     int tensors = 0;
     for (int i : blocks) tensors += parameter_tensors(model, block_at(model, i));
-    const int per_tensor =
-        profile.step_kernels_per_tensor + (plan.dp > 1 ? profile.ddp_kernels_per_tensor : 0);
-    last_backward->kernels += per_tensor * tensors;
+    // DDP copies each gradient into its bucket as the backward produces it; the optimizer,
+    // clipping and zero_grad loop over the tensors after the gradients are reduced, where the
+    // step's communication no longer hides them.
+    if (last_backward && plan.dp > 1)
+      last_backward->kernels += profile.ddp_kernels_per_tensor * tensors;
+    if (step) step->kernels += profile.step_kernels_per_tensor * tensors;
   }
 }
 

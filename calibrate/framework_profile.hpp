@@ -17,9 +17,9 @@ namespace fabtrain {
 FrameworkProfile read_framework_profile(const std::string& name, const YamlFields& f);
 
 // Adds the profile's extra kernels to every Forward and Backward of the schedule (bytes, kernels,
-// and the dropout masks kept from forward for backward, unless the plan recomputes), and to each
-// rank's last Backward the launches it makes per parameter tensor it holds after its backward
-// (the schedule's optimizer step is one memory-bound kernel; DDP's bucket copies with dp > 1).
+// and the dropout masks kept from forward for backward, unless the plan recomputes); to each
+// rank's OptimizerStep the launches its optimizer loop makes per parameter tensor the rank holds
+// (after the gradients are reduced), and with dp > 1 to its last Backward DDP's bucket copies.
 void apply_framework(Schedule& schedule, const ModelSpec& model, const FrameworkProfile& profile);
 
 }  // namespace fabtrain

@@ -142,10 +142,10 @@ WorkCost forward_cost(const ModelSpec& m, Block block, int b, int s, int tp, Pre
       elementwise(3 * A);
       break;
     }
-    case BlockKind::head:
+    case BlockKind::head:  // tp > 1: a vocabulary-parallel head, each rank its V / tp logits
       elementwise(2 * A);
-      product(2 * t * C * V, V * C * e + A + t * V * e, V, C);
-      elementwise(2 * t * V * e);
+      product(2 * t * C * V / tp, V * C * e / tp + A + t * V * e / tp, V / tp, C);
+      elementwise(2 * t * V * e / tp);
       break;
   }
   return w;
@@ -172,7 +172,7 @@ std::int64_t block_parameters(const ModelSpec& m, Block block, int tp) {
   const std::int64_t C = m.n_embd;
   switch (block.kind) {
     case BlockKind::embed:
-      return std::int64_t(m.vocab_size) * C + std::int64_t(m.n_ctx) * C;
+      return std::int64_t(m.vocab_size) * C / tp + std::int64_t(m.n_ctx) * C;
     case BlockKind::attn:  // ln1 (2C) + qkv (3C^2+3C)/tp + proj C^2/tp + proj bias C
       return 2 * C + (3 * C * C + 3 * C) / tp + C * C / tp + C;
     case BlockKind::mlp: {  // ln2 (2C) + fc (C*F+F)/tp + fcproj C*F/tp + bias C
@@ -180,7 +180,7 @@ std::int64_t block_parameters(const ModelSpec& m, Block block, int tp) {
       return 2 * C + (C * F + F) / tp + C * F / tp + C;
     }
     case BlockKind::head:  // final LayerNorm; the output matrix is the tied wte, or its own
-      return 2 * C + (m.tie_word_embeddings ? 0 : std::int64_t(m.vocab_size) * C);
+      return 2 * C + (m.tie_word_embeddings ? 0 : std::int64_t(m.vocab_size) * C / tp);
   }
   return 0;
 }
@@ -203,14 +203,14 @@ double activation_bytes(const ModelSpec& m, Block block, int b, int s, int tp, P
       // ln2 out, mean/rstd, fc out, activation out (F wide each), residual
       return tokens * e * (2 * C + 2.0 * m.mlp_width() / tp) + 2 * tokens * 4;
     case BlockKind::head:
-      // final LayerNorm out, mean/rstd, probabilities over the vocabulary
-      return tokens * C * e + 2 * tokens * 4 + tokens * m.padded_vocab() * e;
+      // final LayerNorm out, mean/rstd, probabilities over the rank's part of the vocabulary
+      return tokens * C * e + 2 * tokens * 4 + tokens * m.padded_vocab() * e / tp;
   }
   return 0;
 }
 
-double logits_fp32_bytes(const ModelSpec& m, Block block, int b, int s) {
-  return block.kind == BlockKind::head ? double(b) * s * m.padded_vocab() * 4.0 : 0;
+double logits_fp32_bytes(const ModelSpec& m, Block block, int b, int s, int tp) {
+  return block.kind == BlockKind::head ? double(b) * s * m.padded_vocab() * 4.0 / tp : 0;
 }
 
 double boundary_bytes(const ModelSpec& m, int b, int s, Precision p) {

@@ -86,11 +86,16 @@ WorkCost forward_cost(const ModelSpec& m, Block block, int b, int s, int tp, Pre
                       Attention attention = Attention::naive);
 WorkCost backward_cost(const ModelSpec& m, Block block, int b, int s, int tp, Precision p,
                        Attention attention = Attention::naive);
-// True for blocks whose work every tensor-parallel rank repeats in full (embedding, head).
+// True for the blocks outside the transformer layers (embedding, head): the ranks of a
+// tensor-parallel group either repeat them in full or, vocabulary-parallel, split their vocabulary
+// (plan/plan.hpp vocab_split); recomputation never rebuilds them.
 bool replicated_over_tp(Block block);
 
-// Parameters of a block held by one of tp ranks (layer norms and biases of the row-parallel
-// outputs are replicated; the embedding tables live on the stages that use them).
+// Parameters of a block held by one of tp ranks, tp being the ranks that split it (layer norms and
+// biases of the row-parallel outputs are replicated; the embedding tables live on the stages that
+// use them). The embedding and the head split only the vocabulary: the token embedding's and an
+// untied output matrix's rows (Megatron-LM's VocabParallelEmbedding and parallel output layer);
+// the position embedding and the final layer norm stay whole; tp = 1 holds them all.
 std::int64_t block_parameters(const ModelSpec& m, Block block, int tp);
 
 // Activation bytes a block keeps from its forward for its backward, per microbatch, per rank.
@@ -100,7 +105,8 @@ double activation_bytes(const ModelSpec& m, Block block, int b, int s, int tp, P
                         bool recompute, Attention attention = Attention::naive);
 // Bytes of the head's logits over the padded vocabulary in fp32 (frameworks compute the loss and
 // its gradient in fp32 under mixed precision too), per microbatch; 0 for other blocks.
-double logits_fp32_bytes(const ModelSpec& m, Block block, int b, int s);
+// Split over tp ranks under a vocabulary-parallel head (each holds its slice of the vocabulary).
+double logits_fp32_bytes(const ModelSpec& m, Block block, int b, int s, int tp = 1);
 // Bytes of the tensor passed between blocks (and between pipeline stages): b*s*C elements.
 double boundary_bytes(const ModelSpec& m, int b, int s, Precision p);
 

@@ -10,8 +10,9 @@ struct Sizes {
 
 Sizes sizes_of(const ModelSpec& m, int b, int s, int tp) {
   const double t = double(b) * s;
+  // tp: the ranks splitting the block (a vocabulary-parallel head: its logits)
   return {t * m.n_embd, double(b) * m.n_head * s * s / tp, t * m.mlp_width() / tp,
-          t * m.vocab_size};
+          t * m.vocab_size / tp};
 }
 
 }  // namespace

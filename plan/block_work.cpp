@@ -10,8 +10,9 @@ namespace {
 // that recompute keeps.
 double rebuilt_activation_bytes(const ModelSpec& model, Block block, int b, int s,
                                 const Plan& plan) {
-  return activation_bytes(model, block, b, s, plan.tp, plan.precision, false, plan.attention) -
-         activation_bytes(model, block, b, s, plan.tp, plan.precision, true, plan.attention);
+  const int tp = split_of(plan, block);
+  return activation_bytes(model, block, b, s, tp, plan.precision, false, plan.attention) -
+         activation_bytes(model, block, b, s, tp, plan.precision, true, plan.attention);
 }
 
 // The most a Backward of blocks [begin, end) holds beyond what was kept at its start. It walks
@@ -32,8 +33,8 @@ double rebuilt_peak_bytes(const ModelSpec& model, const Plan& plan, int b, int s
         layer += rebuilt_activation_bytes(model, block_at(model, i - 1), b, s, plan);
       peak = std::max(peak, layer - released);
     }
-    released += activation_bytes(model, block, b, s, plan.tp, plan.precision, plan.recompute,
-                                 plan.attention);
+    released += activation_bytes(model, block, b, s, split_of(plan, block), plan.precision,
+                                 plan.recompute, plan.attention);
   }
   return peak;
 }
@@ -58,10 +59,11 @@ Forward forward_of(const ModelSpec& model, const Plan& plan, int b, int s, int m
   bool all_replicated = true;
   for (int i = begin; i < end; ++i) {
     const Block block = block_at(model, i);
-    add_work(f, forward_cost(model, block, b, s, plan.tp, plan.precision, plan.attention));
-    f.activation_bytes += activation_bytes(model, block, b, s, plan.tp, plan.precision,
-                                           plan.recompute, plan.attention);
-    all_replicated = all_replicated && replicated_over_tp(block);
+    const int tp = split_of(plan, block);
+    add_work(f, forward_cost(model, block, b, s, tp, plan.precision, plan.attention));
+    f.activation_bytes +=
+        activation_bytes(model, block, b, s, tp, plan.precision, plan.recompute, plan.attention);
+    all_replicated = all_replicated && tp == 1;
   }
   f.replicas = all_replicated ? plan.tp : 1;
   return f;
@@ -73,16 +75,17 @@ Backward backward_of(const ModelSpec& model, const Plan& plan, int b, int s, int
   bool all_replicated = true;
   for (int i = begin; i < end; ++i) {
     const Block block = block_at(model, i);
-    add_work(bw, backward_cost(model, block, b, s, plan.tp, plan.precision, plan.attention));
+    const int tp = split_of(plan, block);
+    add_work(bw, backward_cost(model, block, b, s, tp, plan.precision, plan.attention));
     // Recomputation rebuilds the layers' activations; the embedding and head keep theirs.
     if (plan.recompute && !replicated_over_tp(block)) {
-      add_work(bw, forward_cost(model, block, b, s, plan.tp, plan.precision, plan.attention));
+      add_work(bw, forward_cost(model, block, b, s, tp, plan.precision, plan.attention));
       bw.recompute = true;
     }
-    bw.activation_bytes += activation_bytes(model, block, b, s, plan.tp, plan.precision,
-                                            plan.recompute, plan.attention);
-    bw.logits_gradient_bytes += logits_fp32_bytes(model, block, b, s);
-    all_replicated = all_replicated && replicated_over_tp(block);
+    bw.activation_bytes +=
+        activation_bytes(model, block, b, s, tp, plan.precision, plan.recompute, plan.attention);
+    bw.logits_gradient_bytes += logits_fp32_bytes(model, block, b, s, tp);
+    all_replicated = all_replicated && tp == 1;
   }
   bw.replicas = all_replicated ? plan.tp : 1;
   if (bw.recompute) bw.rebuilt_bytes = rebuilt_peak_bytes(model, plan, b, s, begin, end);

@@ -15,10 +15,11 @@ double bucket_parameters(const ModelSpec& model, const Plan& plan, int stage, Bl
          whole.begin, whole.end);
   double parameters = 0;
   for (int i = range.begin; i < range.end; ++i)
-    parameters += double(block_parameters(model, block_at(model, i), plan.tp));
+    parameters +=
+        double(block_parameters(model, block_at(model, i), split_of(plan, block_at(model, i))));
   const bool holds_head = range.end == block_count(model);
   if (plan.pp > 1 && holds_head && model.tie_word_embeddings)
-    parameters += double(model.vocab_size) * model.n_embd;  // the head's copy of the tied wte
+    parameters += tied_copy_parameters(model, plan);
   return parameters;
 }
 
@@ -34,8 +35,8 @@ std::vector<BlockRange> gradient_buckets(const ModelSpec& model, const Plan& pla
   int end = stages[stage].end;
   double held = 0;  // parameters of blocks [i, end)
   for (int i = stages[stage].end - 1; i >= stages[stage].begin; --i) {
-    held += double(block_parameters(model, block_at(model, i), plan.tp));
-    if (tied_copy && i == block_count(model) - 1) held += double(model.vocab_size) * model.n_embd;
+    held += double(block_parameters(model, block_at(model, i), split_of(plan, block_at(model, i))));
+    if (tied_copy && i == block_count(model) - 1) held += tied_copy_parameters(model, plan);
     if (held * e >= cap) {
       buckets.push_back({i, end});
       end = i;

@@ -170,7 +170,7 @@ class StepBuilder {
   }
 
   // Forward or backward compute of blocks [begin, end): one instruction, or with tp > 1 one per
-  // block, each attn/mlp block followed by its tensor-parallel all-reduce (blocking).
+  // block, each followed by its tensor-parallel all-reduces (blocking, tp_collective_bytes).
   void compute(int rank, int mb, BlockRange range, bool forward) {
     auto& out = schedule_.ranks[rank];
     if (plan_.tp == 1) {
@@ -180,11 +180,28 @@ class StepBuilder {
     for (int k = 0; k < range.end - range.begin; ++k) {
       const int i = forward ? range.begin + k : range.end - 1 - k;
       out.push_back(work_of(mb, i, i + 1, forward));
-      if (!replicated_over_tp(block_at(m_, i)))
+      for (double bytes : tp_collective_bytes(block_at(m_, i), forward))
         out.push_back(collective(forward ? Purpose::tp_forward : Purpose::tp_backward,
-                                 tp_group_[rank], boundary_bytes(m_, b_, s_, plan_.precision), mb,
-                                 i));
+                                 tp_group_[rank], bytes, mb, i));
     }
+  }
+
+  // The all-reduces over the tp group after a block: an attention or MLP block's output (forward)
+  // and input gradient (backward), Megatron-LM's row- and column-parallel pair. Under
+  // vocab=parallel (Megatron-LM's VocabParallelEmbedding, parallel output layer and
+  // _VocabParallelCrossEntropy): the embedding's output, each rank having looked up only its
+  // vocabulary's rows; the loss's three over the tokens in fp32 (the logits' maximum, the target's
+  // logit, the sum of exponentials); and the head's input gradient. A whole embedding or head:
+  // none.
+  std::vector<double> tp_collective_bytes(Block block, bool forward) const {
+    const double boundary = boundary_bytes(m_, b_, s_, plan_.precision);
+    if (!replicated_over_tp(block)) return {boundary};
+    if (!plan_.vocab_parallel) return {};
+    if (block.kind == BlockKind::embed)
+      return forward ? std::vector<double>{boundary} : std::vector<double>{};
+    const double per_token = double(b_) * s_ * 4;
+    return forward ? std::vector<double>{per_token, per_token, per_token}
+                   : std::vector<double>{boundary};
   }
 
   // ZeRO-3: compute over the buckets in the given order, each after the all-gather of its
@@ -313,7 +330,7 @@ class StepBuilder {
         out.push_back(bucket_collective(gradient_purpose(), rank, c.pp, bucket, -1));
     if (tied_group_[rank] >= 0 && (c.pp == 0 || c.pp == plan_.pp - 1))
       out.push_back(collective(Purpose::tied_embedding, tied_group_[rank],
-                               double(m_.vocab_size) * m_.n_embd * e_));
+                               tied_copy_parameters(m_, plan_) * e_));
     // Two floats: the squared gradient norm and the step's loss, so reporting the loss costs no
     // call of its own.
     out.push_back(collective(Purpose::grad_norm, world_group_, 8));
@@ -357,9 +374,10 @@ double stage_parameters(const ModelSpec& model, const Plan& plan, int stage) {
     fail("stage {} out of range for pp={}", stage, plan.pp);
   double parameters = 0;
   for (int i = stages[stage].begin; i < stages[stage].end; ++i)
-    parameters += double(block_parameters(model, block_at(model, i), plan.tp));
+    parameters +=
+        double(block_parameters(model, block_at(model, i), split_of(plan, block_at(model, i))));
   if (plan.pp > 1 && stage == plan.pp - 1 && model.tie_word_embeddings)
-    parameters += double(model.vocab_size) * model.n_embd;  // the head's copy of the tied wte
+    parameters += tied_copy_parameters(model, plan);
   return parameters;
 }
 

@@ -23,6 +23,11 @@ std::optional<std::string> why_not_runnable(const Plan& plan, ExecutorDevice dev
     return std::string(
         "attention=flash: fabtrain-exec's attention is not fused: it keeps the scores "
         "in memory, which the plan's memory estimate leaves out");
+  if (plan.vocab_parallel && plan.tp > 1)
+    return std::string(
+        "vocab=parallel: fabtrain-exec holds the token embedding and the output layer whole on "
+        "every tensor-parallel rank (vocab=replicated); the vocabulary-parallel split is "
+        "simulate-only");
   const auto supported = executor_precisions(device);
   if (std::find(supported.begin(), supported.end(), plan.precision) != supported.end())
     return std::nullopt;

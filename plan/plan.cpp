@@ -52,6 +52,14 @@ std::vector<BlockRange> stage_blocks(const ModelSpec& model, const Plan& plan) {
   return ranges;
 }
 
+int split_of(const Plan& plan, Block block) {
+  return replicated_over_tp(block) && !plan.vocab_parallel ? 1 : plan.tp;
+}
+
+double tied_copy_parameters(const ModelSpec& model, const Plan& plan) {
+  return double(model.vocab_size) * model.n_embd / (plan.vocab_parallel ? plan.tp : 1);
+}
+
 RankCoord rank_coord(const Plan& plan, int rank) {
   if (rank < 0 || rank >= plan.ranks())
     fail("rank {} out of range for a plan of {} ranks", rank, plan.ranks());

@@ -37,6 +37,11 @@ struct Plan {
   // Data-parallel gradient buckets, MiB of parameters each (plan/buckets.hpp); PyTorch DDP's
   // default bucket_cap_mb is 25. Printed only when not 25.
   int bucket_mib = 25;
+  // Vocabulary-parallel (vocab=parallel): with tp > 1 the token embedding, the output layer and
+  // the loss are split over the tensor-parallel ranks by vocabulary, as Megatron-LM does; else
+  // (vocab=replicated, the default, what fabtrain-exec plays) every tp rank holds them whole.
+  // Printed only when parallel.
+  bool vocab_parallel = false;
 
   int ranks() const { return dp * tp * pp; }
   bool operator==(const Plan&) const = default;
@@ -51,6 +56,13 @@ void from_json(const nlohmann::json& j, Plan& plan);
 // The study's name for a plan: "data parallel", "ZeRO-2", "shard", "pipeshard", or a mix.
 std::string technique_name(const Plan& plan);
 const char* to_string(PipelineSchedule s);
+
+// The ranks that split a block's work and parameters: tp for the transformer layers, and for the
+// embedding and the head tp under vocab=parallel, 1 where every tp rank holds them whole.
+int split_of(const Plan& plan, Block block);
+// Parameters of the last stage's copy of a tied wte (pp > 1): its vocabulary slice under
+// vocab=parallel, the whole matrix otherwise.
+double tied_copy_parameters(const ModelSpec& model, const Plan& plan);
 
 // Layers of each stage: plan.layers if given, else L split as evenly as possible (earlier stages
 // get the remainder). Throws when the split does not sum to L or a stage has no layer.

@@ -145,6 +145,17 @@ const std::vector<Key>& keys() {
        [](const Plan& p) {
          return p.bucket_mib == Plan{}.bucket_mib ? std::string() : std::to_string(p.bucket_mib);
        }},
+      {"vocab",
+       [](Plan& p, const std::string& v) {
+         if (v == "parallel")
+           p.vocab_parallel = true;
+         else if (v == "replicated")
+           p.vocab_parallel = false;
+         else
+           fail("plan key 'vocab': '{}' is not parallel or replicated", v);
+       },
+       // Left out when replicated (the default), so plans written before the key print as they did.
+       [](const Plan& p) { return p.vocab_parallel ? std::string("parallel") : std::string(); }},
       {"devices",
        [](Plan& p, const std::string& v) {
          p.devices =
@@ -222,6 +233,7 @@ void to_json(nlohmann::json& j, const Plan& plan) {
   if (plan.attention != Attention::naive) j["attention"] = to_string(plan.attention);
   if (!plan.overlap) j["overlap"] = false;
   if (plan.bucket_mib != Plan{}.bucket_mib) j["bucket_mib"] = plan.bucket_mib;
+  if (plan.vocab_parallel) j["vocab"] = "parallel";
 }
 
 // Each JSON value is turned into its text form and goes through the same setter as the text
@@ -276,6 +288,7 @@ std::string to_short_string(const Plan& plan) {
     text += fmt::format(",attention={}", to_string(plan.attention));
   if (!plan.overlap) text += ",overlap=off";
   if (plan.bucket_mib != Plan{}.bucket_mib) text += fmt::format(",bucket_mib={}", plan.bucket_mib);
+  if (plan.vocab_parallel) text += ",vocab=parallel";
   return text;
 }
 

@@ -135,6 +135,9 @@ struct Wait {
 struct OptimizerStep {
   double parameters = 0;
   double bytes = 0;
+  // Kernel launches beyond the one fused update (0: just that one): an eager framework's
+  // optimizer, clipping and zero_grad looping over parameter tensors (models/framework_costs.hpp).
+  int kernels = 0;
 };
 
 using Instruction =

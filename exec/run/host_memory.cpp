@@ -17,8 +17,9 @@ StageMemory stage_memory(const ModelSpec& model, const Plan& plan, int stage, in
   const BlockRange blocks = stage_blocks(model, plan).at(stage);
   double activations = 0;
   for (int i = blocks.begin; i < blocks.end; ++i)
-    activations += activation_bytes(model, block_at(model, i), microbatch, seq, plan.tp,
-                                    Precision::fp32, plan.recompute);
+    activations +=
+        activation_bytes(model, block_at(model, i), microbatch, seq,
+                         split_of(plan, block_at(model, i)), Precision::fp32, plan.recompute);
   const double p = stage_parameters(model, plan, stage) * 4.0;  // bytes of one fp32 copy
   const bool sharded = plan.zero >= 1 && plan.dp > 1;
   double state = 2 * p + 2 * (sharded ? p / plan.dp : p);  // weights, gradients; m and v

@@ -71,6 +71,7 @@ double roofline(const Work& w, int kernels, double peak, const GpuType& gpu,
   return products + core + elementwise + overhead;
 }
 
+// tile 0: no shape factor (a calibrated efficiency was fitted on the products as measured).
 template <typename Step>
 Work work_of(const Step& i, const GpuType& gpu, int tile) {
   return {i.flops,           i.bytes,
@@ -83,6 +84,22 @@ Work work_of(const Step& i, const GpuType& gpu, int tile) {
 template <typename Step>
 int kernels_of(const Step& w, bool serial) {
   return serial && w.kernels > 0 ? w.kernels : std::max(1, w.end - w.begin);
+}
+
+// A calibration's matmul efficiency was fitted on the products as they ran (calibrate/fit_compute
+// times whole instructions), their tile and wave losses included: its kind takes no shape factor.
+bool calibrated_matmul(const Calibration& cal, const std::string& gpu, WorkKind kind) {
+  const auto g = cal.compute.find(gpu);
+  if (g == cal.compute.end()) return false;
+  const auto k = g->second.find(kind);
+  return k != g->second.end() && k->second.matmul_efficiency.has_value();
+}
+
+// The catalog's product tile where the kind's efficiency is the catalog's; 0 (no shape factor)
+// where a calibration fitted it.
+int tile_for(const ComputeDefaults& defaults, const Calibration& cal, const std::string& gpu,
+             WorkKind kind) {
+  return calibrated_matmul(cal, gpu, kind) ? 0 : defaults.matmul_tile;
 }
 
 // A calibration's efficiencies were fitted under the overlapped roofline (calibrate/fit_compute
@@ -122,18 +139,19 @@ double compute_seconds(const Instruction& instruction, const GpuType& gpu, Preci
     defaults.matmul_efficiency = gpu.fp32_matmul_efficiency;
   if (const auto* f = std::get_if<Forward>(&instruction)) {
     const bool serial = serial_for(defaults, calibration, gpu.name, WorkKind::forward);
-    return roofline(work_of(*f, gpu, defaults.matmul_tile), kernels_of(*f, serial),
-                    peak_flops(gpu, precision), gpu,
+    return roofline(work_of(*f, gpu, tile_for(defaults, calibration, gpu.name, WorkKind::forward)),
+                    kernels_of(*f, serial), peak_flops(gpu, precision), gpu,
                     compute_parameters(defaults, calibration, gpu.name, WorkKind::forward), serial);
   }
   if (const auto* b = std::get_if<Backward>(&instruction)) {
     const bool serial = serial_for(defaults, calibration, gpu.name, WorkKind::backward);
-    return roofline(
-        work_of(*b, gpu, defaults.matmul_tile), kernels_of(*b, serial), peak_flops(gpu, precision),
-        gpu, compute_parameters(defaults, calibration, gpu.name, WorkKind::backward), serial);
+    return roofline(work_of(*b, gpu, tile_for(defaults, calibration, gpu.name, WorkKind::backward)),
+                    kernels_of(*b, serial), peak_flops(gpu, precision), gpu,
+                    compute_parameters(defaults, calibration, gpu.name, WorkKind::backward),
+                    serial);
   }
   if (const auto* o = std::get_if<OptimizerStep>(&instruction))
-    return roofline(Work{0, o->bytes}, 1, peak_flops(gpu, precision), gpu,
+    return roofline(Work{0, o->bytes}, 1 + o->kernels, peak_flops(gpu, precision), gpu,
                     compute_parameters(defaults, calibration, gpu.name, WorkKind::optimizer),
                     serial_for(defaults, calibration, gpu.name, WorkKind::optimizer));
   return 0;

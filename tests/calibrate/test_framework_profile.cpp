@@ -94,13 +94,22 @@ TEST_CASE("applied to a schedule: every block's extra work, and per-tensor launc
   // the masks are kept from forward and released by the backward
   CHECK(fwd1.activation_bytes - fwd0.activation_bytes == doctest::Approx(kept));
   CHECK(bwd1.activation_bytes - bwd0.activation_bytes == doctest::Approx(kept));
-  // GPT-2's 148 tensors (wte, wpe, 12 a layer, ln_f), 10 launches each and 2 of DDP's
+  // GPT-2's 148 tensors (wte, wpe, 12 a layer, ln_f): DDP's 2 copies each on the backward,
+  // the optimizer loop's 10 launches each on the step, after the gradients are reduced
   int backward_kernels = 0;
   for (int i = 0; i < block_count(m); ++i)
     backward_kernels += framework_extra_cost(f, m, block_at(m, i), 4, 512, 1, Precision::tf32,
                                              Attention::eager, true)
                             .kernels;
-  CHECK(bwd1.kernels - bwd0.kernels == backward_kernels + 148 * 12);
+  CHECK(bwd1.kernels - bwd0.kernels == backward_kernels + 148 * 2);
+  const auto step_of = [](const Schedule& s) {
+    for (const Instruction& in : s.ranks[0])
+      if (const auto* o = std::get_if<OptimizerStep>(&in)) return *o;
+    FAIL("no optimizer step");
+    return OptimizerStep{};
+  };
+  CHECK(step_of(plain).kernels == 0);
+  CHECK(step_of(eager).kernels == 148 * 10);
   // and the step takes longer on a GPU
   CHECK(total_compute_seconds(eager, 0) > 1.2 * total_compute_seconds(plain, 0));
   // recomputation keeps no masks, and its backward runs the extra forward kernels again
@@ -111,7 +120,8 @@ TEST_CASE("applied to a schedule: every block's extra work, and per-tensor launc
   CHECK(std::get<Forward>(r.ranks[0][1]).activation_bytes ==
         std::get<Forward>(r0.ranks[0][1]).activation_bytes);
   CHECK(std::get<Backward>(r.ranks[0][2]).kernels - std::get<Backward>(r0.ranks[0][2]).kernels ==
-        backward_kernels + kernels + 148 * 10);
+        backward_kernels + kernels);  // dp = 1: no DDP copies
+  CHECK(step_of(r).kernels == 148 * 10);
 }
 
 TEST_CASE("profiles in the file: read strictly, and a row naming an unknown one is reported") {

@@ -62,3 +62,49 @@ TEST_CASE("the cost model charges a Forward's products their quantization on the
   g.sm_count = 0;  // unknown SMs: the old roofline
   CHECK(compute_seconds(f, g, Precision::fp16, d, {}) == doctest::Approx(full));
 }
+
+TEST_CASE(
+    "a calibrated matmul efficiency, fitted on the products as they ran, takes no shape "
+    "factor") {
+  GpuType g;
+  g.name = "GPU_Q";
+  g.peak_fp32_flops = 10e12;
+  g.peak_fp16_flops = 100e12;
+  g.memory_bandwidth = 1e12;
+  g.sm_count = 108;
+  ComputeDefaults d;
+  d.matmul_efficiency = 0.5;
+  d.tensor_core_matmul_efficiency = 0.8;
+  d.kernel_overhead_s = 0;
+  d.matmul_tile = 128;
+  Forward f;
+  f.begin = 0;
+  f.end = 1;
+  add_product(f.products, 128, 128 * 109, 1024);  // 109 tiles on 108 SMs: two waves
+  f.flops = f.products[0].flops();
+  Calibration cal;
+  cal.compute["GPU_Q"][WorkKind::forward].matmul_efficiency = 0.4;
+  CHECK(compute_seconds(f, g, Precision::fp16, d, cal) ==
+        doctest::Approx(f.flops / (100e12 * 0.4)));
+  // a calibration of the memory side only keeps the catalog's efficiency and its shape factor
+  Calibration memory_only;
+  memory_only.compute["GPU_Q"][WorkKind::forward].memory_efficiency = 0.9;
+  CHECK(compute_seconds(f, g, Precision::fp16, d, memory_only) ==
+        doctest::Approx(f.flops / (100e12 * 0.8) * 216.0 / 109));
+}
+
+TEST_CASE("an optimizer step pays a launch for each of its kernels") {
+  GpuType g;
+  g.name = "GPU_Q";
+  g.peak_fp32_flops = 10e12;
+  g.memory_bandwidth = 1e12;
+  ComputeDefaults d;
+  d.memory_efficiency = 0.5;
+  d.kernel_overhead_s = 1e-5;
+  OptimizerStep fused{1e6, 1e9};
+  OptimizerStep looped = fused;
+  looped.kernels = 100;  // an eager loop over parameter tensors
+  const double one = compute_seconds(fused, g, Precision::fp32, d, {});
+  CHECK(one == doctest::Approx(1e9 / 0.5e12 + 1e-5));
+  CHECK(compute_seconds(looped, g, Precision::fp32, d, {}) == doctest::Approx(one + 100 * 1e-5));
+}
