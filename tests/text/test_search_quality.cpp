@@ -67,7 +67,7 @@ TEST_CASE("recall@k and MRR@k of two queries, by hand at k = 1 and k = 2") {
   CHECK(text::reciprocal_rank_at_k({"d1", "d0", "d2"}, {"d2"}, 3) == doctest::Approx(1.0 / 3));
 }
 
-TEST_CASE("labelled queries: read line by line; bad input names the file and line") {
+TEST_CASE("labelled queries are read line by line, and bad input names the file and line") {
   test::TempDir dir("fabtrain-queries");
   const std::string good = dir.write("good.jsonl",
                                      "{\"query\": \"apple\", \"relevant\": [\"d0\", \"d1\"]}\n\n"
