@@ -77,4 +77,13 @@ SearchEvaluation evaluate_search(const SearchEvaluationConfig& c) {
   return e;
 }
 
+std::string verdict(const SearchEvaluation& e) {
+  const double d = e.embeddings.recall - e.bm25.recall, m = e.embeddings.mrr - e.bm25.mrr;
+  if (d == 0 && m == 0) return "the embeddings and word matching (BM25) score the same";
+  if (d >= 0 && m >= 0) return "the embeddings beat word matching (BM25) on these queries";
+  if (d <= 0 && m <= 0) return "word matching (BM25) beats the embeddings on these queries";
+  return fmt::format("neither wins on both: the embeddings are {} on recall, {} on MRR",
+                     d > 0 ? "better" : "worse", m > 0 ? "better" : "worse");
+}
+
 }  // namespace fabtrain::embed

@@ -37,4 +37,8 @@ struct SearchEvaluation {
 
 SearchEvaluation evaluate_search(const SearchEvaluationConfig& config);
 
+// Which ranking wins, in one line: the one better on recall@k and MRR@k (or equal on one of
+// them), the same, or neither (better on one, worse on the other).
+std::string verdict(const SearchEvaluation& e);
+
 }  // namespace fabtrain::embed

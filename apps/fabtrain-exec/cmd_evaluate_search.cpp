@@ -32,15 +32,6 @@ void print_per_query(const embed::SearchEvaluation& e, int k) {
   fmt::print("{}", table.render(table_width(false), 2).text);
 }
 
-std::string verdict(const embed::SearchEvaluation& e) {
-  const double d = e.embeddings.recall - e.bm25.recall, m = e.embeddings.mrr - e.bm25.mrr;
-  if (d > 0 && m >= 0) return "the embeddings beat word matching (BM25) on these queries";
-  if (d < 0 && m <= 0) return "word matching (BM25) beats the embeddings on these queries";
-  if (d == 0 && m == 0) return "the embeddings and word matching (BM25) score the same";
-  return fmt::format("neither wins on both: the embeddings are {} on recall, {} on MRR",
-                     d > 0 ? "better" : "worse", m > 0 ? "better" : "worse");
-}
-
 void run(const EvaluateConfig& c) {
   const int k = c.search.k;
   const embed::SearchEvaluation e = embed::evaluate_search(c.search);
@@ -56,7 +47,7 @@ void run(const EvaluateConfig& c) {
   fmt::print("{:<22}  {:>9.3f}  {:>8.3f}\n", "embeddings (cosine)", e.embeddings.recall,
              e.embeddings.mrr);
   fmt::print("{:<22}  {:>9.3f}  {:>8.3f}\n", "BM25 (word matching)", e.bm25.recall, e.bm25.mrr);
-  fmt::print("{}\n", verdict(e));
+  fmt::print("{}\n", embed::verdict(e));
 }
 
 Registration reg(52, [](CLI::App& app) {

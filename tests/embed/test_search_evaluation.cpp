@@ -96,5 +96,19 @@ TEST_CASE("evaluate-search: bad queries and documents are named by file and line
   CHECK(error() == "-k=0 must be positive");
 }
 
+TEST_CASE("evaluate-search: the verdict names the ranking better on both figures, else neither") {
+  embed::SearchEvaluation e;
+  const auto with = [&](double recall, double mrr) {
+    e.embeddings.recall = recall, e.embeddings.mrr = mrr, e.bm25.recall = 0.5, e.bm25.mrr = 0.5;
+    return embed::verdict(e);
+  };
+  CHECK(test::contains(with(0.6, 0.5), "the embeddings beat word matching"));
+  CHECK(test::contains(with(0.5, 0.6), "the embeddings beat word matching"));
+  CHECK(test::contains(with(0.4, 0.5), "word matching (BM25) beats the embeddings"));
+  CHECK(test::contains(with(0.5, 0.5), "score the same"));
+  CHECK(with(0.6, 0.4) ==
+        "neither wins on both: the embeddings are better on recall, worse on MRR");
+}
+
 }  // namespace
 }  // namespace fabtrain
