@@ -11,6 +11,7 @@
 #include "common/text_table.hpp"
 #include "common/text_wrap.hpp"
 #include "embed/search_evaluation.hpp"
+#include "text_options.hpp"
 
 namespace fabtrain {
 namespace {
@@ -64,12 +65,8 @@ Registration reg(52, [](CLI::App& app) {
                   "The files embed was given, in the same order (BM25 reads their text)")
       ->required();
   cmd->add_option("-k", c->search.k, "Documents ranked per query")->capture_default_str();
-  cmd->add_option("--text-field", c->search.fields.text, "JSONL: the field holding the text")
-      ->capture_default_str();
-  cmd->add_option("--id-field", c->search.fields.id, "JSONL: the field holding the id")
-      ->capture_default_str();
-  cmd->add_option("--vocab", c->search.vocab,
-                  "Folder of encoder.json and vocab.bpe (default: where install-deps puts them)");
+  add_document_field_options(cmd, c->search.fields);
+  add_vocab_option(cmd, c->search.vocab);
   cmd->add_flag("--per-query", c->per_query,
                 "Also list each query's first relevant rank under both rankings");
   cmd->callback([c] { run(*c); });
