@@ -29,45 +29,46 @@ bool same(const P2pCalibration& a, const P2pCalibration& b) {
   return a.latency_terms == b.latency_terms && a.overhead_s == b.overhead_s;
 }
 
-[[noreturn]] void conflict(const std::string& name, const std::string& first,
-                           const std::string& second) {
+[[noreturn]] void conflict(const std::string& command, const std::string& name,
+                           const std::string& first, const std::string& second) {
   fail(
-      "calibrate merge: {} differs between {} and {}; a merge takes each GPU type's and link "
+      "{}: {} differs between {} and {}; a merge takes each GPU type's and link "
       "class's entries from one file: remove it from one of them (or fit both on one bench)",
-      name, first, second);
+      command, name, first, second);
 }
 
 // Puts `value` (from `source`) at `key` of `into`, whose entries came from `sources`; an entry
 // already there must be the same.
 template <typename Map, typename Key, typename Value>
 void put(Map& into, std::map<std::string, std::string>& sources, const Key& key,
-         const std::string& name, const Value& value, const std::string& source) {
+         const std::string& name, const Value& value, const std::string& source,
+         const std::string& command) {
   const auto it = into.find(key);
   if (it == into.end()) {
     into.emplace(key, value);
     sources[name] = source;
   } else if (!same(it->second, value)) {
-    conflict(name, sources[name], source);
+    conflict(command, name, sources[name], source);
   }
 }
 
 }  // namespace
 
-Calibration merge_calibrations(const std::vector<Calibration>& parts) {
+Calibration merge_calibrations(const std::vector<Calibration>& parts, const std::string& command) {
   Calibration out;
   std::map<std::string, std::string> sources;  // entry name -> the file it came from
   for (const Calibration& part : parts) {
     for (const auto& [gpu, kinds] : part.compute)
       for (const auto& [kind, c] : kinds)
         put(out.compute[gpu], sources, kind, fmt::format("compute.{}.{}", gpu, to_string(kind)), c,
-            part.source);
+            part.source, command);
     for (const auto& [name, l] : part.links)
-      put(out.links, sources, name, "links." + name, l, part.source);
+      put(out.links, sources, name, "links." + name, l, part.source, command);
     for (const auto& [op, c] : part.collectives)
-      put(out.collectives, sources, op, std::string("collectives.") + to_string(op), c,
-          part.source);
+      put(out.collectives, sources, op, std::string("collectives.") + to_string(op), c, part.source,
+          command);
     if (part.p2p && out.p2p && !same(*out.p2p, *part.p2p))
-      conflict("p2p", sources["p2p"], part.source);
+      conflict(command, "p2p", sources["p2p"], part.source);
     if (part.p2p && !out.p2p) out.p2p = part.p2p, sources["p2p"] = part.source;
     if (part.held_out_step_error)
       out.held_out_step_error =
@@ -75,6 +76,13 @@ Calibration merge_calibrations(const std::vector<Calibration>& parts) {
     out.source += (out.source.empty() ? "" : " + ") + part.source;
   }
   return out;
+}
+
+Calibration load_calibrations(const std::vector<std::string>& paths, const std::string& command) {
+  if (paths.size() == 1) return load_calibration(paths[0]);
+  std::vector<Calibration> parts;
+  for (const auto& path : paths) parts.push_back(load_calibration(path));
+  return merge_calibrations(parts, command);
 }
 
 std::vector<std::string> merge_comments(const std::vector<Calibration>& parts) {

@@ -13,10 +13,15 @@
 
 namespace fabtrain::calib {
 
-// Throws fabtrain::Error on conflicting entries (each named with its two sources). The held-out
-// step error of the result is the largest of the parts' (the ranking is as trustworthy as the
-// worst fit it uses); its source lists the parts' sources.
-Calibration merge_calibrations(const std::vector<Calibration>& parts);
+// Throws fabtrain::Error on conflicting entries (each named with its two sources), its message
+// starting with `command`. The held-out step error of the result is the largest of the parts'
+// (the ranking is as trustworthy as the worst fit it uses); its source lists the parts' sources.
+Calibration merge_calibrations(const std::vector<Calibration>& parts,
+                               const std::string& command = "calibrate merge");
+
+// The calibration several files give together, as `calibrate merge` would merge them (one file:
+// that file as it is); `command` starts the message of a conflict ("--calibration").
+Calibration load_calibrations(const std::vector<std::string>& paths, const std::string& command);
 
 // Comment lines for the merged file: what each part contributed.
 std::vector<std::string> merge_comments(const std::vector<Calibration>& parts);

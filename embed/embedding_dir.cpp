@@ -162,42 +162,50 @@ EmbeddingFolder read_embedding_folder(const std::string& dir) {
   return f;
 }
 
-std::vector<SearchHit> search_documents(const std::string& query, const std::string& dir, int k,
-                                        const std::string& vocab) {
+FolderSearch::FolderSearch(const std::string& dir, const std::string& vocab)
+    : dir_(dir), folder_(read_embedding_folder(dir)) {
+  const ModelSpec model = load_model(folder_.model);
+  if (folder_.dimension != model.n_embd)
+    fail("{}: model {} embeds in {} dimensions; embed.json says {}", dir, model.name, model.n_embd,
+         folder_.dimension);
+  bpe_ = std::make_unique<text::Gpt2Bpe>(text::load_gpt2_bpe(vocab));
+  embedder_ = std::make_unique<Embedder>(model, folder_.checkpoint, *bpe_);
+}
+
+std::vector<SearchHit> FolderSearch::search(const std::string& query, int k) {
   if (query.empty()) fail("search: the query is empty");
   if (k <= 0) fail("-k={} must be positive", k);
-  const EmbeddingFolder folder = read_embedding_folder(dir);
-  const ModelSpec model = load_model(folder.model);
-  if (folder.dimension != model.n_embd)
-    fail("{}: model {} embeds in {} dimensions; embed.json says {}", dir, model.name, model.n_embd,
-         folder.dimension);
-  const text::Gpt2Bpe bpe = text::load_gpt2_bpe(vocab);
-  Embedder embedder(model, folder.checkpoint, bpe);
-  const std::int64_t n = std::int64_t(folder.documents.size());
-
+  const std::int64_t n = std::int64_t(folder_.documents.size());
   Matrix q;
   q.rows = 1;
-  q.data = embedder.embed(query, parse_pooling(folder.pooling)).vector;
+  q.data = embedder_->embed(query, parse_pooling(folder_.pooling)).vector;
   q.cols = std::int64_t(q.data.size());
   if (first_non_finite(q.data.data(), q.cols) >= 0)
     fail(
         "search: the query's vector is not finite: the checkpoint {} overflows the model's "
         "activations (weights far from a trained model's)",
-        folder.checkpoint);
+        folder_.checkpoint);
   normalize_rows(q);
   std::vector<SearchHit> hits;
-  for (const Hit& h : folder.index->search(q.data, k)) {
+  for (const Hit& h : folder_.index->search(q.data, k)) {
     if (h.row < 0 || h.row >= n)
       fail(
           "{}/index.faiss: a hit names row {}, outside the {} documents: the index is corrupt; "
           "run embed again",
-          dir, h.row, n);
-    SearchHit hit = folder.documents[std::size_t(h.row)];
+          dir_, h.row, n);
+    SearchHit hit = folder_.documents[std::size_t(h.row)];
     hit.rank = int(hits.size()) + 1;
     hit.score = h.score;
     hits.push_back(hit);
   }
   return hits;
+}
+
+std::vector<SearchHit> search_documents(const std::string& query, const std::string& dir, int k,
+                                        const std::string& vocab) {
+  if (query.empty()) fail("search: the query is empty");
+  if (k <= 0) fail("-k={} must be positive", k);
+  return FolderSearch(dir, vocab).search(query, k);
 }
 
 }  // namespace fabtrain::embed

@@ -57,6 +57,22 @@ struct EmbeddingFolder {
 };
 EmbeddingFolder read_embedding_folder(const std::string& dir);
 
+// An embedding folder opened for searching: read and verified once, with the model and
+// checkpoint embed.json names, so that many queries embed the way its documents were.
+class FolderSearch {
+ public:
+  explicit FolderSearch(const std::string& dir, const std::string& vocab = "");
+  // The k documents most similar to the query text, best first.
+  std::vector<SearchHit> search(const std::string& query, int k);
+  const EmbeddingFolder& folder() const { return folder_; }
+
+ private:
+  std::string dir_;
+  EmbeddingFolder folder_;
+  std::unique_ptr<text::Gpt2Bpe> bpe_;  // the embedder keeps a reference to it
+  std::unique_ptr<Embedder> embedder_;
+};
+
 // The k documents of the folder most similar to the query text.
 std::vector<SearchHit> search_documents(const std::string& query, const std::string& dir, int k,
                                         const std::string& vocab = "");

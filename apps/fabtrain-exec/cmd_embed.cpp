@@ -7,6 +7,7 @@
 
 #include "command.hpp"
 #include "embed/embedding_dir.hpp"
+#include "text_options.hpp"
 
 namespace fabtrain {
 namespace {
@@ -41,10 +42,7 @@ Registration reg(50, [](CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--pooling", c->pooling, "mean (of the final hidden states) or last (token)")
       ->capture_default_str();
-  cmd->add_option("--text-field", c->fields.text, "JSONL: the field holding the text")
-      ->capture_default_str();
-  cmd->add_option("--id-field", c->fields.id, "JSONL: the field holding the id")
-      ->capture_default_str();
+  add_document_field_options(cmd, c->fields);
   cmd->add_option("--flat-max", c->index.flat_max,
                   "Exact (flat) index up to this many documents, IVF above")
       ->capture_default_str();
@@ -53,8 +51,7 @@ Registration reg(50, [](CLI::App& app) {
   cmd->add_option("--nprobe", c->index.nprobe,
                   "IVF: clusters searched per query (0: nlist/8, at least 8)")
       ->capture_default_str();
-  cmd->add_option("--vocab", c->vocab,
-                  "Folder of encoder.json and vocab.bpe (default: where install-deps puts them)");
+  add_vocab_option(cmd, c->vocab);
   cmd->callback([c] { run(*c); });
 });
 

@@ -12,6 +12,7 @@
 #include "exec/model/sampling.hpp"
 #include "exec/model/trainable_model.hpp"
 #include "text/vocab_files.hpp"
+#include "text_options.hpp"
 
 namespace fabtrain {
 namespace {
@@ -69,8 +70,7 @@ Registration reg(40, [](CLI::App& app) {
   cmd->add_option("--seed", c->options.seed, "Seed of the draws")->capture_default_str();
   cmd->add_option("--max-tokens", c->options.max_tokens, "Tokens to generate at most")
       ->capture_default_str();
-  cmd->add_option("--vocab", c->vocab,
-                  "Folder of encoder.json and vocab.bpe (default: where install-deps puts them)");
+  add_vocab_option(cmd, c->vocab);
   cmd->callback([c] { run(*c); });
 });
 

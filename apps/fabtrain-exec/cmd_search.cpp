@@ -7,6 +7,7 @@
 
 #include "command.hpp"
 #include "embed/embedding_dir.hpp"
+#include "text_options.hpp"
 
 namespace fabtrain {
 namespace {
@@ -30,8 +31,7 @@ Registration reg(51, [](CLI::App& app) {
   cmd->add_option("query", c->query, "The query text")->required();
   cmd->add_option("--index", c->index, "Folder written by `fabtrain-exec embed`")->required();
   cmd->add_option("-k", c->k, "Hits to show")->capture_default_str();
-  cmd->add_option("--vocab", c->vocab,
-                  "Folder of encoder.json and vocab.bpe (default: where install-deps puts them)");
+  add_vocab_option(cmd, c->vocab);
   cmd->callback([c] { run(*c); });
 });
 

@@ -10,6 +10,7 @@
 #include "command.hpp"
 #include "text/tokenize_corpus.hpp"
 #include "text/vocab_files.hpp"
+#include "text_options.hpp"
 
 namespace fabtrain {
 namespace {
@@ -53,10 +54,8 @@ Registration reg(30, [](CLI::App& app) {
                   "Fraction of the documents, evenly spaced, for validation")
       ->capture_default_str();
   cmd->add_option("--shard-tokens", c->shard_tokens, "Tokens per shard")->capture_default_str();
-  cmd->add_option("--text-field", c->fields.text, "JSONL: the field holding the text")
-      ->capture_default_str();
-  cmd->add_option("--vocab", c->vocab,
-                  "Folder of encoder.json and vocab.bpe (default: where install-deps puts them)");
+  add_text_field_option(cmd, c->fields);
+  add_vocab_option(cmd, c->vocab);
   cmd->add_option("--threads", c->threads, "Threads (0: every core)")->capture_default_str();
   cmd->callback([c] { run(*c); });
 });

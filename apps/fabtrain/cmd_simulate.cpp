@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 
+#include "calibrate/merge_calibrations.hpp"
 #include "command.hpp"
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
@@ -23,7 +24,8 @@ namespace fabtrain {
 namespace {
 
 struct SimulateOptions {
-  std::string model, slice, plan, calibration, catalog, json, trace, communicator;
+  std::string model, slice, plan, catalog, json, trace, communicator;
+  std::vector<std::string> calibration;
   int batch = 0, seq = 0;
   double wan_latency_ms = -1;
   double tokens = 0, epochs = 0, dataset_tokens = 0;
@@ -60,7 +62,7 @@ void run(const SimulateOptions& o) {
   }
   Calibration calibration;
   if (!o.calibration.empty()) {
-    calibration = load_calibration(o.calibration);
+    calibration = calib::load_calibrations(o.calibration, "--calibration");
     print_calibration_warnings(calibration, slice);
   }
   check_memory_headroom(o.memory_headroom);
@@ -90,7 +92,7 @@ void run(const SimulateOptions& o) {
   if (o.wan_latency_ms >= 0)
     fmt::print(info, "wan latency  {} ms round trip (override)\n", o.wan_latency_ms);
   fmt::print(info, "calibration  {}\n\n",
-             o.calibration.empty() ? "none (catalog defaults)" : o.calibration);
+             o.calibration.empty() ? "none (catalog defaults)" : calibration_names(o.calibration));
 
   const Schedule schedule = compile(model, plan, batch, seq);
   Simulator simulator(slice);
@@ -118,7 +120,7 @@ Registration reg(40, [](CLI::App& app) {
   cmd->add_option("--seq", o->seq, "Sequence length (default: the model's context)");
   cmd->add_option("--wan-latency-ms", o->wan_latency_ms,
                   "Override every inter-site round-trip latency, in ms");
-  cmd->add_option("--calibration", o->calibration, "Calibration YAML file");
+  add_calibration_option(cmd, o->calibration);
   cmd->add_option("--communicator", o->communicator,
                   "Communicator profile (catalog communicators: nccl-socket, openmpi-tcp; default: "
                   "the slice's)");

@@ -30,8 +30,9 @@ StudyReportContext context_of(const Options& o, const SearchOptions& options) {
   c.command = invoked_command();
   c.version = FABTRAIN_PROJECT_VERSION;
   c.date = fmt::format("{:%Y-%m-%d %H:%M} UTC", fmt::gmtime(std::time(nullptr)));
-  c.calibration = o.search.calibration_file.empty() ? "none: the catalog's defaults"
-                                                    : o.search.calibration_file;
+  c.calibration = o.search.calibration_files.empty()
+                      ? "none: the catalog's defaults"
+                      : calibration_names(o.search.calibration_files);
   c.measured = load_study_measurement();
   c.train_tokens = options.train_tokens;
   c.assumptions = {

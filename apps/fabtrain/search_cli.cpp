@@ -9,6 +9,7 @@
 #include <set>
 
 #include "calibrate/coverage.hpp"
+#include "calibrate/merge_calibrations.hpp"
 #include "common/atomic_file.hpp"
 #include "common/data_dir.hpp"
 #include "common/error.hpp"
@@ -42,7 +43,7 @@ void SearchCli::add_to(CLI::App* cmd, bool with_slice) {
       "--communicator", communicator,
       "Communicator profile to assume (catalog communicators: nccl-socket, openmpi-tcp; "
       "default: the slice's)");
-  cmd->add_option("--calibration", calibration_file, "Calibration YAML from `fabtrain calibrate`");
+  add_calibration_option(cmd, calibration_files);
   cmd->add_option(
       "--catalog", catalog_file,
       "Catalog YAML adding or replacing GPU types, NICs and sites (the built-in rules)");
@@ -58,6 +59,16 @@ void SearchCli::add_to(CLI::App* cmd, bool with_slice) {
   add_memory_headroom_option(cmd, memory_headroom);
   cmd->add_option("--workers", workers,
                   "Simulations at once, each in a process of its own (default: one per core)");
+}
+
+void add_calibration_option(CLI::App* cmd, std::vector<std::string>& files) {
+  cmd->add_option("--calibration", files,
+                  "Calibration YAML from `fabtrain calibrate`; several (one per GPU type or link "
+                  "class) are merged as `fabtrain calibrate merge` merges them");
+}
+
+std::string calibration_names(const std::vector<std::string>& files) {
+  return fmt::format("{}", fmt::join(files, " + "));
 }
 
 namespace {
@@ -85,8 +96,8 @@ SearchSetup SearchCli::resolve() {
   if (wan_latency_ms >= 0) override_wan_latency(setup.slice, wan_latency_ms / 1000);
   if (!communicator.empty()) use_communicator(setup.slice, communicator);
   communicator = setup.slice.communicator.name;  // what describe() reports as assumed
-  if (!calibration_file.empty()) {
-    calibration = load_calibration(calibration_file);
+  if (!calibration_files.empty()) {
+    calibration = calib::load_calibrations(calibration_files, "--calibration");
     options.calibration = &calibration;
     print_calibration_warnings(calibration, setup.slice);
   }
@@ -130,8 +141,8 @@ std::string SearchCli::describe() const {
       batch > 0 ? std::to_string(batch) : "8/GPU", seq > 0 ? std::to_string(seq) : "context",
       precision, objective, 100 * memory_headroom,
       wan_latency_ms >= 0 ? fmt::format(" wan-latency={}ms", wan_latency_ms) : "",
-      calibration_file.empty() ? " calibration=catalog defaults"
-                               : " calibration=" + calibration_file,
+      calibration_files.empty() ? " calibration=catalog defaults"
+                                : " calibration=" + calibration_names(calibration_files),
       train_tokens().description);
 }
 

@@ -32,9 +32,9 @@ struct SearchCli {
   double epochs = 0;
   double dataset_tokens = 0;
   double wan_latency_ms = -1;
-  std::string communicator;  // empty: the slice's
-  std::string calibration_file;
-  std::string catalog_file;  // --catalog: the user's own GPU types, NICs, sites
+  std::string communicator;                    // empty: the slice's
+  std::vector<std::string> calibration_files;  // merged as `calibrate merge` merges them
+  std::string catalog_file;                    // --catalog: the user's own GPU types, NICs, sites
   std::string precision = "fp32";
   std::string objective = "time-to-train";
   double memory_headroom = 0.10;
@@ -66,6 +66,10 @@ std::string memory_cell(const Evaluated& e, double unit);
 
 // On standard error, what a calibration does not cover on the slice (calibrate/coverage.hpp).
 void print_calibration_warnings(const Calibration& calibration, const Slice& slice);
+// --calibration FILE...: several files merged as `calibrate merge` merges them
+// (calibrate/merge_calibrations.hpp); their names joined for the resolved configuration.
+void add_calibration_option(CLI::App* cmd, std::vector<std::string>& files);
+std::string calibration_names(const std::vector<std::string>& files);
 // Where `plan` writes the launch line's hostfile: beside a slice file the user gave
 // (<slice>.hosts); "" for a built-in slice, whose line places ranks with --host.
 std::string launch_hostfile_path(const Slice& slice);

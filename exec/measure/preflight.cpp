@@ -125,29 +125,32 @@ std::vector<std::string> preflight_warnings(const std::vector<RankFacts>& ranks)
   return out;
 }
 
-std::string preflight_table(const std::vector<RankFacts>& ranks) {
-  const auto row = [](auto... cells) {
-    return fmt::format("{:>4}  {:<12} {:<20} {:<7} {:<8} {:<11} {:>7} {:>7} {:>7} {:>7}\n",
-                       cells...);
-  };
-  std::string out = row("rank", "host", "device", "version", "binary", "data", "rtt ms", "slice",
-                        "MB/s", "slice");
+std::string preflight_table(const std::vector<RankFacts>& ranks, int width) {
+  TextTable table({{"rank", true},
+                   {"host"},
+                   {"device", false, 0, true},
+                   {"version"},
+                   {"binary"},
+                   {"data"},
+                   {"rtt ms", true},
+                   {"slice", true},
+                   {"MB/s", true},
+                   {"slice", true}});
   const auto number = [](bool shown, double v) {
     return shown ? fmt::format("{:.{}f}", v, v < 10 ? 3 : 1) : std::string("-");
   };
   for (const auto& r : ranks) {
     int ok = 0;
     for (const auto& f : r.files) ok += f.error.empty();
-    std::string device = r.device.empty() ? "none: " + r.device_error : r.device;
-    if (device.size() > 20) device = device.substr(0, 19) + "~";
-    out += row(r.rank, r.host.substr(0, 12), device, r.version.substr(0, 7),
-               r.binary_checksum.substr(0, 8), fmt::format("{}/{} files", ok, r.files.size()),
-               number(r.rank != 0, r.rtt_to_rank0_s * 1e3),
-               number(bool(r.expected_rtt_s), r.expected_rtt_s.value_or(0) * 1e3),
-               number(r.bandwidth_from_rank0 > 0, r.bandwidth_from_rank0 / 1e6),
-               number(bool(r.expected_bandwidth), r.expected_bandwidth.value_or(0) / 1e6));
+    table.add_row({std::to_string(r.rank), r.host,
+                   r.device.empty() ? "none: " + r.device_error : r.device, r.version.substr(0, 7),
+                   r.binary_checksum.substr(0, 8), fmt::format("{}/{} files", ok, r.files.size()),
+                   number(r.rank != 0, r.rtt_to_rank0_s * 1e3),
+                   number(bool(r.expected_rtt_s), r.expected_rtt_s.value_or(0) * 1e3),
+                   number(r.bandwidth_from_rank0 > 0, r.bandwidth_from_rank0 / 1e6),
+                   number(bool(r.expected_bandwidth), r.expected_bandwidth.value_or(0) / 1e6)});
   }
-  return out;
+  return table.render(width).text;
 }
 
 }  // namespace fabtrain

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/text_table.hpp"
 #include "platforms/slice.hpp"
 
 namespace fabtrain {
@@ -62,7 +63,10 @@ std::vector<std::string> preflight_failures(const std::vector<RankFacts>& ranks)
 // rank 0 far below the slice's rate for the pair.
 std::vector<std::string> preflight_warnings(const std::vector<RankFacts>& ranks);
 
-// One table: a row per rank (host, device, version, binary, data, round trip, transfer rate).
-std::string preflight_table(const std::vector<RankFacts>& ranks);
+// One table: a row per rank (host, device, version, binary, data, round trip, transfer rate),
+// fitting `width` columns (0: no limit) as the plan table does: the device column is narrowed
+// and a long device (a GPU's name, memory, driver and CUDA versions, or why there is none) goes
+// on over the row's next lines, never cut.
+std::string preflight_table(const std::vector<RankFacts>& ranks, int width = table_width(false));
 
 }  // namespace fabtrain

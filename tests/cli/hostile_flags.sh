@@ -48,6 +48,7 @@ declare -A base=(
   ["fabtrain-exec sample"]="--model gpt2-nano --checkpoint $tmp/absent.bin"
   ["fabtrain-exec embed"]="$data --model gpt2-nano --checkpoint $tmp/absent.bin -o $tmp/emb"
   ["fabtrain-exec search"]="fox --index $tmp/emb"
+  ["fabtrain-exec evaluate-search"]="$src/data/tiny_prose_queries.jsonl --index $tmp/emb --documents $src/data/tiny_prose_docs.jsonl"
 )
 
 # The base arguments without the flag under test (an option given twice is an error of its own).

@@ -70,6 +70,31 @@ TEST_CASE("preflight facts survive their text form; a checksum follows the file'
   CHECK(contains(preflight_table({rank(0), rank(1)}), "vm1"));
 }
 
+TEST_CASE("preflight: the table fits the width and wraps a long device name, never cuts it") {
+  RankFacts a = rank(0), b = rank(1);
+  a.host = "node1-utah";
+  a.device =
+      "cuda tf32 on GPU 0: NVIDIA RTX A6000, 47.5 GiB, driver 535.104.05, CUDA 12.2, nccl "
+      "communicator";
+  b.device =
+      "cuda tf32 on GPU 0: NVIDIA RTX A6000, 47.5 GiB, driver 535.129.03, CUDA 12.2, nccl "
+      "communicator";
+  const std::string fitted = preflight_table({a, b}, 100);
+  int lines = 0;
+  for (std::size_t start = 0, end; start < fitted.size(); start = end + 1, ++lines) {
+    end = fitted.find('\n', start);
+    CHECK(end - start <= 100);
+  }
+  CHECK(lines > 3);                        // a header and two ranks, each over several lines
+  CHECK(contains(fitted, "535.104.05,"));  // where the two devices differ, both shown
+  CHECK(contains(fitted, "535.129.03,"));
+  CHECK(contains(fitted, a.host));
+  const std::string wide = preflight_table({a, b}, 0);
+  CHECK(contains(wide, a.device));
+  CHECK(contains(wide, b.device));
+  CHECK(contains(preflight_table({rank(0), rank(1)}, 100), "vm1"));
+}
+
 TEST_CASE("preflight: a transfer far below the slice's rate is a warning naming the rank") {
   RankFacts slow = rank(1);
   slow.bandwidth_from_rank0 = 40e6;
