@@ -7,8 +7,8 @@
 #include "common/data_dir.hpp"
 #include "embed/embedding_dir.hpp"
 #include "embed/search_evaluation.hpp"
-#include "exec/model/checkpoint.hpp"
 #include "exec/model/gpt2_stage.hpp"
+#include "exec/model/model_file.hpp"
 #include "tests/test_support.hpp"
 #include "tests/text/text_test_support.hpp"
 
