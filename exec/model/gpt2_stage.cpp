@@ -665,6 +665,12 @@ void Gpt2Stage::release(int mb) {
 
 void Gpt2Stage::synchronize() { impl_->ops->synchronize(); }
 
+bool Gpt2Stage::has_marks() const { return impl_->ops->has_marks(); }
+
+void Gpt2Stage::mark(int k) { impl_->ops->mark(k); }
+
+std::vector<double> Gpt2Stage::mark_seconds(int n) { return impl_->ops->mark_seconds(n); }
+
 bool Gpt2Stage::device_optimizer() const { return !impl_->host && impl_->ops->runs_optimizer(); }
 
 std::span<float> Gpt2Stage::device_grads() {

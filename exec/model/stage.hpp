@@ -58,6 +58,12 @@ class Stage {
   virtual void adam_state(std::vector<float>* m, std::vector<float>* v) {}
   virtual void set_adam_state(std::span<const float> m, std::span<const float> v) {}
 
+  // Marks on the backend's queue (Gpt2Ops::mark): a stage that has them is timed from them, one
+  // mark before a step and one after each instruction, and waited for once per step.
+  virtual bool has_marks() const { return false; }
+  virtual void mark(int k) {}
+  virtual std::vector<double> mark_seconds(int n) { return {}; }
+
   // Waits until the work issued so far has finished (a device backend's queue), so that an
   // instruction's measured time is its own. The CPU stage works synchronously: nothing to wait for.
   virtual void synchronize() {}

@@ -7,6 +7,7 @@
 #include "common/error.hpp"
 #include "exec/comm/watchdog.hpp"
 #include "exec/model/kernels_layout.hpp"
+#include "exec/play/instruction_marks.hpp"
 #include "plan/buckets.hpp"
 #include "plan/request_rules.hpp"
 #include "plan/verb.hpp"
@@ -150,6 +151,10 @@ StepOutcome Interpreter::play_step(int step, float lr, const MicrobatchFeed& fee
   mean_loss_ = 0;
   StepOutcome outcome;
   outcome.timings.resize(stream_.size());
+  // A backend with marks on its queue is timed from them, waited for once after the step; any
+  // other by the host clock, waiting after each instruction for the work it queued.
+  const bool marks = stage_.has_marks();
+  if (marks) stage_.mark(0);
   const Clock::time_point step_start = Clock::now();
   for (std::size_t i = 0; i < stream_.size(); ++i) {
     // Only waits on peers are watched: a long compute instruction is not a dead peer.
@@ -158,9 +163,18 @@ StepOutcome Interpreter::play_step(int step, float lr, const MicrobatchFeed& fee
         fmt::format("rank {} step {} instruction {}: {}", rank_, step + 1, i, names_[i]));
     const Clock::time_point start = Clock::now();
     run(stream_[i], step, lr, feed, false);
-    stage_.synchronize();  // a device backend's queued work belongs to this instruction
+    if (marks) {
+      stage_.mark(int(i) + 1);
+      continue;
+    }
+    stage_.synchronize();
     const Clock::time_point end = Clock::now();
     outcome.timings[i] = {seconds_between(step_start, start), seconds_between(start, end)};
+  }
+  if (marks) {
+    stage_.synchronize();
+    outcome.timings =
+        timings_from_marks(stage_.mark_seconds(int(stream_.size()) + 1), stream_.size());
   }
   for (int mb = 0; mb < schedule_.plan.mb; ++mb) stage_.release(mb);
   outcome.loss_sum = loss_sum_;
