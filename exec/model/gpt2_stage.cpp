@@ -680,6 +680,16 @@ std::span<float> Gpt2Stage::device_grads() {
   return {s.grads.data(), std::size_t(s.param_count)};
 }
 
+Gpt2Ops* Gpt2Stage::device_ops() { return device_optimizer() ? impl_->ops : nullptr; }
+
+std::span<float> Gpt2Stage::device_params() {
+  Impl& s = *impl_;
+  if (s.host) return {};
+  s.device_params();
+  s.params_on_device_newer = true;  // the caller may write them
+  return {s.params.data(), std::size_t(s.param_count)};
+}
+
 void Gpt2Stage::scale_grads(float factor) {
   Impl& s = *impl_;
   s.device_grads();

@@ -102,6 +102,8 @@ class Gpt2Stage final : public Stage {
                   float grad_scale) override;
   void adam_state(std::vector<float>* m, std::vector<float>* v) override;
   void set_adam_state(std::span<const float> m, std::span<const float> v) override;
+  Gpt2Ops* device_ops() override;
+  std::span<float> device_params() override;
 
  private:
   struct Impl;
