@@ -86,7 +86,7 @@ cp -r "$src/tests/exec/reference" "$share/tests/exec/"
 cp -r "$src/tests/models/configs" "$share/tests/models/"
 cp -r "$src/platforms/data" "$share/platforms/"
 cp "$src/scripts/run-gpu-check.sh" "$out/"
-cp "$src/scripts/gpu-losses.py" "$out/"
+cp "$src/scripts/gpu-losses.py" "$src/scripts/gpt2-reference.py" "$out/"
 cp "$src/scripts/gpu-bundle-env.sh" "$out/env.sh"
 git -C "$src" rev-parse HEAD >"$out/COMMIT" 2>/dev/null || echo unknown >"$out/COMMIT"
 

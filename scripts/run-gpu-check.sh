@@ -6,6 +6,7 @@
 # TOTAL_S (parts that would start later are skipped, and say so):
 #   1. the CUDA stage tests and the backend op table (every CUDA op against the CPU's, by row);
 #   2. CPU against CUDA losses, same seed and data, 20 steps of gpt2-nano and of GPT-2 small;
+#      where PyTorch is present, a PyTorch reference trains the same GPT-2 small checkpoint;
 #   3. dp=2 and pp=2 over two ranks sharing the one GPU (the bundle's mpirun, --comm mpi: NCCL
 #      refuses two ranks on one device), against the one-rank CUDA losses; NCCL on one rank;
 #   4. tokens/s and achieved TFLOP/s of GPT-2 medium at the largest batch (8, 4, 2) that fits;
@@ -86,6 +87,19 @@ compare nano_cpu nano_cuda 1e-3
 LIMIT=200 train small_cpu cpu gpt2 4 128
 train small_cuda cuda gpt2 4 128 --precision fp32
 compare small_cpu small_cuda 1e-3
+
+# 2b. Where PyTorch sees the GPU: the same GPT-2 small checkpoint (one step from the seed), trained
+#     20 steps by fabtrain-exec and by the PyTorch reference (gpt2-reference.py), fp32 both.
+if python3 -c "import torch; assert torch.cuda.is_available()" >/dev/null 2>&1; then
+  init=$out/small_init/model_00000001.bin
+  STEPS=1 train small_init cuda gpt2 4 128 --precision fp32 --checkpoint-dir "$out/small_init"
+  train small_cuda_ckpt cuda gpt2 4 128 --precision fp32 --init-from "$init"
+  step small_torch 200 python3 "$bundle/gpt2-reference.py" train "$init" "$text" 4 128 20 \
+    "$out/small_torch.jsonl" --lr 1e-3
+  compare small_torch small_cuda_ckpt 1e-3
+else
+  echo "torch_reference skipped: python3 has no PyTorch that sees a GPU" | tee -a "$summary"
+fi
 
 # 3. Two ranks sharing the GPU over MPI, against one rank; NCCL's code path on one rank.
 for plan in dp=2 pp=2,mb=2; do

@@ -91,8 +91,13 @@ class LoopbackCommunicator final : public Communicator {
   std::string name() const override { return "loopback"; }
   void set_groups(const std::vector<std::vector<int>>& groups) override;
   [[noreturn]] void abort(const std::string& message) override;
+  // Whether its spans stand for a device's memory: a test's host memory behind a backend that
+  // keeps its buffers off the host, so that the interpreter's device paths run on the CPU.
+  void set_takes_device_memory(bool on) { device_memory_ = on; }
+  bool takes_device_memory() const override { return device_memory_; }
 
  private:
+  bool device_memory_ = false;
   struct Request {
     int group = -1;  // a collective: (group, seq) in the hub
     long seq = 0;

@@ -87,6 +87,12 @@ class CpuOps final : public Gpt2Ops {
                     int c) override {
     kernels::residual_add(out, a, b, bias, n, c);
   }
+  void copy_runs(float* dst, const float* src, std::span<const CopyRun> runs) override {
+    for (const CopyRun& r : runs) std::copy_n(src + r.from, r.count, dst + r.to);
+  }
+  void add_into(float* dst, const float* src, std::int64_t count) override {
+    for (std::int64_t i = 0; i < count; ++i) dst[i] += src[i];
+  }
 };
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "common/error.hpp"
 
@@ -31,6 +32,11 @@ struct AdamWArgs {
   float lr = 0, beta1 = 0, beta2 = 0, eps = 0, weight_decay = 0;
   int step = 1;
   float grad_scale = 1;
+};
+
+// count floats copied from offset `from` of one buffer to offset `to` of another.
+struct CopyRun {
+  std::int64_t from = 0, to = 0, count = 0;
 };
 
 class Gpt2Ops {
@@ -95,9 +101,27 @@ class Gpt2Ops {
     unsupported("adamw");
   }
 
+  // Moving and adding in the backend's memory, for ZeRO's shard where the parameters live
+  // (exec/play/device_shard.hpp): dst[r.to + i] = src[r.from + i] for every run (runs do not
+  // overlap in dst), and dst[i] += src[i].
+  virtual void copy_runs(float* dst, const float* src, std::span<const CopyRun> runs) {
+    unsupported("copy_runs");
+  }
+  virtual void add_into(float* dst, const float* src, std::int64_t count) {
+    unsupported("add_into");
+  }
+
+  // Marks on the backend's queue, to time work without waiting for it
+  // (exec/play/instruction_marks.hpp): mark(k) records mark k where the queue is now; after
+  // synchronize(), mark_seconds(n) gives marks 0..n-1 in seconds after mark 0. A backend that
+  // works synchronously has none (the host clock times it).
+  virtual bool has_marks() const { return false; }
+  virtual void mark(int k) { unsupported("mark"); }
+  virtual std::vector<double> mark_seconds(int n) { unsupported("mark_seconds"); }
+
  private:
   [[noreturn]] void unsupported(const char* op) const {
-    fail("the {} backend does not run {} (its optimizer runs on the host)", name(), op);
+    fail("the {} backend does not run {} (it works on the host)", name(), op);
   }
 };
 

@@ -665,6 +665,12 @@ void Gpt2Stage::release(int mb) {
 
 void Gpt2Stage::synchronize() { impl_->ops->synchronize(); }
 
+bool Gpt2Stage::has_marks() const { return impl_->ops->has_marks(); }
+
+void Gpt2Stage::mark(int k) { impl_->ops->mark(k); }
+
+std::vector<double> Gpt2Stage::mark_seconds(int n) { return impl_->ops->mark_seconds(n); }
+
 bool Gpt2Stage::device_optimizer() const { return !impl_->host && impl_->ops->runs_optimizer(); }
 
 std::span<float> Gpt2Stage::device_grads() {
@@ -672,6 +678,16 @@ std::span<float> Gpt2Stage::device_grads() {
   if (s.host) return {};
   s.device_grads();
   return {s.grads.data(), std::size_t(s.param_count)};
+}
+
+Gpt2Ops* Gpt2Stage::device_ops() { return device_optimizer() ? impl_->ops : nullptr; }
+
+std::span<float> Gpt2Stage::device_params() {
+  Impl& s = *impl_;
+  if (s.host) return {};
+  s.device_params();
+  s.params_on_device_newer = true;  // the caller may write them
+  return {s.params.data(), std::size_t(s.param_count)};
 }
 
 void Gpt2Stage::scale_grads(float factor) {

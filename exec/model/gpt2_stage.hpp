@@ -89,6 +89,9 @@ class Gpt2Stage final : public Stage {
   // and one shared activation slot, so every backward must pass recompute=true.
   void set_recompute(bool on) override;
   void synchronize() override;
+  bool has_marks() const override;
+  void mark(int k) override;
+  std::vector<double> mark_seconds(int n) override;
   // The optimizer in the backend's memory (a backend whose memory is not the host's and that
   // runs_optimizer(): the CUDA one); see Stage. params() downloads what it changed.
   bool device_optimizer() const override;
@@ -99,6 +102,8 @@ class Gpt2Stage final : public Stage {
                   float grad_scale) override;
   void adam_state(std::vector<float>* m, std::vector<float>* v) override;
   void set_adam_state(std::span<const float> m, std::span<const float> v) override;
+  Gpt2Ops* device_ops() override;
+  std::span<float> device_params() override;
 
  private:
   struct Impl;

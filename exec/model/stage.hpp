@@ -11,6 +11,7 @@ namespace fabtrain {
 
 struct ParamRun;
 struct AdamW;
+class Gpt2Ops;
 
 class Stage {
  public:
@@ -57,6 +58,18 @@ class Stage {
   // Downloads AdamW's first (m) or second (v) moments; a null one is left alone.
   virtual void adam_state(std::vector<float>* m, std::vector<float>* v) {}
   virtual void set_adam_state(std::span<const float> m, std::span<const float> v) {}
+  // For ZeRO's shard kept where the parameters are (exec/play/device_shard.hpp): the backend's
+  // operations (null where the optimizer is the host's), and the parameters in the backend's
+  // memory for a caller that reads or writes them there (an all-gather's unpack; params() then
+  // downloads them).
+  virtual Gpt2Ops* device_ops() { return nullptr; }
+  virtual std::span<float> device_params() { return {}; }
+
+  // Marks on the backend's queue (Gpt2Ops::mark): a stage that has them is timed from them, one
+  // mark before a step and one after each instruction, and waited for once per step.
+  virtual bool has_marks() const { return false; }
+  virtual void mark(int k) {}
+  virtual std::vector<double> mark_seconds(int n) { return {}; }
 
   // Waits until the work issued so far has finished (a device backend's queue), so that an
   // instruction's measured time is its own. The CPU stage works synchronously: nothing to wait for.

@@ -7,6 +7,7 @@
 #include "common/error.hpp"
 #include "exec/comm/watchdog.hpp"
 #include "exec/model/kernels_layout.hpp"
+#include "exec/play/instruction_marks.hpp"
 #include "plan/buckets.hpp"
 #include "plan/request_rules.hpp"
 #include "plan/verb.hpp"
@@ -75,28 +76,35 @@ Interpreter::Interpreter(const ModelSpec& model, const Schedule& schedule, int r
     const std::vector<int>& group = schedule.groups[dp_group_index_];
     dp_position_ = int(std::find(group.begin(), group.end(), rank) - group.begin());
   }
-  allocate_shards();
+  const bool shard_on_device = sharded_ && stage_.device_optimizer() && comm_.takes_device_memory();
+  allocate_shards(shard_on_device);
   build_masks(model);
   const std::size_t owned = sharded_ ? std::size_t(zero_.chunk_size()) : stage_.params().size();
   m_.assign(owned, 0.0f);
   v_.assign(owned, 0.0f);
   device_optimizer_ = !sharded_ && stage_.device_optimizer();
+  // ZeRO's shard stays in the backend's memory where the communicator moves that memory.
+  if (shard_on_device)
+    device_shard_ = std::make_unique<DeviceShard>(*stage_.device_ops(), zero_, dp_position_,
+                                                  decay_shard_, counted_shard_);
   parameters_changed();
 }
 
 std::vector<float>& Interpreter::adam_m() {
+  if (device_shard_) device_shard_->moments(&m_, nullptr);
   if (device_optimizer_) stage_.adam_state(&m_, nullptr);
   return m_;
 }
 
 std::vector<float>& Interpreter::adam_v() {
+  if (device_shard_) device_shard_->moments(nullptr, &v_);
   if (device_optimizer_) stage_.adam_state(nullptr, &v_);
   return v_;
 }
 
-void Interpreter::allocate_shards() {
-  if (sharded_) {
-    shard_params_.assign(std::size_t(zero_.chunk_size()), 0.0f);
+void Interpreter::allocate_shards(bool on_device) {
+  if (sharded_) shard_params_.assign(std::size_t(zero_.chunk_size()), 0.0f);
+  if (sharded_ && !on_device) {  // on the device, the host keeps only what sizes the masks
     shard_grads_.assign(shard_params_.size(), 0.0f);
     chunk_tmp_.assign(shard_params_.size(), 0.0f);
     flat_.assign(shard_params_.size() * std::size_t(dp_), 0.0f);
@@ -133,13 +141,21 @@ void Interpreter::build_masks(const ModelSpec& model) {
 }
 
 void Interpreter::parameters_changed() {
+  if (device_shard_) {
+    device_shard_->pack(stage_.device_params().data(), -1, dp_position_, device_shard_->params());
+    device_shard_->set_moments(m_, v_);
+    return;
+  }
   if (sharded_) zero_.pack<float>(stage_.params(), dp_position_, shard_params_);
   if (device_optimizer_) stage_.set_adam_state(m_, v_);
 }
 
 StepOutcome Interpreter::play_step(int step, float lr, const MicrobatchFeed& feed) {
   stage_.zero_grads();
-  if (sharded_) std::fill(shard_grads_.begin(), shard_grads_.end(), 0.0f);
+  if (device_shard_)
+    device_shard_->zero_gradients();
+  else if (sharded_)
+    std::fill(shard_grads_.begin(), shard_grads_.end(), 0.0f);
   scattered_ = false;
   starts_ = 0;
   completed_early_.clear();
@@ -150,6 +166,10 @@ StepOutcome Interpreter::play_step(int step, float lr, const MicrobatchFeed& fee
   mean_loss_ = 0;
   StepOutcome outcome;
   outcome.timings.resize(stream_.size());
+  // A backend with marks on its queue is timed from them, waited for once after the step; any
+  // other by the host clock, waiting after each instruction for the work it queued.
+  const bool marks = stage_.has_marks();
+  if (marks) stage_.mark(0);
   const Clock::time_point step_start = Clock::now();
   for (std::size_t i = 0; i < stream_.size(); ++i) {
     // Only waits on peers are watched: a long compute instruction is not a dead peer.
@@ -158,9 +178,18 @@ StepOutcome Interpreter::play_step(int step, float lr, const MicrobatchFeed& fee
         fmt::format("rank {} step {} instruction {}: {}", rank_, step + 1, i, names_[i]));
     const Clock::time_point start = Clock::now();
     run(stream_[i], step, lr, feed, false);
-    stage_.synchronize();  // a device backend's queued work belongs to this instruction
+    if (marks) {
+      stage_.mark(int(i) + 1);
+      continue;
+    }
+    stage_.synchronize();
     const Clock::time_point end = Clock::now();
     outcome.timings[i] = {seconds_between(step_start, start), seconds_between(start, end)};
+  }
+  if (marks) {
+    stage_.synchronize();
+    outcome.timings =
+        timings_from_marks(stage_.mark_seconds(int(stream_.size()) + 1), stream_.size());
   }
   for (int mb = 0; mb < schedule_.plan.mb; ++mb) stage_.release(mb);
   outcome.loss_sum = loss_sum_;
@@ -381,6 +410,10 @@ void Interpreter::start_zero_gradients(const Collective& c) {
     if (c.request >= 0) started(c.request, InFlight{});
     return;
   }
+  if (device_shard_) {
+    start_device_scatter(c, k);
+    return;
+  }
   if (k < 0 && c.request < 0) {
     reduce_scatter_gradients(c.group);
     return;
@@ -426,6 +459,10 @@ void Interpreter::start_zero_parameters(const Collective& c) {
     if (c.request >= 0) started(c.request, InFlight{});
     return;
   }
+  if (device_shard_) {
+    start_device_gather(c.group, c.request, k, to_string(Instruction{c}));
+    return;
+  }
   if (k < 0 && c.request < 0) {
     all_gather_parameters(c.group);
     return;
@@ -461,6 +498,10 @@ void Interpreter::ensure_scaled() {
   if (scaled_) return;
   scaled_ = true;
   const float scale = 1.0f / float(schedule_.plan.mb * schedule_.plan.dp);
+  if (device_shard_) {
+    device_shard_->scale_gradients(scale);
+    return;
+  }
   if (device_optimizer_) {
     stage_.scale_grads(scale);
     return;
@@ -483,6 +524,10 @@ void Interpreter::reduce_scatter_gradients(int group) {
 
 void Interpreter::all_gather_parameters(int group) {
   if (!sharded_) return;
+  if (device_shard_) {
+    start_device_gather(group, -1, -1, "the parameters' all-gather");
+    return;
+  }
   const std::size_t chunk = shard_params_.size();
   comm_.all_gather(group, shard_params_, flat_);
   for (int d = 0; d < dp_; ++d)
@@ -491,6 +536,10 @@ void Interpreter::all_gather_parameters(int group) {
 }
 
 void Interpreter::tied_embedding(int group) {
+  if (device_shard_) {
+    device_tied_embedding(group);
+    return;
+  }
   // Gradients still in the stage: sum the wte copies (in full-offset order on both stages).
   const Segments& wte = zero_.wte_segments();
   if (device_optimizer_ && comm_.takes_device_memory() && wte.size() == 1) {
@@ -516,7 +565,9 @@ void Interpreter::tied_embedding(int group) {
 void Interpreter::gradient_norm(int group) {
   ensure_scaled();
   double sum = 0;
-  if (sharded_) {
+  if (device_shard_) {
+    sum = device_shard_->gradient_square_sum();
+  } else if (sharded_) {
     for (std::size_t i = 0; i < shard_grads_.size(); ++i)
       if (counted_shard_[i]) sum += double(shard_grads_[i]) * shard_grads_[i];
   } else if (coord_.dp == 0 && device_optimizer_) {
@@ -537,6 +588,10 @@ void Interpreter::gradient_norm(int group) {
 
 void Interpreter::optimizer_step(int step, float lr) {
   ensure_scaled();
+  if (device_shard_) {
+    device_shard_->adamw(adamw_, lr, step + 1, clip_scale_);
+    return;
+  }
   if (device_optimizer_) {
     stage_.adamw_step(adamw_, decay_local_, lr, step + 1, clip_scale_);
     return;
@@ -546,6 +601,71 @@ void Interpreter::optimizer_step(int step, float lr) {
   if (clip_scale_ != 1.0f)
     for (float& g : grads) g *= clip_scale_;
   adamw_.update(params, grads, m_, v_, sharded_ ? decay_shard_ : decay_local_, lr, step + 1);
+}
+
+// ZeRO's collectives on the shard in the backend's memory: the same packing, the same order of
+// additions and the same completion rules as the host shard's above, on device buffers that
+// persist from step to step (DeviceShard::buffers).
+void Interpreter::start_device_scatter(const Collective& c, int k) {
+  DeviceShard& shard = *device_shard_;
+  Gpt2Ops& ops = *stage_.device_ops();
+  const std::int64_t part = k < 0 ? zero_.chunk_size() : zero_.bucket_part(k);
+  const auto [in, out] = shard.buffers(c.request, part * dp_, part);
+  const std::span<float> grads = stage_.device_grads();
+  for (int d = 0; d < dp_; ++d) shard.pack(grads.data(), k, d, in + d * part);
+  // The packed copy is what travels: the stage's gradients of the bucket start again from zero.
+  if (k < 0)
+    ops.zero(grads.data(), std::int64_t(grads.size()));
+  else
+    for (const auto& [at, n] : bucket_segments_[k]) ops.zero(grads.data() + at, n);
+  scattered_ = true;
+  dirty_since_scatter_ = false;
+  InFlight f;
+  f.name = to_string(Instruction{c});
+  f.gradients = true;
+  f.shard_bucket = k;
+  f.comm.push_back(
+      comm_.start_reduce_scatter(c.group, {in, std::size_t(part * dp_)}, {out, std::size_t(part)}));
+  f.finish = [this, k, sum = out] { device_shard_->add_gradients(k, sum); };
+  started(c.request, std::move(f));
+}
+
+void Interpreter::start_device_gather(int group, int request, int k, const std::string& name) {
+  DeviceShard& shard = *device_shard_;
+  const std::int64_t part = k < 0 ? zero_.chunk_size() : zero_.bucket_part(k);
+  const auto [in, out] = shard.buffers(request, part, part * dp_);
+  shard.take_params(k, in);
+  InFlight f;
+  f.name = name;
+  f.parameters = true;
+  f.blocks = bucket_blocks(k);
+  f.comm.push_back(
+      comm_.start_all_gather(group, {in, std::size_t(part)}, {out, std::size_t(part * dp_)}));
+  f.finish = [this, k, part, all = out] {
+    float* params = stage_.device_params().data();
+    for (int d = 0; d < dp_; ++d) device_shard_->unpack(all + d * part, k, d, params);
+  };
+  started(request, std::move(f));
+}
+
+void Interpreter::device_tied_embedding(int group) {
+  if (!scattered_ || dirty_since_scatter_) {
+    // The stage's wte gradients in full-offset order, summed in a buffer of the backend's.
+    std::vector<CopyRun> runs;
+    std::int64_t total = 0;
+    for (const auto& [at, n] : zero_.wte_segments()) {
+      runs.push_back({at, total, n});
+      total += n;
+    }
+    Gpt2Ops& ops = *stage_.device_ops();
+    float* sum = device_shard_->buffers(-2, total, 0).first;
+    const std::span<float> grads = stage_.device_grads();
+    ops.copy_runs(sum, grads.data(), runs);
+    comm_.all_reduce(group, {sum, std::size_t(total)});
+    ops.copy_runs(grads.data(), sum, ZeroLayout::reversed(runs));
+  }
+  // Gradients already reduce-scattered: both stages' shards start with the same wte slice.
+  if (scattered_) comm_.all_reduce(group, {device_shard_->grads(), std::size_t(zero_.wte_chunk())});
 }
 
 void Interpreter::gather_parameters() {

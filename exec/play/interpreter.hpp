@@ -7,10 +7,11 @@
 // the step's loss is the mean over the global batch, so the summed gradients are multiplied by
 // 1/(mb*dp) once per step, just before the gradient norm (after the data-parallel reduction).
 //
-// Where the optimizer runs: on the host (the CPU's stage, and every ZeRO shard), or, for a stage
-// whose backend keeps parameters on the device without a ZeRO shard, on the device through the
-// stage's optimizer calls (the same scaling, norm, clipping and AdamW; only two floats of the norm
-// and loss come to the host).
+// Where the optimizer runs: on the host (the CPU's stage), or, for a stage whose backend keeps
+// parameters on the device, on the device: without a ZeRO shard through the stage's optimizer
+// calls, with one (when the communicator moves device memory) on a DeviceShard
+// (exec/play/device_shard.hpp) whose collectives take device memory. The same scaling, norm,
+// clipping and AdamW; only two floats of the norm and loss come to the host.
 //
 // ZeRO layout: exec/play/zero_layout.hpp says which local elements make up each dp rank's chunk;
 // each rank owns 1/dp of every gradient bucket (plan/buckets.hpp, the same with overlap on and
@@ -32,6 +33,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <span>
 #include <string>
@@ -39,6 +41,7 @@
 
 #include "exec/comm/communicator.hpp"
 #include "exec/model/gpt2_stage.hpp"
+#include "exec/play/device_shard.hpp"
 #include "exec/play/zero_layout.hpp"
 #include "plan/run_record_format.hpp"
 #include "plan/schedule.hpp"
@@ -83,7 +86,7 @@ class Interpreter {
   void gather_parameters();
 
  private:
-  void allocate_shards();
+  void allocate_shards(bool on_device);
   void build_masks(const ModelSpec& model);
   void run(const Instruction& instruction, int step, float lr, const MicrobatchFeed& feed,
            bool forward_only);
@@ -121,6 +124,9 @@ class Interpreter {
   void start_dp_gradients(const Collective& c);
   void start_zero_gradients(const Collective& c);
   void start_zero_parameters(const Collective& c);
+  void start_device_scatter(const Collective& c, int k);
+  void start_device_gather(int group, int request, int k, const std::string& name);
+  void device_tied_embedding(int group);
   void ensure_scaled();
   void reduce_scatter_gradients(int group);
   void all_gather_parameters(int group);
@@ -158,6 +164,7 @@ class Interpreter {
   bool device_optimizer_ = false;
 
   // ZeRO
+  std::unique_ptr<DeviceShard> device_shard_;  // the shard in the backend's memory, else null
   bool sharded_ = false;
   int dp_ = 1, dp_position_ = 0, dp_group_index_ = -1;
   ZeroLayout zero_;

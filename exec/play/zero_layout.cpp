@@ -169,6 +169,27 @@ template void ZeroLayout::pack<unsigned char>(std::span<const unsigned char>, in
                                               std::span<unsigned char>) const;
 template void ZeroLayout::unpack<float>(std::span<const float>, int, std::span<float>) const;
 
+std::vector<CopyRun> ZeroLayout::pieces(int d) const {
+  std::vector<CopyRun> runs;
+  for_each_piece(d, [&](std::int64_t at, std::int64_t n, std::int64_t off) {
+    runs.push_back({at, off, n});
+  });
+  return runs;
+}
+
+std::vector<CopyRun> ZeroLayout::bucket_pieces(int k, int d) const {
+  std::vector<CopyRun> runs;
+  for_each_bucket_piece(k, d, [&](std::int64_t at, std::int64_t n, std::int64_t off) {
+    runs.push_back({at, off, n});
+  });
+  return runs;
+}
+
+std::vector<CopyRun> ZeroLayout::reversed(std::vector<CopyRun> runs) {
+  for (CopyRun& r : runs) std::swap(r.from, r.to);
+  return runs;
+}
+
 void ZeroLayout::copy_wte_out(std::span<const float> local, std::span<float> out) const {
   walk(wte_.segments, 0, wte_.total, [&](std::int64_t at, std::int64_t n, std::int64_t off) {
     std::copy_n(local.begin() + at, n, out.begin() + off);

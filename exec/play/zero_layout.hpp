@@ -57,6 +57,12 @@ class ZeroLayout {
   void pack_bucket(std::span<const T> local, int k, int d, std::span<T> part) const;
   template <typename T>
   void unpack_bucket(std::span<const T> part, int k, int d, std::span<T> local) const;
+  // The copies pack() makes for chunk d (from: local offset, to: chunk offset), in its order, and
+  // pack_bucket()'s for bucket k: what a backend copies in its own memory (Gpt2Ops::copy_runs);
+  // unpacking is the same runs reversed (reversed()).
+  std::vector<CopyRun> pieces(int d) const;
+  std::vector<CopyRun> bucket_pieces(int k, int d) const;
+  static std::vector<CopyRun> reversed(std::vector<CopyRun> runs);
   // All wte elements of local, in full-offset order, to and from out (wte_total() values).
   void copy_wte_out(std::span<const float> local, std::span<float> out) const;
   void copy_wte_in(std::span<const float> in, std::span<float> local) const;

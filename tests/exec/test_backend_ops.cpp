@@ -173,6 +173,19 @@ const std::vector<Row>& table() {
          a.ops.synchronize();
          return Outputs{before, a.read(p, 1000)};
        }},
+      {"copy_runs", "3 runs of 1000 values, gaps kept", 0,
+       [](Arena& a) {
+         float *dst = a.in(pattern(1000, 2)), *src = a.in(pattern(1000, 1));
+         const std::vector<CopyRun> runs = {{0, 500, 100}, {900, 0, 100}, {300, 700, 1}};
+         a.ops.copy_runs(dst, src, runs);
+         return Outputs{a.read(dst, 1000)};
+       }},
+      {"add_into", "1000 values", 0,
+       [](Arena& a) {
+         float* dst = a.in(pattern(1000, 2));
+         a.ops.add_into(dst, a.in(pattern(1000, 1)), 1000);
+         return Outputs{a.read(dst, 1000)};
+       }},
   };
   return rows;
 }

@@ -67,6 +67,13 @@ TEST_CASE("the shuffled order is a permutation fixed by the seed and differs bet
   CHECK(*std::max_element(a.begin(), a.end()) == 999);
 }
 
+TEST_CASE("the shuffled order is the one the PyTorch reference reproduces") {
+  // scripts/gpt2-reference.py's shuffled_order gives the same (tests/exec/pytorch_reference.sh
+  // checks its output against these numbers), so it reads the windows in fabtrain-exec's order.
+  CHECK(shuffled_order(10, 1337, 0) == std::vector<std::int64_t>{2, 9, 3, 1, 5, 4, 7, 6, 8, 0});
+  CHECK(shuffled_order(10, 1337, 1) == std::vector<std::int64_t>{8, 7, 2, 3, 9, 1, 4, 0, 5, 6});
+}
+
 TEST_CASE("plain text is read byte by byte, several files and globs, windows never cross files") {
   const fs::path dir = temp_dir();
   std::ofstream(dir / "one.txt") << "abcdefghij";  // 10 bytes: 3 windows of 3+1

@@ -4,10 +4,12 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <memory>
 #include <numeric>
 #include <vector>
 
 #include "common/error.hpp"
+#include "exec/model/cpu_ops.hpp"
 #include "exec/model/gpt2_stage.hpp"
 #include "exec/model/kernels_layout.hpp"
 #include "exec/play/bucket_segments.hpp"
@@ -157,4 +159,41 @@ TEST_CASE("zero layout: gradient buckets give every dp rank 1/dp of each bucket"
   // Buckets that miss elements are refused.
   Gpt2Stage stage(m, {0, blocks}, 1, 0, 1, 8, 1);
   CHECK_THROWS_AS(bucket_segments(m, stage.param_runs(), {{1, blocks}}, true), Error);
+}
+
+TEST_CASE("zero layout: its pieces copied in a backend's memory pack and unpack as on the host") {
+  // What a device shard does (Gpt2Ops::copy_runs over pieces()), here with the CPU's operations,
+  // against pack/unpack: whole chunks and bucket parts, tp and pipeline stages, padding zeroed.
+  const ModelSpec m = load_model("gpt2-nano");
+  const std::int64_t wte_size = full_layout(m).size[t_wte];
+  const int blocks = block_count(m);
+  const std::unique_ptr<Gpt2Ops> ops = make_cpu_ops();
+  for (const int tp : {1, 2})
+    for (const BlockRange range : {BlockRange{0, blocks}, BlockRange{3, blocks}}) {
+      INFO("tp=" << tp << " blocks [" << range.begin << ", " << range.end << ")");
+      Gpt2Stage stage(m, range, tp, tp - 1, 1, 8, 1);
+      const std::int64_t n = std::int64_t(stage.params().size());
+      const std::vector<BlockRange> buckets = {{range.end - 1, range.end},
+                                               {range.begin, range.end - 1}};
+      const auto segments = bucket_segments(m, stage.param_runs(), buckets, range.begin == 0);
+      const ZeroLayout z(stage.param_runs(), wte_size, 3, segments);
+      std::vector<float> local(n);
+      std::iota(local.begin(), local.end(), 1.0f);
+      for (int d = 0; d < 3; ++d) {
+        std::vector<float> want(z.chunk_size()), got(z.chunk_size(), 0.0f);
+        z.pack<float>(local, d, want);
+        ops->copy_runs(got.data(), local.data(), z.pieces(d));
+        CHECK(got == want);
+        std::vector<float> back(n, -1.0f), want_back(n, -1.0f);
+        z.unpack<float>(want, d, want_back);
+        ops->copy_runs(back.data(), got.data(), ZeroLayout::reversed(z.pieces(d)));
+        CHECK(back == want_back);
+        for (int k = 0; k < 2; ++k) {
+          std::vector<float> part(z.bucket_part(k)), copied(z.bucket_part(k), 0.0f);
+          z.pack_bucket<float>(local, k, d, part);
+          ops->copy_runs(copied.data(), local.data(), z.bucket_pieces(k, d));
+          CHECK(copied == part);
+        }
+      }
+    }
 }

@@ -265,6 +265,12 @@ __global__ void scale_kernel(float* data, std::int64_t count, float factor) {
     data[i] *= factor;
 }
 
+__global__ void add_into_kernel(float* dst, const float* src, std::int64_t count) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += std::int64_t(gridDim.x) * blockDim.x)
+    dst[i] += src[i];
+}
+
 // Block b sums the squares of chunk b (kSquareSumChunk elements): each thread a fixed stride of
 // it, then a fixed tree over the threads.
 __global__ void square_partial_kernel(double* partial, const float* data, const float* mask,
@@ -310,6 +316,10 @@ __global__ void adamw_scaled_kernel(float* p, const float* g, float* pm, float* 
 
 void scale(float* data, std::int64_t count, float factor, cudaStream_t stream) {
   scale_kernel<<<blocks_for(count), kThreads, 0, stream>>>(data, count, factor);
+}
+
+void add_into(float* dst, const float* src, std::int64_t count, cudaStream_t stream) {
+  add_into_kernel<<<blocks_for(count), kThreads, 0, stream>>>(dst, src, count);
 }
 
 double* masked_square_sum(const float* data, const float* mask, std::int64_t count, double* scratch,

@@ -76,6 +76,8 @@ void adamw_update(float* params, const float* grads, float* m, float* v,
 // The optimizer's element-wise work, where the parameters live (the stage's device optimizer).
 // data *= factor.
 void scale(float* data, std::int64_t count, float factor, cudaStream_t stream);
+// dst += src.
+void add_into(float* dst, const float* src, std::int64_t count, cudaStream_t stream);
 // Elements per partial sum of masked_square_sum; its scratch is masked_square_sum_scratch(count)
 // doubles (the partials, then the result).
 constexpr std::int64_t kSquareSumChunk = 1 << 16;

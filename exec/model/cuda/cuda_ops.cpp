@@ -33,6 +33,7 @@ class CudaOps final : public Gpt2Ops {
   }
   ~CudaOps() override {
     cudaStreamSynchronize(stream_);
+    for (cudaEvent_t event : marks_) cudaEventDestroy(event);
     if (compute_stream() == stream_) set_compute_stream(nullptr);
     gemm_.reset();
     cudaStreamDestroy(stream_);
@@ -148,6 +149,41 @@ class CudaOps final : public Gpt2Ops {
     check_launch();
   }
 
+  // One device-to-device copy per run: ZeRO's pieces are whole tensors or their rows (few per
+  // layer at tp=1), queued without waiting.
+  void copy_runs(float* dst, const float* src, std::span<const CopyRun> runs) override {
+    for (const CopyRun& r : runs)
+      CUDA_CHECK(cudaMemcpyAsync(dst + r.to, src + r.from, std::size_t(r.count) * sizeof(float),
+                                 cudaMemcpyDeviceToDevice, stream_));
+  }
+  void add_into(float* dst, const float* src, std::int64_t count) override {
+    cuda::add_into(dst, src, count, stream_);
+    check_launch();
+  }
+
+  // Marks are events created once and reused every step (the step's count, grow-only).
+  bool has_marks() const override { return true; }
+  void mark(int k) override {
+    while (int(marks_.size()) <= k) {
+      cudaEvent_t event = nullptr;
+      CUDA_CHECK(cudaEventCreate(&event));
+      marks_.push_back(event);
+    }
+    CUDA_CHECK(cudaEventRecord(marks_[std::size_t(k)], stream_));
+  }
+  std::vector<double> mark_seconds(int n) override {
+    if (n < 1 || n > int(marks_.size()))
+      fail("cuda: {} marks asked for, {} recorded", n, marks_.size());
+    CUDA_CHECK(cudaEventSynchronize(marks_[std::size_t(n - 1)]));
+    std::vector<double> seconds(std::size_t(n), 0.0);
+    for (int k = 1; k < n; ++k) {
+      float ms = 0;
+      CUDA_CHECK(cudaEventElapsedTime(&ms, marks_[0], marks_[std::size_t(k)]));
+      seconds[std::size_t(k)] = 1e-3 * ms;
+    }
+    return seconds;
+  }
+
  private:
   void check_launch() { CUDA_CHECK(cudaGetLastError()); }
   float* column_sums(int n, int cols) {
@@ -156,6 +192,7 @@ class CudaOps final : public Gpt2Ops {
   }
 
   cudaStream_t stream_ = nullptr;
+  std::vector<cudaEvent_t> marks_;
   std::unique_ptr<CudaGemm> gemm_;
   DeviceArray<float> datt_, norm_scratch_, column_scratch_;
   DeviceArray<double> square_scratch_;
