@@ -296,6 +296,10 @@ void print_answer(const SearchResult& r, const Slice& slice, const Options& o,
         ties, 100 * held_out_error(options), options.calibration->source);
 }
 
+constexpr const char* kWhyNotSearched =
+    "the other techniques' best plans were not searched: the search spent its work budget (not "
+    "exact, above), and each of their searches would take as long again";
+
 nlohmann::json why_json(const WinnerExplanation& why, const Slice& slice) {
   nlohmann::json j = {{"winner", why.winner}, {"rivals", nlohmann::json::array()}};
   for (size_t i = 0; i < why.rivals.size(); ++i) {
@@ -393,14 +397,19 @@ void run(Options& o) {
   // Plans within the calibration's held-out error of the best cannot be told apart.
   const int ties = count_ties(r, options.objective, options);
   if (!quiet) print_answer(r, slice, o, options, ties);
-  const WinnerExplanation why = explain_winner(model, slice, options, best);
-  if (!quiet) {
-    say(width, stdout, "why: {}\n", why.winner);
-    for (const auto& line : why.lines) say(width, stdout, "  {}\n", line);
+  // Each rival family's search takes a quarter of the main search's budget, and goes on to eight
+  // while it has simulated nothing (selector/search.cpp): once the main search spent its budget
+  // (many sites of many GPUs) the three would take minutes and not be exact either.
+  const std::optional<WinnerExplanation> why =
+      r.budget_spent ? std::nullopt : std::optional(explain_winner(model, slice, options, best));
+  if (!quiet && why) {
+    say(width, stdout, "why: {}\n", why->winner);
+    for (const auto& line : why->lines) say(width, stdout, "  {}\n", line);
   }
+  if (!quiet && !why) say(width, stdout, "why: {}\n", kWhyNotSearched);
   const std::vector<PairBreakEvens> evens = print_break_evens(model, slice, options, o, quiet);
   nlohmann::json j = search_json(r, model, slice, o, options, ties);
-  j["why"] = why_json(why, slice);
+  j["why"] = why ? why_json(*why, slice) : nlohmann::json{{"not_searched", kWhyNotSearched}};
   j["break_even"] = break_even_json(evens);
   j["launch"] = launch_json(written_launch_line(o.search.model, slice, best, seq));
   write_json(o.json, j);
