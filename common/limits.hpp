@@ -18,6 +18,17 @@ namespace limits {
 // Every GPU is a SimGrid host and a rank an actor; the search tries subsets of them. The bench's
 // 1024-GPU step simulates in about a second, and 5,000 GPUs took 16 s and 2.6 GB just to search.
 inline constexpr Limit gpus{1024, "one rank per GPU; the simulator plays one actor per rank"};
+// What a search (plan, recommend, advise, study) takes: it compiles and bounds the plans of many
+// GPU subsets and simulates the best of them, each a SimGrid run of one actor per rank, so its
+// time and memory grow with the GPUs and their sites far faster than one simulation's. Measured
+// on 2 cores with GPT-2 medium (docs/results/2026-12-03-limits.md): recommend on 8 sites of 8
+// GPUs in 30 s and 0.6 GB, plan on one site of 64 in 65 s, advise on FABRIC's 79 free GPUs at 30
+// sites in 44 s and 1.5 GB; advise on 64 free A40s in 32 VMs still takes over 120 s. FABRIC lists
+// about 150 GPUs in all.
+inline constexpr Limit searched_gpus{
+    64,
+    "a search compiles and simulates hundreds of plans; at 64 GPUs plan and recommend finish "
+    "within 2 minutes and 4 GiB on 2 cores; simulate and schedule take slices of up to 1024"};
 // dp, tp, pp and their product: one rank per GPU, so no degree exceeds the GPUs fabtrain handles.
 inline constexpr Limit ranks{1024, "one rank per GPU of a slice"};
 // A schedule holds about 2 x layers x microbatches instructions per rank.

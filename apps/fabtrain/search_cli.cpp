@@ -13,6 +13,7 @@
 #include "common/atomic_file.hpp"
 #include "common/data_dir.hpp"
 #include "common/error.hpp"
+#include "common/limits.hpp"
 #include "common/text_table.hpp"
 #include "common/text_wrap.hpp"
 #include "selector/enumerate.hpp"
@@ -93,6 +94,8 @@ void check_precision_on(const Slice& slice, Precision precision) {
 SearchSetup SearchCli::resolve() {
   SearchSetup setup{load_model(model), load_slice(slice, catalog_with(catalog_file)), {}};
   SearchOptions& options = setup.options;
+  check_limit(fmt::format("slice {}: the GPU count to search", setup.slice.name),
+              setup.slice.gpu_count(), limits::searched_gpus);
   if (wan_latency_ms >= 0) override_wan_latency(setup.slice, wan_latency_ms / 1000);
   if (!communicator.empty()) use_communicator(setup.slice, communicator);
   communicator = setup.slice.communicator.name;  // what describe() reports as assumed

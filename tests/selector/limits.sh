@@ -1,37 +1,81 @@
 #!/usr/bin/env bash
-# The slice limit of common/limits.hpp, met and enforced: on a generated slice of 1024 GPUs (8
-# FABRIC sites on FABNetv4, 16 VMs of 8 GPUs each) `simulate` of a 1024-rank plan finishes within
-# 60 s; one GPU more is refused at load, naming the limit. (plan and recommend at 1024 GPUs do not
-# yet finish within a minute on 2 cores: docs/results/2026-12-03-limits.md.)
+# The slice limits of common/limits.hpp, met and enforced.
+# - simulate: on a generated slice of 1024 GPUs (8 FABRIC sites on FABNetv4, 16 VMs of 8 GPUs
+#   each) a 1024-rank plan simulates within 60 s; one GPU more is refused at load.
+# - the searches, at their limit of 64 GPUs, each within 120 s under a 4 GiB memory cap (ulimit -v,
+#   each process): recommend on 8 sites of 8 GPUs on FABNetv4, plan on one site of 8 VMs of 8 GPUs
+#   (advise on 64 free A40s, 32 VMs, does not yet finish within 120 s); one GPU more is refused
+#   by plan, recommend and advise. On 8 sites of 4 GPUs plan's search spends its budget, and
+#   still says why its winner wins against each technique's best it found.
+# Each refusal names the limit.
 set -euo pipefail
 fabtrain=$1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-slice() {  # gpus of the last VM
-  local sites=(UTAH MASS TACC WASH STAR MICH NCSA DALL) names=""
+slice() {  # slice VMS GPUS-PER-VM GPUS-OF-THE-LAST-VM [SITES]: VMs spread evenly over the sites
+  local sites=(UTAH MASS TACC WASH STAR MICH NCSA DALL) names="" per_site=$(($1 / ${4:-8}))
   echo "name: big"
   echo "vms:"
-  for v in $(seq 0 127); do
-    local gpus=8
-    [ "$v" = 127 ] && gpus=$1
-    echo "  - {name: vm$v, site: ${sites[$((v / 16))]}, gpu: GPU_A100_80GB, gpus: $gpus, nic: NIC_ConnectX_6}"
+  for v in $(seq 0 $(($1 - 1))); do
+    local gpus=$2
+    [ "$v" = $(($1 - 1)) ] && gpus=$3
+    echo "  - {name: vm$v, site: ${sites[$((v / per_site))]}, gpu: GPU_A100_80GB, gpus: $gpus, nic: NIC_ConnectX_6}"
     names+="${names:+, }vm$v"
   done
   echo "networks:"
   echo "  - {name: fab, kind: fabnetv4, vms: [$names]}"
 }
-slice 8 >"$work/at-limit.yaml"
-slice 9 >"$work/past-limit.yaml"
 
+# refused WORDS COMMAND...: exit 1 with WORDS in the message.
+refused() {
+  local want=$1 rc=0
+  shift
+  "$@" >"$work/refused.txt" 2>&1 || rc=$?
+  [ "$rc" = 1 ] || { tail -3 "$work/refused.txt"; fail "exit $rc, not 1: $*"; }
+  grep -q "$want" "$work/refused.txt" || { cat "$work/refused.txt"; fail "the refusal lacks '$want': $*"; }
+}
+
+# --- simulate at 1024 GPUs
+slice 128 8 8 >"$work/at-limit.yaml"
+slice 128 8 9 >"$work/past-limit.yaml"
 timeout 60 "$fabtrain" simulate --model gpt2-medium --slice "$work/at-limit.yaml" \
   --plan dp=16,tp=8,pp=8,mb=8 >"$work/sim.txt" 2>&1 || { tail -5 "$work/sim.txt"; fail "simulate on 1024 GPUs did not finish within 60 s"; }
 grep -q "memory: fits" "$work/sim.txt" || fail "simulate on 1024 GPUs printed no verdict"
-
-if "$fabtrain" simulate --model gpt2-medium --slice "$work/past-limit.yaml" \
-  --plan dp=16,tp=8,pp=8,mb=8 >"$work/past.txt" 2>&1; then
-  fail "a slice of 1025 GPUs was accepted"
-fi
-grep -q "fabtrain handles at most 1024" "$work/past.txt" || { cat "$work/past.txt"; fail "the refusal does not name the limit"; }
+refused "fabtrain handles at most 1024" "$fabtrain" simulate --model gpt2-medium \
+  --slice "$work/past-limit.yaml" --plan dp=16,tp=8,pp=8,mb=8
 echo "ok: 1024 GPUs simulated within 60 s, 1025 refused by the limit"
+
+# --- the searches at 64 GPUs
+slice 8 8 8 >"$work/search-at.yaml"
+slice 8 8 9 >"$work/search-past.yaml"
+slice 8 8 8 1 | sed 's/fabnetv4/l2bridge/' >"$work/one-site.yaml"
+avail() {  # avail GPUS-AT-THE-LAST-SITE: free A40s at 8 sites, a plain availability file
+  for s in UTAH MASS TACC WASH STAR MICH NCSA; do echo "$s: {GPU_A40: 8}"; done
+  echo "DALL: {GPU_A40: $1}"
+}
+avail 9 >"$work/avail-past.yaml"
+
+within() {  # within NAME COMMAND...: finishes within 120 s, each process under 4 GiB
+  local name=$1 rc=0 start=$SECONDS
+  shift
+  (ulimit -v $((4 << 20)) && timeout 120 "$@") >"$work/$name.txt" 2>&1 || rc=$?
+  [ "$rc" = 0 ] || { tail -5 "$work/$name.txt"; fail "$name: exit $rc (124: over 120 s) after $((SECONDS - start)) s"; }
+  echo "ok: $name in $((SECONDS - start)) s"
+}
+within plan "$fabtrain" plan --model gpt2-medium --slice "$work/one-site.yaml"
+# 8 sites of 4 GPUs: the search spends its budget, and the why lines still name every technique.
+slice 8 4 4 >"$work/eight-sites.yaml"
+within plan-8-sites "$fabtrain" plan --model gpt2-medium --slice "$work/eight-sites.yaml"
+[ "$(grep -cE '^  (best )?(data parallel|ZeRO|shard|pipeshard)' "$work/plan-8-sites.txt")" = 3 ] ||
+  fail "plan on 8 sites did not say why its winner wins against the three other techniques"
+within recommend "$fabtrain" recommend --model gpt2-medium --slice "$work/search-at.yaml"
+
+for cmd in plan recommend; do
+  refused "the GPU count to search is 65; fabtrain handles at most 64" \
+    "$fabtrain" "$cmd" --model gpt2-medium --slice "$work/search-past.yaml"
+done
+refused "the GPU count to search is 65; fabtrain handles at most 64" "$fabtrain" advise \
+  --model gpt2-medium --availability "$work/avail-past.yaml" --gpus-per-vm 8 -o "$work/advice2"
+echo "ok: plan and recommend at 64 GPUs within 120 s and 4 GiB; 65 refused by the limit"
