@@ -15,6 +15,7 @@
 #include "common/text_table.hpp"
 #include "common/text_wrap.hpp"
 #include "json_output.hpp"
+#include "say.hpp"
 #include "search_cli.hpp"
 #include "selector/break_even.hpp"
 #include "selector/launch_line.hpp"
@@ -66,12 +67,6 @@ nlohmann::json to_json(const Evaluated& e, const Slice& slice) {
     j["reason"] = e.reason;
   }
   return j;
-}
-
-// Prose that fits the table's width (--wide: as it comes); tables fit it themselves.
-template <typename... Args>
-void say(int width, std::FILE* out, fmt::format_string<Args...> format, Args&&... args) {
-  fmt::print(out, "{}", fit_lines(fmt::format(format, std::forward<Args>(args)...), width));
 }
 
 nlohmann::json launch_json(const LaunchLine& l) {
