@@ -82,6 +82,16 @@ grep -q "^batch        16 sequences" "$work/simulate.txt" || fail "simulate: the
 "$bin/fabtrain-exec" tokenize --help | grep -- "--vocab" >"$work/vocab.txt"
 check_width "$work/vocab.txt" 100
 
+# Singular and plural: a one-GPU slice has one set of sites and one GPU subset.
+cat > "$work/one.yaml" <<'YAML'
+name: one
+vms:
+  - {name: u, site: UTAH, gpu: GPU_RTX6000, gpus: 1, nic: NIC_Basic}
+YAML
+run one "" --model gpt2-nano --slice "$work/one.yaml" --break-even off
+grep -q " on 1 of 1 GPU subset (1 set of sites) in " "$work/one.txt" ||
+  { cat "$work/one.txt"; fail "one GPU: the search summary is not in the singular"; }
+
 # On a terminal, recommend's search shows a line on standard error while it runs.
 script -qec "'$bin/fabtrain' recommend --model gpt2-nano --slice utah-amst >/dev/null" /dev/null \
   >"$work/tty.txt" 2>&1 || { cat "$work/tty.txt"; fail "recommend on a terminal failed"; }
