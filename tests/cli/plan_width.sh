@@ -92,6 +92,11 @@ run one "" --model gpt2-nano --slice "$work/one.yaml" --break-even off
 grep -q " on 1 of 1 GPU subset (1 set of sites) in " "$work/one.txt" ||
   { cat "$work/one.txt"; fail "one GPU: the search summary is not in the singular"; }
 
+fablib=$(cd "$(dirname "$0")/../platforms/fablib" && pwd)
+"$bin/fabtrain" slice import "$fablib/fabnetv4.json" -o "$work/imported.yaml" >"$work/import.txt"
+grep -q ": 3 VMs with GPUs, 1 network -> " "$work/import.txt" ||
+  { cat "$work/import.txt"; fail "slice import: its counts are not singular and plural"; }
+
 # On a terminal, recommend's search shows a line on standard error while it runs.
 script -qec "'$bin/fabtrain' recommend --model gpt2-nano --slice utah-amst >/dev/null" /dev/null \
   >"$work/tty.txt" 2>&1 || { cat "$work/tty.txt"; fail "recommend on a terminal failed"; }
