@@ -13,7 +13,6 @@
 #include "common/error.hpp"
 #include "common/human_units.hpp"
 #include "common/text_table.hpp"
-#include "common/text_wrap.hpp"
 #include "json_output.hpp"
 #include "say.hpp"
 #include "search_cli.hpp"
