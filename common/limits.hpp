@@ -26,7 +26,7 @@ inline constexpr Limit gpus{1024, "one rank per GPU; the simulator plays one act
 // sites in 44 s and 1.5 GB; advise on 64 free A40s in 32 VMs still takes over 120 s. FABRIC lists
 // about 150 GPUs in all.
 inline constexpr Limit searched_gpus{
-    64,
+    160,
     "a search compiles and simulates hundreds of plans; at 64 GPUs plan and recommend finish "
     "within 2 minutes and 4 GiB on 2 cores; simulate and schedule take slices of up to 1024"};
 // dp, tp, pp and their product: one rank per GPU, so no degree exceeds the GPUs fabtrain handles.

@@ -43,6 +43,17 @@ std::string wrap_text(const std::string& text, int width, int indent) {
   return out + line;
 }
 
+namespace {
+// Where the value of a "label    value" line starts (a label of at most 24 columns, then two
+// spaces or more), 0 when the line is not one.
+std::size_t labelled_value_column(const std::string& line, std::size_t indent) {
+  const std::size_t gap = line.find("  ", indent);
+  if (gap == std::string::npos || gap == indent || gap - indent > 24) return 0;
+  const std::size_t value = line.find_first_not_of(' ', gap);
+  return value == std::string::npos ? 0 : value;
+}
+}  // namespace
+
 std::string fit_lines(const std::string& text, int width) {
   if (width <= 0) return text;
   std::string out;
@@ -53,8 +64,15 @@ std::string fit_lines(const std::string& text, int width) {
     if (!newline) end = text.size();
     const std::string line = text.substr(start, end - start);
     const std::size_t indent = std::min(line.find_first_not_of(' '), line.size());
+    const std::size_t value = labelled_value_column(line, indent);
     if (int(line.size()) <= width || indent == line.size()) {
       out += line;
+    } else if (value > 0 && int(value) < width / 2) {
+      // "label    value": the label and its padding kept, the value wrapped under itself.
+      std::string body = wrap_text(line.substr(value), width - int(value), 0);
+      for (std::size_t at = body.find('\n'); at != std::string::npos; at = body.find('\n', at + 1))
+        body.insert(at + 1, value, ' ');
+      out += line.substr(0, value) + body;
     } else {
       // The body's lines fit width - indent; its continuation lines carry indent + 2 spaces
       // themselves, so they print from column 0 within the width.

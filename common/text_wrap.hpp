@@ -9,7 +9,9 @@ namespace fabtrain {
 
 std::string wrap_text(const std::string& text, int width, int indent = 2);
 // Each line of `text` wrapped to `width`, keeping its own indent, its continuation lines indented
-// two more; empty lines and the final newline kept. width <= 0: the text as is.
+// two more; a "label    value" line (a short label padded by two spaces or more) keeps its padding
+// and wraps its value under itself; empty lines and the final newline kept. width <= 0: the text
+// as is.
 std::string fit_lines(const std::string& text, int width);
 
 }  // namespace fabtrain

@@ -23,6 +23,9 @@ constexpr double GiB = 1024.0 * 1024 * 1024;
 // one search's), twice that until it has a plan simulated; the search as a whole stops only
 // where all four could have.
 constexpr double kFamilyShare = 0.25;
+// Plans compiled, fitting and not bounded out, that are simulated before any other is expanded
+// while nothing is simulated yet.
+constexpr std::size_t kFirstWave = 8;
 
 std::string memory_rank_name(const RankMemory& r) {
   return fmt::format("rank {} ({} at {})", r.rank, r.gpu_type, r.site);
@@ -355,23 +358,28 @@ class Evaluation {
 
   static double work_of(const Candidate& c) { return double(c.plan.ranks()) * c.plan.mb; }
 
-  // How far the budgets stretch: eight times until something is simulated (so there is an
-  // answer), and with best_of_each_family as far as the four families' stretched shares reach.
+  // How far the budgets stretch: twice until something is simulated (so there is an answer;
+  // beyond, the smallest subsets are opened), and with best_of_each_family as far as the four
+  // families' stretched shares reach.
   double stretch() const {
-    if (options_.best_of_each_family)
-      return std::max(out_.ranked.empty() ? 8.0 : 1.0, 2 * kFamilyShare * kFamilies.size());
-    return out_.ranked.empty() ? 8 : 1;
+    const double first = out_.ranked.empty() ? 2 : 1;
+    return options_.best_of_each_family ? std::max(first, 2 * kFamilyShare * kFamilies.size())
+                                        : first;
   }
 
   // Spent once the work passes the budget, if something was simulated (so there is an answer);
-  // with nothing simulated yet the search goes on best first up to eight budgets, then falls back
+  // with nothing simulated yet the search goes on best first up to two budgets, then falls back
   // to the smallest subsets.
   bool over_budget() {
     if (options_.exhaustive) return false;
     if (smallest_first_) return !out_.ranked.empty();
+    // Enumeration ends the search only while nothing is simulated (then the smallest subsets
+    // give an answer); after, it only stops opening subsets (enumeration_spent()).
     const bool over =
         (options_.compile_budget > 0 && compile_work_ >= stretch() * options_.compile_budget) ||
-        (options_.simulate_budget > 0 && simulate_work_ >= stretch() * options_.simulate_budget);
+        (options_.simulate_budget > 0 && simulate_work_ >= stretch() * options_.simulate_budget) ||
+        (out_.ranked.empty() && options_.enumerate_budget > 0 &&
+         out_.enumerated >= stretch() * options_.enumerate_budget);
     out_.budget_spent = out_.budget_spent || over;
     if (over && out_.ranked.empty()) fall_back_to_smallest();
     return over && !smallest_first_;
@@ -403,29 +411,28 @@ class Evaluation {
     return true;
   }
 
-  void close_subsets() {
-    for (std::size_t k = next_subset_; k < subsets_.size(); ++k)
-      least_skipped_ = std::min(least_skipped_, subsets_[k].first);
-    next_subset_ = subsets_.size();
-    out_.budget_spent = true;
-  }
-
   // Opens subsets and expands candidates, least floor first, while a floor is below the queue's
   // least bound (a floor never exceeds its candidate's bound, nor a subset's its plans' floors).
   void expand_below_queue() {
     for (;;) {
       if (over_budget()) return;
-      const double subset_floor =
-          next_subset_ < subsets_.size() ? subsets_[next_subset_].first : 1e300;
+      // Past the enumeration budget the subsets left stay unopened (least_unsimulated() counts
+      // them), unless the search falls back to the smallest.
+      const bool may_open = next_subset_ < subsets_.size() && !enumeration_spent();
+      if (next_subset_ < subsets_.size() && !may_open) out_.budget_spent = true;
+      const double subset_floor = may_open ? subsets_[next_subset_].first : 1e300;
       const double plan_floor = floors_.empty() ? 1e300 : floors_.top().first;
       const double least = std::min(subset_floor, plan_floor);
       if (least >= 1e300 || (!queue_.empty() && least >= queue_.top().first)) return;
+      // Until something is simulated, a wave's worth of compiled plans is simulated first: the
+      // answer it gives prunes what is left (the order changes, not what stays exact).
+      if (out_.ranked.empty() && queue_.size() >= kFirstWave) return;
       if (global_ && least >= threshold_of_all()) return skip_the_rest();
-      if (subset_floor <= plan_floor) {
-        if (enumeration_spent())
-          close_subsets();
-        else
-          open_next_subset();
+      // Until something is simulated, the plans already enumerated are expanded before another
+      // subset is opened.
+      const bool first_wave_pending = out_.ranked.empty() && !floors_.empty();
+      if (subset_floor <= plan_floor && !first_wave_pending) {
+        open_next_subset();
         continue;
       }
       const int i = floors_.top().second;

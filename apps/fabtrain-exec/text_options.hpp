@@ -10,7 +10,7 @@ namespace fabtrain {
 
 inline void add_vocab_option(CLI::App* cmd, std::string& vocab) {
   cmd->add_option("--vocab", vocab,
-                  "Folder of encoder.json and vocab.bpe (default: where install-deps puts them)");
+                  "Folder of encoder.json and vocab.bpe (default: install-deps' folder)");
 }
 
 inline void add_text_field_option(CLI::App* cmd, text::DocumentFields& fields) {

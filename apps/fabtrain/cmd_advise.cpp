@@ -15,7 +15,9 @@
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "common/human_units.hpp"
+#include "common/text_table.hpp"
 #include "json_output.hpp"
+#include "say.hpp"
 #include "search_cli.hpp"
 #include "selector/advice.hpp"
 
@@ -57,7 +59,7 @@ std::vector<std::pair<std::string, std::optional<Evaluated>>> alternatives(
   const auto smaller = [&](const std::string& label, const std::function<bool(const Plan&)>& ok) {
     SearchOptions o = one;
     o.only = [&](const Plan& p) { return options.only(p) && ok(p); };
-    const SearchResult r = search(model, slice, o);
+    const SearchResult r = search_showing_progress(model, slice, o, "plans with " + label);
     out.push_back({label, r.ranked.empty() ? std::nullopt : std::optional(r.ranked.front())});
   };
   const int gpus = best.candidate.plan.ranks(), sites = sites_of(slice, best.candidate.subset.gpus);
@@ -73,17 +75,21 @@ void run(Options& o) {
   const Testbed& testbed = fabric_testbed();
   const Availability free = read_availability(o.availability, testbed);
   std::FILE* info = o.json == "-" ? stderr : stdout;
-  fmt::print(info, "fabtrain advise: {} usable site(s) in {}\n", free.sites.size(), free.path);
-  for (const auto& l : free.left_out) fmt::print(info, "  left out: {}\n", l);
-  for (const auto& u : free.unknown) fmt::print(info, "  unknown: {}\n", u);
+  const int width = table_width(false);
+  say(width, info, "fabtrain advise: {} in {}\n", counted(free.sites.size(), "usable site"),
+      free.path);
+  for (const auto& l : free.left_out) say(width, info, "  left out: {}\n", l);
+  for (const auto& u : free.unknown) say(width, info, "  unknown: {}\n", u);
   std::filesystem::create_directories(o.out_dir);
   const std::string all_path =
       (std::filesystem::temp_directory_path() / fmt::format("fabtrain-free-{}.yaml", ::getpid()))
           .string();
   const Slice all =
       write_slice(testbed_slice(free, testbed, o.advice), all_path, builtin_catalog());
-  fmt::print(info, "  every free GPU: {} in {} at {}\n", counted(all.gpu_count(), "GPU"),
-             counted(all.vms.size(), "VM"), counted(all.site_names().size(), "site"));
+  say(width, info, "  every free GPU: {} in {} at {}\n", counted(all.gpu_count(), "GPU"),
+      counted(all.vms.size(), "VM"), counted(all.site_names().size(), "site"));
+  const std::string amount = o.search.assumed_amount();
+  if (!amount.empty()) say(width, info, "  {}\n", amount);
   o.search.slice = all_path;
   auto [model, slice, options] = o.search.resolve();
   std::filesystem::remove(all_path);
@@ -91,22 +97,21 @@ void run(Options& o) {
   options.only = [&, &s = slice](const Plan& p) { return within_caps(s, p, o.advice); };
   SimMemo memo;
   options.memo = &memo;
-  const SearchResult r = search(model, slice, options);
+  const SearchResult r = search_showing_progress(model, slice, options);
   if (r.ranked.empty())
     fail("no plan of {} fits on the free GPUs of {} within the caps", model.name, free.path);
   const Evaluated& best = r.ranked.front();
   const double gap = r.gap(options.objective);
-  fmt::print(info, "\nbest: {}\n", summary(slice, best));
-  fmt::print(
-      info, "  {} (searched {} plans in {:.1f} s)\n",
+  say(width, info, "\nbest: {}\n", summary(slice, best));
+  say(width, info, "  {} (searched {} in {:.1f} s)\n",
       gap == 0 ? "exact" : fmt::format("not exact: at most {:.1f}% better possible", 100 * gap),
-      r.enumerated, r.seconds);
+      counted(r.enumerated, "plan"), r.seconds);
   const SliceDraft reserve = slice_to_reserve(slice, best, o.advice, "fabtrain-advised");
-  fmt::print(info, "reserve:\n");
+  say(width, info, "reserve:\n");
   for (const auto& vm : reserve.vms)
-    fmt::print(info, "  {} at {}: {} x {}, {}\n", vm.name, vm.site, vm.gpus, vm.gpu, vm.nic);
-  fmt::print(info, "  network: {}\n",
-             reserve.networks.empty() ? "none (one VM)" : reserve.networks.front().kind);
+    say(width, info, "  {} at {}: {} x {}, {}\n", vm.name, vm.site, vm.gpus, vm.gpu, vm.nic);
+  say(width, info, "  network: {}\n",
+      reserve.networks.empty() ? "none (one VM)" : reserve.networks.front().kind);
   nlohmann::json j = {{"availability", free.path},
                       {"left_out", free.left_out},
                       {"unknown", free.unknown},
@@ -121,10 +126,10 @@ void run(Options& o) {
                       {"alternatives", nlohmann::json::array()}};
   for (const auto& [label, e] : alternatives(model, slice, options, best)) {
     if (!e) {
-      fmt::print(info, "with {}: no plan fits\n", label);
+      say(width, info, "with {}: no plan fits\n", label);
       continue;
     }
-    fmt::print(info, "with {}: {}\n", label, summary(slice, *e));
+    say(width, info, "with {}: {}\n", label, summary(slice, *e));
     j["alternatives"].push_back({{"kind", label},
                                  {"plan", to_string(e->candidate.plan)},
                                  {"where", describe_gpus(slice, e->candidate.subset.gpus)},
@@ -134,8 +139,8 @@ void run(Options& o) {
   write_slice(reserve, (dir / "slice.yaml").string(), builtin_catalog());
   write_text_atomically((dir / "reserve.py").string(), reserve_script(reserve, testbed),
                         "the reserve script");
-  fmt::print(info, "wrote {} and {}\n", (dir / "slice.yaml").string(),
-             (dir / "reserve.py").string());
+  say(width, info, "wrote {} and {}\n", (dir / "slice.yaml").string(),
+      (dir / "reserve.py").string());
   JsonOutput{o.json}.write(j);
 }
 

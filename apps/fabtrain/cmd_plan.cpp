@@ -13,8 +13,8 @@
 #include "common/error.hpp"
 #include "common/human_units.hpp"
 #include "common/text_table.hpp"
-#include "common/text_wrap.hpp"
 #include "json_output.hpp"
+#include "say.hpp"
 #include "search_cli.hpp"
 #include "selector/break_even.hpp"
 #include "selector/launch_line.hpp"
@@ -66,12 +66,6 @@ nlohmann::json to_json(const Evaluated& e, const Slice& slice) {
     j["reason"] = e.reason;
   }
   return j;
-}
-
-// Prose that fits the table's width (--wide: as it comes); tables fit it themselves.
-template <typename... Args>
-void say(int width, std::FILE* out, fmt::format_string<Args...> format, Args&&... args) {
-  fmt::print(out, "{}", fit_lines(fmt::format(format, std::forward<Args>(args)...), width));
 }
 
 nlohmann::json launch_json(const LaunchLine& l) {
@@ -154,14 +148,14 @@ void print_table(const SearchResult& r, const Slice& slice, const Options& o, Ob
 // What was searched, what was skipped and why, and whether the answer is exact.
 void print_search_summary(const SearchResult& r, int top, Objective objective, int width) {
   say(width, stdout,
-      "{} plans on {} of {} GPU subsets ({} sets of sites) in {:.2f} s: {} compiled, {} out of "
-      "memory, {} simulated;\n"
+      "{} on {} of {} ({} of sites) in {:.2f} s: {} compiled, {} out of memory, {} simulated;\n"
       "  skipped: {} with recomputation that memory does not need (the same plan without it "
       "fits and is faster), {} with overlap=off whose overlapped twin fits (never slower), {} "
       "and {} whose lower bound cannot reach the top {}\n",
-      r.enumerated, r.subsets_opened, r.subsets, r.site_sets, r.seconds, r.compiled,
-      r.out_of_memory_count, r.ranked.size(), r.skipped_recompute, r.skipped_overlap_off,
-      counted(r.bounded, "plan"), counted(r.subsets_bounded, "subset"), top);
+      counted(r.enumerated, "plan"), r.subsets_opened, counted(r.subsets, "GPU subset"),
+      counted(r.site_sets, "set"), r.seconds, r.compiled, r.out_of_memory_count, r.ranked.size(),
+      r.skipped_recompute, r.skipped_overlap_off, counted(r.bounded, "plan"),
+      counted(r.subsets_bounded, "subset"), top);
   const double gap = r.gap(objective);
   std::string what = r.space_exact ? "every set of sites (interchangeable sites as one)"
                                    : fmt::format(
@@ -262,8 +256,8 @@ int count_ties(const SearchResult& r, Objective objective, const SearchOptions& 
 // overlapped twin does, or not at all, by about the same bytes).
 void print_out_of_memory(const SearchResult& r, int top, int width) {
   if (r.out_of_memory.empty()) return;
-  say(width, stdout, "\nout of memory ({} plans; the study's crosses), e.g.:\n",
-      r.out_of_memory_count);
+  say(width, stdout, "\nout of memory ({}; the study's crosses), e.g.:\n",
+      counted(r.out_of_memory_count, "plan"));
   int shown = 0;
   for (const Evaluated& e : r.out_of_memory) {
     if (shown == top) break;

@@ -2,12 +2,14 @@
 // sites) the best plan's time to train and GPU-hours, and the smallest count whose objective is
 // within the tolerance of the best.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "command.hpp"
 #include "common/error.hpp"
 #include "common/human_units.hpp"
 #include "common/text_table.hpp"
 #include "json_output.hpp"
+#include "say.hpp"
 #include "search_cli.hpp"
 #include "selector/recommend.hpp"
 
@@ -47,24 +49,26 @@ void run(Options& o) {
   const double tokens = *options.train_tokens;
   const Objective objective = options.objective;
   std::FILE* text = o.json.text();
-  fmt::print(text, "fabtrain recommend: {}\n", o.search.describe());
-  fmt::print(
-      text,
+  const int width = table_width(o.wide);
+  say(width, text, "fabtrain recommend: {}\n", o.search.describe());
+  const std::string amount = o.search.assumed_amount();
+  if (!amount.empty()) say(width, text, "  {}\n", amount);
+  say(width, text,
       "  the search of `fabtrain plan` (every GPU set's best kept exact), then the fewest GPUs "
       "whose {} is within --tolerance {:.0f}% of the best\n",
       objective == Objective::gpu_hours ? "GPU-hours" : "time to train", 100 * o.tolerance);
-  const SearchResult r = search(model, slice, options);
+  const SearchResult r = search_showing_progress(model, slice, options);
   const Recommendation rec = recommend(r, slice, tokens, o.tolerance, objective);
   if (rec.choices.empty()) fail("no plan of {} fits on any GPUs of {}", model.name, slice.name);
   const std::string types = gpu_types_line(slice);
-  if (!types.empty()) fmt::print(text, "\n{}\n", types);
+  if (!types.empty()) say(width, text, "\n{}\n", types);
   TextTable table({{"GPUs", true},
                    {"where", false},
                    {"best plan", false, 0, true},
                    {"to train", true},
                    {"GPU-h", true},
-                   {"tokens/s", true},
-                   {"mem GiB free", true},
+                   {"tokens/s", true, 2},
+                   {"mem GiB free", true, 1},
                    {"", false}});
   for (size_t i = 0; i < rec.choices.size(); ++i) {
     const auto& c = rec.choices[i];
@@ -74,8 +78,12 @@ void run(Options& o) {
                    memory_cell(c.best, 1024.0 * 1024 * 1024),
                    int(i) == rec.chosen ? "<- chosen" : ""});
   }
-  fmt::print(text, "{}", table.render(table_width(o.wide)).text);
-  fmt::print(text, "\n{}\n", rec.why);
+  const RenderedTable rendered = table.render(width);
+  fmt::print(text, "{}", rendered.text);
+  if (!rendered.dropped.empty())
+    say(width, text, "left out to fit {} columns: {} (--wide shows them)\n", width,
+        fmt::join(rendered.dropped, ", "));
+  say(width, text, "\n{}\n", rec.why);
   o.json.write(to_json(rec, slice, tokens));
   print_launch(text, o.search.model, slice, rec.choices[rec.chosen].best,
                options.space.seq > 0 ? options.space.seq : model.n_ctx);

@@ -11,10 +11,12 @@
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "common/human_units.hpp"
+#include "common/text_table.hpp"
 #include "models/model_spec.hpp"
 #include "plan/default_batch.hpp"
 #include "plan/schedule.hpp"
 #include "platforms/slice.hpp"
+#include "say.hpp"
 #include "search_cli.hpp"
 #include "sim/cost/calibration.hpp"
 #include "sim/sim_report.hpp"
@@ -69,11 +71,11 @@ void run(const SimulateOptions& o) {
 
   // Resolved configuration first, on stderr when JSON goes to stdout.
   auto* info = o.json == "-" ? stderr : stdout;
-  fmt::print(info, "model        {} ({} parameters)\n", model.name, model.parameters());
-  fmt::print(info, "slice        {} ({}, sites: {})\n", slice.name,
-             counted(slice.gpu_count(), "GPU"), fmt::join(slice.site_names(), ", "));
-  fmt::print(
-      info, "communicator {} ({}; {} streams per peer{}{}{})\n", slice.communicator.name,
+  const int width = table_width(false);
+  say(width, info, "model        {} ({} parameters)\n", model.name, model.parameters());
+  say(width, info, "slice        {} ({}, sites: {})\n", slice.name,
+      counted(slice.gpu_count(), "GPU"), fmt::join(slice.site_names(), ", "));
+  say(width, info, "communicator {} ({}; {} streams per peer{}{}{})\n", slice.communicator.name,
       slice.communicator.library, slice.communicator.streams_per_peer,
       slice.communicator.max_in_flight_bytes > 0
           ? fmt::format(", at most {:.3g} MiB in flight each",
@@ -85,14 +87,13 @@ void run(const SimulateOptions& o) {
       slice.communicator.started_reduce_scatter_via_root
           ? ", started reduce-scatter via rank 0 (reduce, then scatter)"
           : "");
-  fmt::print(info, "plan         {} ({})\n", to_string(plan), technique_name(plan));
-  fmt::print(
-      info, "batch        {} sequences of {} tokens{}\n", batch, seq,
+  say(width, info, "plan         {} ({})\n", to_string(plan), technique_name(plan));
+  say(width, info, "batch        {} sequences of {} tokens{}\n", batch, seq,
       o.batch > 0 ? "" : " (default: 8 per GPU of the plan, rounded up to a multiple of dp*mb)");
   if (o.wan_latency_ms >= 0)
-    fmt::print(info, "wan latency  {} ms round trip (override)\n", o.wan_latency_ms);
-  fmt::print(info, "calibration  {}\n\n",
-             o.calibration.empty() ? "none (catalog defaults)" : calibration_names(o.calibration));
+    say(width, info, "wan latency  {} ms round trip (override)\n", o.wan_latency_ms);
+  say(width, info, "calibration  {}\n\n",
+      o.calibration.empty() ? "none (catalog defaults)" : calibration_names(o.calibration));
 
   const Schedule schedule = compile(model, plan, batch, seq);
   Simulator simulator(slice);
@@ -100,7 +101,7 @@ void run(const SimulateOptions& o) {
   options.calibration = &calibration;
   options.trace = !o.trace.empty();
   const SimResult result = simulator.run(model, schedule, options);
-  fmt::print(info, "{}", human_summary(result, schedule, train_tokens, o.memory_headroom));
+  say(width, info, "{}", human_summary(result, schedule, train_tokens, o.memory_headroom));
   if (!o.json.empty())
     write_text(o.json, result_json(result, schedule, model, slice, train_tokens).dump(2));
   if (!o.trace.empty()) write_text(o.trace, chrome_trace_json(result, schedule).dump());

@@ -16,6 +16,7 @@
 #include "command.hpp"
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/human_units.hpp"
 #include "json_output.hpp"
 #include "platforms/fablib_import.hpp"
 #include "platforms/slice.hpp"
@@ -205,8 +206,8 @@ void import_slice(const std::string& saved, const std::string& output,
   else
     write_text_atomically(output, yaml, "-o");
   auto* info = to_stdout ? stderr : stdout;
-  fmt::print(info, "imported {} ({}): {} VM(s) with GPUs, {} network(s){}\n", saved,
-             imported.format, imported.vms.size(), imported.networks.size(),
+  fmt::print(info, "imported {} ({}): {} with GPUs, {}{}\n", saved, imported.format,
+             counted(imported.vms.size(), "VM"), counted(imported.networks.size(), "network"),
              to_stdout ? "" : " -> " + output);
   for (const auto& l : imported.left_out) fmt::print(info, "  left out: {}\n", l);
 }

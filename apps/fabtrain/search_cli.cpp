@@ -1,6 +1,7 @@
 #include "search_cli.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include "common/atomic_file.hpp"
 #include "common/data_dir.hpp"
 #include "common/error.hpp"
+#include "common/human_units.hpp"
 #include "common/limits.hpp"
 #include "common/text_table.hpp"
 #include "common/text_wrap.hpp"
@@ -147,6 +149,24 @@ std::string SearchCli::describe() const {
       calibration_files.empty() ? " calibration=catalog defaults"
                                 : " calibration=" + calibration_names(calibration_files),
       train_tokens().description);
+}
+
+std::string SearchCli::assumed_amount() const {
+  if (tokens > 0 || epochs > 0) return "";
+  return fmt::format(
+      "time to train: for {:.3g} tokens, the study's; give yours with --tokens N or --epochs E",
+      train_tokens().tokens);
+}
+
+SearchResult search_showing_progress(const ModelSpec& model, const Slice& slice,
+                                     const SearchOptions& options, const std::string& what) {
+  const bool terminal = isatty(STDERR_FILENO);
+  if (terminal)
+    fmt::print(stderr, "searching {} of {} on {} ({}, {})...", what, model.name, slice.name,
+               counted(slice.gpu_count(), "GPU"), counted(slice.site_names().size(), "site"));
+  const SearchResult r = search(model, slice, options);
+  if (terminal) fmt::print(stderr, "\r\033[K");
+  return r;
 }
 
 namespace {

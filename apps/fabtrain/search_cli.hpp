@@ -49,7 +49,16 @@ struct SearchCli {
   // (selector/data/study_training.yaml), with where they came from.
   TrainingAmount train_tokens() const;
   std::string describe() const;  // the resolved configuration, three lines
+  // Without --tokens or --epochs, one short line: the amount the time to train assumes and how
+  // to give one; "" when the user gave it.
+  std::string assumed_amount() const;
 };
+
+// The search, with a line on standard error while it runs when that is a terminal ("searching
+// <what> of <model> on <slice> (n GPUs, n sites)..."), erased when it ends.
+SearchResult search_showing_progress(const ModelSpec& model, const Slice& slice,
+                                     const SearchOptions& options,
+                                     const std::string& what = "plans");
 
 // A plan's GPUs in a table cell: "2@UTAH+2@AMST" when the slice has one GPU type (named once
 // above the table by gpu_types_line), else "2xRTX6000@UTAH+1xT4@GPN".

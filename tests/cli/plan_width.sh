@@ -4,7 +4,8 @@
 # plan cells wrap onto the row's next lines, never cut with "~"; GPUs that
 # every row shares are said once above the table, else each row has its own; the default training amount is explained under
 # the table and not when --tokens gives one; precision auto is accepted and a precision the GPUs
-# lack is refused naming them. Usage: plan_width.sh BIN_DIR
+# lack is refused naming them; recommend, advise, simulate and fabtrain-exec's --vocab help fit too.
+# Usage: plan_width.sh BIN_DIR
 set -euo pipefail
 bin=$1
 work=$(mktemp -d)
@@ -51,4 +52,54 @@ if "$bin/fabtrain" plan --model gpt2-nano --slice utah-amst --precision tf32 >"$
 fi
 grep -q "GPU_RTX6000 has no tf32 peak.*--precision auto" "$work/tf32.txt" || { cat "$work/tf32.txt"; fail "tf32 refusal"; }
 "$bin/fabtrain" plan --help | grep -q "auto" || fail "plan --help does not list precision auto"
+
+# recommend, advise and simulate fit the same width, their labelled lines wrapped under the value;
+# recommend and advise say the amount they assume in one line, and not when --tokens gives one.
+other() {  # name, columns, command and args...
+  local name=$1 cols=$2; shift 2
+  COLUMNS=$cols "$bin/fabtrain" "$@" >"$work/$name.txt" 2>&1 ||
+    { cat "$work/$name.txt"; fail "$name: fabtrain $1 failed"; }
+  check_width "$work/$name.txt" "${cols:-100}"
+}
+availability=$(cd "$(dirname "$0")/../selector/availability" && pwd)/five-sites.json
+other recommend "" recommend --model gpt2-nano --slice utah-amst
+other recommend-narrow 80 recommend --model gpt2-nano --slice utah-amst
+other recommend-three "" recommend --model gpt2-nano --slice "$work/three.yaml"
+grep -q "^left out to fit 80 columns: tokens/s, mem GiB free (--wide shows them)" \
+  "$work/recommend-narrow.txt" || { cat "$work/recommend-narrow.txt"; fail "recommend: dropped columns unsaid"; }
+other advise "" advise --availability "$availability" --model gpt2 -o "$work/advised"
+other simulate "" simulate --model gpt2-nano --slice utah-amst --plan dp=2
+other simulate-narrow 80 simulate --model gpt2-nano --slice utah-amst --plan dp=2,pp=2 --tokens 1e9
+for f in recommend advise; do
+  grep -qE "^  time to train: for .* tokens, the study's; give yours with --tokens N" "$work/$f.txt" ||
+    { cat "$work/$f.txt"; fail "$f does not say the amount it assumes"; }
+done
+other recommend-tokens "" recommend --model gpt2-nano --slice utah-amst --tokens 1e9
+! grep -q "time to train: for" "$work/recommend-tokens.txt" || fail "recommend: said though --tokens"
+grep -q "^fabtrain advise: 4 usable sites in " "$work/advise.txt" || fail "advise: sites not counted"
+! grep -q "(s)" "$work/advise.txt" || fail "advise: a noun with (s)"
+grep -q "^batch        16 sequences" "$work/simulate.txt" || fail "simulate: the label lost its column"
+"$bin/fabtrain-exec" tokenize --help | grep -- "--vocab" >"$work/vocab.txt"
+check_width "$work/vocab.txt" 100
+
+# Singular and plural: a one-GPU slice has one set of sites and one GPU subset.
+cat > "$work/one.yaml" <<'YAML'
+name: one
+vms:
+  - {name: u, site: UTAH, gpu: GPU_RTX6000, gpus: 1, nic: NIC_Basic}
+YAML
+run one "" --model gpt2-nano --slice "$work/one.yaml" --break-even off
+grep -q " on 1 of 1 GPU subset (1 set of sites) in " "$work/one.txt" ||
+  { cat "$work/one.txt"; fail "one GPU: the search summary is not in the singular"; }
+
+fablib=$(cd "$(dirname "$0")/../platforms/fablib" && pwd)
+"$bin/fabtrain" slice import "$fablib/fabnetv4.json" -o "$work/imported.yaml" >"$work/import.txt"
+grep -q ": 3 VMs with GPUs, 1 network -> " "$work/import.txt" ||
+  { cat "$work/import.txt"; fail "slice import: its counts are not singular and plural"; }
+
+# On a terminal, recommend's search shows a line on standard error while it runs.
+script -qec "'$bin/fabtrain' recommend --model gpt2-nano --slice utah-amst >/dev/null" /dev/null \
+  >"$work/tty.txt" 2>&1 || { cat "$work/tty.txt"; fail "recommend on a terminal failed"; }
+grep -q "searching plans of gpt2-nano on utah-amst (4 GPUs, 2 sites)" "$work/tty.txt" ||
+  { cat "$work/tty.txt"; fail "recommend shows no progress line on a terminal"; }
 echo "plan width: ok"

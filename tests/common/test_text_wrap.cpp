@@ -61,3 +61,18 @@ TEST_CASE("fitted lines keep their own indent, wrap only what is too wide, keep 
   CHECK(fit_lines("a\n", 30) == "a\n");
   CHECK(fit_lines(text, 0) == text);
 }
+
+TEST_CASE("a labelled line keeps its padding and wraps its value under itself") {
+  const std::string fitted =
+      fit_lines("batch        16 sequences of 128 tokens (default: 8 per GPU of the plan)\n", 40);
+  std::istringstream in(fitted);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  REQUIRE(lines.size() >= 2);
+  CHECK(lines[0].rfind("batch        16 ", 0) == 0);
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    CHECK(lines[i].rfind(std::string(13, ' '), 0) == 0);
+    CHECK(lines[i][13] != ' ');
+  }
+  for (const auto& l : lines) CHECK(l.size() <= 40);
+}
