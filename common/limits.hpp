@@ -21,13 +21,12 @@ inline constexpr Limit gpus{1024, "one rank per GPU; the simulator plays one act
 // What a search (plan, recommend, advise, study) takes: it compiles and bounds the plans of many
 // GPU subsets and simulates the best of them, each a SimGrid run of one actor per rank, so its
 // time and memory grow with the GPUs and their sites far faster than one simulation's. Measured
-// on 2 cores with GPT-2 medium (docs/results/2026-12-03-limits.md): recommend on 8 sites of 8
-// GPUs in 30 s and 0.6 GB, plan on one site of 64 in 65 s, advise on FABRIC's 79 free GPUs at 30
-// sites in 44 s and 1.5 GB; advise on 64 free A40s in 32 VMs still takes over 120 s. FABRIC lists
-// about 150 GPUs in all.
+// on 2 cores with GPT-2 medium (docs/results/2026-12-03-limits.md): at 8 sites of 16 GPUs plan
+// in 47 s and 1.2 GB, recommend in 30 s and 0.6 GB; advise on FABRIC's 76 free GPUs at 26 sites
+// in 48 s. FABRIC lists about 150 GPUs in all, fewer free at once.
 inline constexpr Limit searched_gpus{
-    160,
-    "a search compiles and simulates hundreds of plans; at 64 GPUs plan and recommend finish "
+    128,
+    "a search compiles and simulates hundreds of plans; at 128 GPUs plan and recommend finish "
     "within 2 minutes and 4 GiB on 2 cores; simulate and schedule take slices of up to 1024"};
 // dp, tp, pp and their product: one rank per GPU, so no degree exceeds the GPUs fabtrain handles.
 inline constexpr Limit ranks{1024, "one rank per GPU of a slice"};

@@ -372,7 +372,7 @@ void run(Options& o) {
   if (!quiet) say(width, stdout, "fabtrain plan: {}\n", o.search.describe());
   options.keep_top = o.top;            // the table's rows stay exact; the rest may be pruned
   options.best_of_each_family = true;  // and each family's best, for the "why" lines
-  SimMemo memo;  // the break-even searches reuse what this search learns
+  SimMemo memo;                        // the break-even searches reuse what this search learns
   PlanMemo compiled;
   options.memo = &memo;
   options.compiled = &compiled;

@@ -2,9 +2,9 @@
 # The slice limits of common/limits.hpp, met and enforced.
 # - simulate: on a generated slice of 1024 GPUs (8 FABRIC sites on FABNetv4, 16 VMs of 8 GPUs
 #   each) a 1024-rank plan simulates within 60 s; one GPU more is refused at load.
-# - the searches, at their limit of 64 GPUs, each within 120 s under a 4 GiB memory cap (ulimit -v,
-#   each process): recommend on 8 sites of 8 GPUs on FABNetv4, plan on one site of 8 VMs of 8 GPUs
-#   (advise on 64 free A40s, 32 VMs, does not yet finish within 120 s); one GPU more is refused
+# - the searches, at their limit of 128 GPUs, each within 120 s under a 4 GiB memory cap (ulimit
+#   -v, each process): plan and recommend on 8 sites of 16 GPUs on FABNetv4, plan on one site of
+#   8 VMs of 8 GPUs (advise, which runs three searches, is not run at the limit); one GPU more is refused
 #   by plan, recommend and advise. On 8 sites of 4 GPUs plan's search spends its budget, and
 #   still says why its winner wins against each technique's best it found.
 # Each refusal names the limit.
@@ -47,15 +47,15 @@ refused "fabtrain handles at most 1024" "$fabtrain" simulate --model gpt2-medium
   --slice "$work/past-limit.yaml" --plan dp=16,tp=8,pp=8,mb=8
 echo "ok: 1024 GPUs simulated within 60 s, 1025 refused by the limit"
 
-# --- the searches at 64 GPUs
-slice 8 8 8 >"$work/search-at.yaml"
-slice 8 8 9 >"$work/search-past.yaml"
+# --- the searches at 128 GPUs
+slice 16 8 8 >"$work/search-at.yaml"
+slice 16 8 9 >"$work/search-past.yaml"
 slice 8 8 8 1 | sed 's/fabnetv4/l2bridge/' >"$work/one-site.yaml"
 avail() {  # avail GPUS-AT-THE-LAST-SITE: free A40s at 8 sites, a plain availability file
-  for s in UTAH MASS TACC WASH STAR MICH NCSA; do echo "$s: {GPU_A40: 8}"; done
+  for s in UTAH MASS TACC WASH STAR MICH NCSA; do echo "$s: {GPU_A40: 16}"; done
   echo "DALL: {GPU_A40: $1}"
 }
-avail 9 >"$work/avail-past.yaml"
+avail 17 >"$work/avail-past.yaml"
 
 within() {  # within NAME COMMAND...: finishes within 120 s, each process under 4 GiB
   local name=$1 rc=0 start=$SECONDS
@@ -70,12 +70,13 @@ slice 8 4 4 >"$work/eight-sites.yaml"
 within plan-8-sites "$fabtrain" plan --model gpt2-medium --slice "$work/eight-sites.yaml"
 [ "$(grep -cE '^  (best )?(data parallel|ZeRO|shard|pipeshard)' "$work/plan-8-sites.txt")" = 3 ] ||
   fail "plan on 8 sites did not say why its winner wins against the three other techniques"
+within plan-at-limit "$fabtrain" plan --model gpt2-medium --slice "$work/search-at.yaml"
 within recommend "$fabtrain" recommend --model gpt2-medium --slice "$work/search-at.yaml"
 
 for cmd in plan recommend; do
-  refused "the GPU count to search is 65; fabtrain handles at most 64" \
+  refused "the GPU count to search is 129; fabtrain handles at most 128" \
     "$fabtrain" "$cmd" --model gpt2-medium --slice "$work/search-past.yaml"
 done
-refused "the GPU count to search is 65; fabtrain handles at most 64" "$fabtrain" advise \
+refused "the GPU count to search is 129; fabtrain handles at most 128" "$fabtrain" advise \
   --model gpt2-medium --availability "$work/avail-past.yaml" --gpus-per-vm 8 -o "$work/advice2"
-echo "ok: plan and recommend at 64 GPUs within 120 s and 4 GiB; 65 refused by the limit"
+echo "ok: plan and recommend at 128 GPUs within 120 s and 4 GiB; 129 refused by the limit"
