@@ -11,6 +11,7 @@
 
 #include "common/error.hpp"
 #include "plan/buckets.hpp"
+#include "sim/cost/compute_cost.hpp"
 #include "sim/group_collective.hpp"
 #include "sim/simulator.hpp"
 
@@ -246,11 +247,15 @@ PlanFloor::PlanFloor(const ModelSpec& model, const Slice& slice, SlicePlatform& 
     } catch (const Error&) {
       // No peak in this precision: its plans fail to simulate, and say why there.
     }
+    // The matmul efficiency compute_seconds() takes: the precision's default, the GPU's own FP32
+    // one where it has one, a calibration's over both.
+    ComputeDefaults defaults = defaults_for(slice.catalog->compute, precision);
+    if (precision == Precision::fp32 && g.type->fp32_matmul_efficiency > 0)
+      defaults.matmul_efficiency = g.type->fp32_matmul_efficiency;
     double efficiency = 0;
     for (WorkKind kind : {WorkKind::forward, WorkKind::backward})
       efficiency = std::max(
-          efficiency,
-          compute_parameters(slice.catalog->compute, cal, g.type->name, kind).matmul_efficiency);
+          efficiency, compute_parameters(defaults, cal, g.type->name, kind).matmul_efficiency);
     rate_.push_back(peak * efficiency);
     capacity_.push_back(g.type->memory_bytes);
   }

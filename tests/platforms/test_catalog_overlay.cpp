@@ -44,7 +44,7 @@ TEST_CASE("--catalog: the example RTX 3090 catalog adds a site and replaces a bu
   CHECK(cat.link_classes.size() == builtin_catalog().link_classes.size());
   // The example's entry replaced the built-in one there; the built-in one is unchanged.
   CHECK(g.fp32_matmul_efficiency == 0);
-  CHECK(builtin_catalog().gpu("GPU_RTX3090").fp32_matmul_efficiency == doctest::Approx(0.5));
+  CHECK(builtin_catalog().gpu("GPU_RTX3090").fp32_matmul_efficiency == doctest::Approx(0.53));
   CHECK_THROWS_AS(builtin_catalog().site("MYLAB"), Error);
 
   const Slice lab = load_slice(example("rtx3090-lab.yaml"), cat);

@@ -161,7 +161,11 @@ TEST_CASE(
   const ModelSpec model = load_model("gpt2-medium");
   const SimPool pool(slice, nullptr);
   const PlanFloor floor = pool.plan_floor(model, model.n_ctx, Precision::fp32);
-  for (const char* text : {"dp=64,tp=8,pp=2,mb=2", "dp=128,pp=8,mb=8,zero=1"}) {
+  // How close the floor comes: tp=8's products are small, and their tile and wave losses on the
+  // A100's SMs (sim/cost/matmul_efficiency.hpp), which the floor does not count, double the
+  // bound's compute.
+  for (const auto& [text, closeness] :
+       {std::pair{"dp=64,tp=8,pp=2,mb=2", 0.3}, std::pair{"dp=128,pp=8,mb=8,zero=1", 0.5}}) {
     CAPTURE(text);
     Plan plan = parse_plan(text);
     for (int g = 0; g < plan.ranks(); ++g) plan.devices.push_back(g);
@@ -169,6 +173,6 @@ TEST_CASE(
     const double tokens = double(batch) * model.n_ctx;
     const double full = pool.step_lower_bound(compile(model, plan, batch, model.n_ctx));
     CHECK(floor.seconds_per_token(plan, batch) * tokens <= full * (1 + 1e-9));
-    CHECK(floor.seconds_per_token(plan, batch) * tokens > 0.5 * full);
+    CHECK(floor.seconds_per_token(plan, batch) * tokens > closeness * full);
   }
 }
