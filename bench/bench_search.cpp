@@ -47,7 +47,6 @@ double plan_like(const std::string& model_name, const Slice& slice) {
   const SearchResult r = search(model, slice, o);
   if (r.ranked.empty()) return -1;
   explain_winner(r, o);
-  o.best_of_each_family = false;
   const auto sites = slice.site_names().size();
   if (sites * (sites - 1) / 2 <= 3) break_evens(model, slice, o);
   return r.gap(o.objective);

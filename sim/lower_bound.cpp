@@ -53,8 +53,8 @@ void add_call(std::vector<BoundInputs::Call>& calls, const BoundInputs::Call& ca
 }
 
 // What a compute instruction's time depends on, but for its microbatch: its kind (the variant's
-// index), its blocks, FLOPs and bytes (a rank's microbatches are alike; products follow the
-// blocks). Instructions that compute nothing share one key.
+// index), its blocks (an optimizer step: its kernels), FLOPs and bytes (a rank's microbatches are
+// alike; products follow the blocks). Instructions that compute nothing share one key.
 using WorkKey = std::tuple<std::size_t, int, int, double, double>;
 WorkKey work_key(const Instruction& ins) {
   return std::visit(
@@ -63,7 +63,7 @@ WorkKey work_key(const Instruction& ins) {
         if constexpr (std::is_same_v<T, Forward> || std::is_same_v<T, Backward>)
           return {ins.index(), i.begin, i.end, i.flops, i.bytes};
         else if constexpr (std::is_same_v<T, OptimizerStep>)
-          return {ins.index(), 0, 0, 0.0, i.bytes};
+          return {ins.index(), i.kernels, 0, 0.0, i.bytes};
         else
           return {std::variant_npos, 0, 0, 0.0, 0.0};
       },
@@ -247,15 +247,13 @@ PlanFloor::PlanFloor(const ModelSpec& model, const Slice& slice, SlicePlatform& 
     } catch (const Error&) {
       // No peak in this precision: its plans fail to simulate, and say why there.
     }
-    // The matmul efficiency compute_seconds() takes: the precision's default, the GPU's own FP32
-    // one where it has one, a calibration's over both.
-    ComputeDefaults defaults = defaults_for(slice.catalog->compute, precision);
-    if (precision == Precision::fp32 && g.type->fp32_matmul_efficiency > 0)
-      defaults.matmul_efficiency = g.type->fp32_matmul_efficiency;
+    // The matmul efficiency compute_seconds() takes, a calibration's over the catalog's.
+    const ComputeParameters base{matmul_efficiency_at(slice.catalog->compute, *g.type, precision),
+                                 0, 0};
     double efficiency = 0;
     for (WorkKind kind : {WorkKind::forward, WorkKind::backward})
-      efficiency = std::max(
-          efficiency, compute_parameters(defaults, cal, g.type->name, kind).matmul_efficiency);
+      efficiency =
+          std::max(efficiency, calibrated(base, cal, g.type->name, kind).matmul_efficiency);
     rate_.push_back(peak * efficiency);
     capacity_.push_back(g.type->memory_bytes);
   }

@@ -389,7 +389,6 @@ void run(Options& o) {
   const int ties = count_ties(r, options.objective, options);
   if (!quiet) print_answer(r, slice, o, options, ties);
   const WinnerExplanation why = explain_winner(r, options);
-  options.best_of_each_family = false;  // break-even asks only for each round trip's winner
   if (!quiet) {
     say(width, stdout, "why: {}\n", why.winner);
     for (const auto& line : why.lines) say(width, stdout, "  {}\n", line);

@@ -135,8 +135,13 @@ Calibration load_calibration(const std::string& path, const Catalog& catalog) {
 
 ComputeParameters compute_parameters(const ComputeDefaults& defaults, const Calibration& cal,
                                      const std::string& gpu, WorkKind kind) {
-  ComputeParameters p{defaults.matmul_efficiency, defaults.memory_efficiency,
-                      defaults.kernel_overhead_s};
+  return calibrated(
+      {defaults.matmul_efficiency, defaults.memory_efficiency, defaults.kernel_overhead_s}, cal,
+      gpu, kind);
+}
+
+ComputeParameters calibrated(ComputeParameters p, const Calibration& cal, const std::string& gpu,
+                             WorkKind kind) {
   const auto g = cal.compute.find(gpu);
   if (g == cal.compute.end()) return p;
   const auto k = g->second.find(kind);

@@ -116,5 +116,8 @@ struct ComputeParameters {
 };
 ComputeParameters compute_parameters(const ComputeDefaults& defaults, const Calibration& cal,
                                      const std::string& gpu, WorkKind kind);
+// The same from given parameters (the catalog's as they apply to one GPU type and precision).
+ComputeParameters calibrated(ComputeParameters base, const Calibration& cal, const std::string& gpu,
+                             WorkKind kind);
 
 }  // namespace fabtrain

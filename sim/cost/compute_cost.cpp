@@ -115,44 +115,36 @@ bool serial_for(const ComputeDefaults& defaults, const Calibration& cal, const s
 
 }  // namespace
 
-ComputeDefaults defaults_for(const ComputeDefaults& defaults, Precision precision) {
-  // Field by field: the source text is not needed here, and copying it per instruction was a
-  // large share of a search's time.
-  ComputeDefaults d;
-  d.matmul_efficiency = defaults.matmul_efficiency;
-  d.tensor_core_matmul_efficiency = defaults.tensor_core_matmul_efficiency;
-  d.serial_kernels = defaults.serial_kernels;
-  d.memory_efficiency = defaults.memory_efficiency;
-  d.kernel_overhead_s = defaults.kernel_overhead_s;
-  d.matmul_tile = defaults.matmul_tile;
-  if (precision != Precision::fp32 && defaults.tensor_core_matmul_efficiency > 0)
-    d.matmul_efficiency = defaults.tensor_core_matmul_efficiency;
-  return d;
+double matmul_efficiency_at(const ComputeDefaults& defaults, const GpuType& gpu,
+                            Precision precision) {
+  if (precision != Precision::fp32)
+    return defaults.tensor_core_matmul_efficiency > 0 ? defaults.tensor_core_matmul_efficiency
+                                                      : defaults.matmul_efficiency;
+  return gpu.fp32_matmul_efficiency > 0 ? gpu.fp32_matmul_efficiency : defaults.matmul_efficiency;
 }
 
 double compute_seconds(const Instruction& instruction, const GpuType& gpu, Precision precision,
-                       const ComputeDefaults& catalog_defaults, const Calibration& calibration) {
-  // fp16/bf16/tf32 products run on tensor cores, which reach their own fraction of their peak;
-  // fp32 ones the GPU's own fraction where the catalog gives one.
-  ComputeDefaults defaults = defaults_for(catalog_defaults, precision);
-  if (precision == Precision::fp32 && gpu.fp32_matmul_efficiency > 0)
-    defaults.matmul_efficiency = gpu.fp32_matmul_efficiency;
+                       const ComputeDefaults& defaults, const Calibration& calibration) {
+  // Numbers only: the catalog's defaults are not copied per instruction (their source text is
+  // long, and this runs for every instruction a search bounds).
+  const ComputeParameters base{matmul_efficiency_at(defaults, gpu, precision),
+                               defaults.memory_efficiency, defaults.kernel_overhead_s};
+  auto parameters = [&](WorkKind kind) { return calibrated(base, calibration, gpu.name, kind); };
   if (const auto* f = std::get_if<Forward>(&instruction)) {
     const bool serial = serial_for(defaults, calibration, gpu.name, WorkKind::forward);
     return roofline(work_of(*f, gpu, tile_for(defaults, calibration, gpu.name, WorkKind::forward)),
                     kernels_of(*f, serial), peak_flops(gpu, precision), gpu,
-                    compute_parameters(defaults, calibration, gpu.name, WorkKind::forward), serial);
+                    parameters(WorkKind::forward), serial);
   }
   if (const auto* b = std::get_if<Backward>(&instruction)) {
     const bool serial = serial_for(defaults, calibration, gpu.name, WorkKind::backward);
     return roofline(work_of(*b, gpu, tile_for(defaults, calibration, gpu.name, WorkKind::backward)),
                     kernels_of(*b, serial), peak_flops(gpu, precision), gpu,
-                    compute_parameters(defaults, calibration, gpu.name, WorkKind::backward),
-                    serial);
+                    parameters(WorkKind::backward), serial);
   }
   if (const auto* o = std::get_if<OptimizerStep>(&instruction))
     return roofline(Work{0, o->bytes}, 1 + o->kernels, peak_flops(gpu, precision), gpu,
-                    compute_parameters(defaults, calibration, gpu.name, WorkKind::optimizer),
+                    parameters(WorkKind::optimizer),
                     serial_for(defaults, calibration, gpu.name, WorkKind::optimizer));
   return 0;
 }

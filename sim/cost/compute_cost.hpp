@@ -14,10 +14,11 @@ namespace fabtrain {
 // Seconds one compute instruction takes on a GPU type; 0 for every other instruction.
 double compute_seconds(const Instruction& instruction, const GpuType& gpu, Precision precision,
                        const ComputeDefaults& defaults, const Calibration& calibration);
-// The catalog's defaults as they apply at a precision: fp16/bf16/tf32 take the tensor-core matmul
-// efficiency (where the catalog gives one) in place of the FP32 one. (compute_seconds also takes
-// a GPU type's own FP32 efficiency, GpuType::fp32_matmul_efficiency, where it has one.)
-ComputeDefaults defaults_for(const ComputeDefaults& defaults, Precision precision);
+// The matmul efficiency a GPU type's products reach at a precision before any calibration:
+// fp16/bf16/tf32 the catalog's tensor-core one (where it gives one), fp32 the GPU type's own
+// (GpuType::fp32_matmul_efficiency) where it has one, else the catalog's.
+double matmul_efficiency_at(const ComputeDefaults& defaults, const GpuType& gpu,
+                            Precision precision);
 // Peak FLOP/s of a GPU type at a precision; throws when the GPU lacks it (bf16 before Ampere).
 double peak_flops(const GpuType& gpu, Precision precision);
 
