@@ -6,6 +6,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <simgrid/s4u.hpp>
 #include <string>
 #include <variant>
@@ -53,6 +54,8 @@ struct P2pPlay {
   double ready_after_s = 0;  // Recv: after the bytes arrive, the calibration's p2p extra
 };
 
+struct CollectiveLane;
+
 struct RankPlay {
   int rank = 0;
   const std::vector<Instruction>* stream = nullptr;
@@ -63,14 +66,16 @@ struct RankPlay {
   std::vector<Message*> received;
   std::vector<sg4::CommPtr> posted_receives;
   // overlap: per request, the start's instruction; a started send's flow; a started collective's
-  // helper actor; per group, the last helper (a rank's calls of a group run one at a time, in
-  // stream order, as on one NCCL stream or MPI communicator)
+  // completion; per group, the last call's completion (a rank's calls of a group run one at a
+  // time, in stream order, as on one NCCL stream or MPI communicator), and its lane where calls
+  // run one after another
   std::map<int, int> start_of;
   std::map<int, sg4::CommPtr> sends_started;
-  std::map<int, sg4::ActorPtr> helpers;
-  std::map<int, sg4::ActorPtr> last_helper;
+  std::map<int, sg4::SemaphorePtr> completed;   // per request, released when its call has ended
+  std::map<int, sg4::SemaphorePtr> last_call;   // per group, its last call's completion
   std::map<int, sg4::SemaphorePtr> last_moved;  // per group, released when its bytes have moved
-  bool concurrent_collectives = false;          // the communicator's (CommunicatorProfile)
+  std::map<int, std::shared_ptr<CollectiveLane>> lanes;  // per group
+  bool concurrent_collectives = false;                   // the communicator's (CommunicatorProfile)
   std::vector<std::pair<double, double>> in_flight;  // spans any communication of it is in flight
   Breakdown breakdown;
   double finish_s = 0;
@@ -169,38 +174,81 @@ void play_recv(RankPlay& r, int k, double t0, int traced) {
   }
 }
 
-// A started collective: a helper actor on the rank's host plays it while the rank goes on; it
-// first waits for the rank's previous call of the same group. Where the communicator progresses
-// started collectives together (CommunicatorProfile::concurrent_collectives: Open MPI's libnbc)
-// a latency-bound one does not wait: the rounds interleave. A bandwidth-bound one still does: one
-// TCP connection per peer, whose window bounds the rate, carries the bytes of all of them; but
+// Waits until a call has ended; its completion stays released for later waits.
+void await(const sg4::SemaphorePtr& completion) {
+  completion->acquire();
+  completion->release();
+}
+
+// Plays started collective k of rank r, from now to its end (in a helper actor or a lane).
+void play_started(RankPlay& r, int k, const sg4::SemaphorePtr& moved,
+                  const sg4::SemaphorePtr& completion, double t0) {
+  const double start = sg4::Engine::get_clock();
+  play_collective(r.collective[k], [&moved] { moved->release(); });
+  const double end = sg4::Engine::get_clock();
+  r.in_flight.emplace_back(start, end);
+  if (r.trace) r.events.push_back({r.rank, kSendsInFlightLane, k, start - t0, end - t0});
+  completion->release();
+}
+
+// Where a group's calls run one after another, one actor per rank and group plays them in the
+// order they were started, each from when it is started or the previous one ends, whichever is
+// later: what an actor per call that first joins the previous one would do, without creating an
+// actor (a stack) per call. A daemon: it ends with the rank actors.
+struct CollectiveLane {
+  struct Call {
+    int k;
+    sg4::SemaphorePtr moved, completion;
+  };
+  std::deque<Call> calls;
+  sg4::SemaphorePtr queued = sg4::Semaphore::create(0);
+
+  void run(RankPlay& r, double t0) {
+    for (;;) {
+      queued->acquire();
+      const Call call = calls.front();
+      calls.pop_front();
+      play_started(r, call.k, call.moved, call.completion, t0);
+    }
+  }
+};
+
+// A started collective: played while the rank goes on. Under a communicator that runs calls one
+// after another (NCCL's stream) it waits for the whole previous call of its group: its group's
+// lane plays it. Where the communicator progresses started collectives together
+// (CommunicatorProfile::concurrent_collectives: Open MPI's libnbc) a helper actor plays it: a
+// latency-bound one does not wait, the rounds interleave; a bandwidth-bound one still does, since
+// one TCP connection per peer, whose window bounds the rate, carries the bytes of all of them; but
 // only until the previous call's bytes have moved, not through the latency it still owes, since
 // the interleaved rounds keep the connection busy (the run records show it: GPT-2 medium's dp=4
-// buckets over 103 ms finished 0.45 s apart after the first). Under a communicator that runs calls
-// one after another (NCCL's stream) it waits for the whole call.
+// buckets over 103 ms finished 0.45 s apart after the first).
 void start_collective(RankPlay& r, int k, int group, int request, double t0, bool concurrent) {
-  const bool together = concurrent && r.collective[k].latency_bound;
-  sg4::ActorPtr previous =
-      !together && !concurrent && r.last_helper.count(group) ? r.last_helper[group] : nullptr;
-  sg4::SemaphorePtr previous_moved =
-      !together && concurrent && r.last_moved.count(group) ? r.last_moved[group] : nullptr;
   sg4::SemaphorePtr moved = sg4::Semaphore::create(0);
-  const CollectivePlay* play = &r.collective[k];
-  auto helper = sg4::Actor::create(
-      "rank" + std::to_string(r.rank) + "-req" + std::to_string(request),
-      sg4::this_actor::get_host(), [&r, play, previous, previous_moved, moved, k, t0] {
-        if (previous) previous->join();
-        if (previous_moved)
-          previous_moved->acquire();  // its one waiter: the next start replaces it
-        const double start = sg4::Engine::get_clock();
-        play_collective(*play, [&moved] { moved->release(); });
-        const double end = sg4::Engine::get_clock();
-        r.in_flight.emplace_back(start, end);
-        if (r.trace) r.events.push_back({r.rank, kSendsInFlightLane, k, start - t0, end - t0});
-      });
-  r.helpers[request] = helper;
-  r.last_helper[group] = helper;
+  sg4::SemaphorePtr completion = sg4::Semaphore::create(0);
+  r.completed[request] = completion;
+  r.last_call[group] = completion;
+  if (!concurrent) {
+    auto& lane = r.lanes[group];
+    if (!lane) {
+      lane = std::make_shared<CollectiveLane>();
+      sg4::Actor::create("rank" + std::to_string(r.rank) + "-group" + std::to_string(group),
+                         sg4::this_actor::get_host(), [&r, l = lane.get(), t0] { l->run(r, t0); })
+          ->daemonize();
+    }
+    lane->calls.push_back({k, moved, completion});
+    lane->queued->release();
+    return;
+  }
+  const bool together = r.collective[k].latency_bound;
+  sg4::SemaphorePtr previous_moved =
+      !together && r.last_moved.count(group) ? r.last_moved[group] : nullptr;
   r.last_moved[group] = moved;
+  sg4::Actor::create("rank" + std::to_string(r.rank) + "-req" + std::to_string(request),
+                     sg4::this_actor::get_host(), [&r, previous_moved, moved, completion, k, t0] {
+                       if (previous_moved)
+                         previous_moved->acquire();  // its one waiter: the next start replaces it
+                       play_started(r, k, moved, completion, t0);
+                     });
 }
 
 // Waits for request's start to complete: the time spent here is exposed communication.
@@ -220,7 +268,7 @@ void play_wait(RankPlay& r, int k, const Wait& w, double t0) {
       r.events.push_back({r.rank, kSendsInFlightLane, started, r.sent[started].posted_s - t0,
                           comm->get_finish_time() - t0});
   } else {
-    r.helpers.at(w.request)->join();
+    await(r.completed.at(w.request));
   }
   r.breakdown.exposed_comm_s += now() - start;
   if (r.trace) r.events.push_back({r.rank, kCommunicationLane, k, start - t0, now() - t0});
@@ -316,7 +364,7 @@ class RankPlayer {
       return;
     }
     const double start = now();
-    if (r_.last_helper.count(in.group)) r_.last_helper[in.group]->join();
+    if (r_.last_call.count(in.group)) await(r_.last_call[in.group]);
     const double begin = now();
     play_collective(r_.collective[k_]);
     r_.in_flight.emplace_back(begin, now());
