@@ -5,7 +5,9 @@
 #   - ldd finds every library of every binary and plugin, each in the bundle, in the CUDA
 #     directories, or glibc's (the driver's libcuda aside);
 #   - the bundle fits its size limit;
-#   - fabtrain-exec --version runs and the CUDA tests skip with their reason (no GPU here);
+#   - fabtrain-exec --version runs, the backend op table runs (its CPU rows; the CUDA rows say
+#     why they are skipped) and the CUDA tests skip with their reason (no GPU here);
+#   - run-gpu-check.sh runs up to the CUDA tests, then stops with exit status 77 and the reason;
 #   - where a private mount namespace is allowed (root): with every system copy of the bundled
 #     libraries and Open MPI's own plugin and help directories hidden, fabtrain-exec runs one
 #     CPU step alone (an MPI singleton) and two ranks of a dp=2 step under the bundle's mpirun.
@@ -53,6 +55,22 @@ if [ $rc -ne 77 ] || ! grep -q "SKIP" "$work/cuda.log"; then
   exit 1
 fi
 echo "test_exec_cuda skips without a GPU: $(grep -m1 SKIP "$work/cuda.log")"
+if ! "$bundle/bin/test_exec" --test-case='backend ops:*' >"$work/ops.log" 2>&1; then
+  echo "FAIL: the backend op table from the bundle:"
+  cat "$work/ops.log"
+  exit 1
+fi
+echo "the backend op table runs from the bundle: $(grep -m1 'test cases:' "$work/ops.log")"
+set +e
+"$bundle/run-gpu-check.sh" "$work/check" >"$work/check.log" 2>&1
+rc=$?
+set -e
+if [ $rc -ne 77 ] || ! grep -q "^no GPU here: SKIP" "$work/check/summary.txt"; then
+  echo "FAIL: run-gpu-check.sh without a GPU: rc=$rc (want 77 and the reason in its summary):"
+  cat "$work/check.log"
+  exit 1
+fi
+echo "run-gpu-check.sh without a GPU: $(grep '^no GPU here' "$work/check/summary.txt")"
 
 # Two ranks through the bundle's Open MPI with the system's copies hidden.
 if ! unshare -m true 2>/dev/null; then
