@@ -5,19 +5,17 @@
 // BIT as none (scaling and unscaling are exact), and an overflowing gradient skips that step on
 // every rank, leaving the parameters as they were, at half the scale the step after.
 #include <doctest/doctest.h>
-#include <omp.h>
 
 #include <cmath>
 #include <limits>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "cpu_ops_as_device.hpp"
-#include "exec/comm/loopback_communicator.hpp"
 #include "exec/play/interpreter.hpp"
 #include "exec/play/loss_scale.hpp"
+#include "loopback_ranks.hpp"
 #include "plan/schedule.hpp"
 #include "tests/test_support.hpp"
 
@@ -77,7 +75,6 @@ struct RankRun {
   std::vector<float> losses, scales;
   std::vector<char> skipped;
   std::vector<std::vector<float>> params;  // after each step
-  std::string error;
 };
 
 struct Scaling {
@@ -87,57 +84,43 @@ struct Scaling {
   int overflow_rank = 0;
 };
 
-void play_rank(const ModelSpec& model, const Schedule& schedule, int rank, LoopbackHub& hub,
+void play_rank(const ModelSpec& model, const Schedule& schedule, int rank, Communicator& comm,
                bool device, const Scaling& scaling, RankRun& out) {
-  LoopbackCommunicator comm(hub, rank);
-  try {
-    omp_set_num_threads(1);
-    comm.set_groups(schedule.groups);
-    comm.set_takes_device_memory(device);
-    const Plan& plan = schedule.plan;
-    const RankCoord coord = rank_coord(plan, rank);
-    auto ops = std::make_unique<CpuOpsAsDevice>(device, false);
-    if (rank == scaling.overflow_rank) ops->overflow_call = scaling.overflow_call;
-    Gpt2Stage stage(model, stage_blocks(model, plan).at(coord.pp), plan.tp, coord.tp,
-                    schedule.microbatch, kSeq, plan.mb, std::move(ops));
-    stage.load_full(init_full_parameters(model, 42));
-    Interpreter interpreter(model, schedule, rank, stage, comm, AdamW{}, 1.0f);
-    if (scaling.on) interpreter.set_loss_scaling({scaling.initial, 2000, 1.0f});
-    for (int step = 0; step < kSteps; ++step) {
-      auto feed = [&](int mb, std::span<int> tokens, std::span<int> targets) {
-        for (std::size_t i = 0; i < tokens.size(); ++i) {
-          tokens[i] = int((i * 7 + std::size_t(step * 3 + mb + coord.dp)) % 64);
-          targets[i] = int((i * 7 + std::size_t(step * 3 + mb + coord.dp) + 1) % 64);
-        }
-      };
-      const StepOutcome outcome = interpreter.play_step(step, 3e-3f, feed);
-      out.losses.push_back(outcome.mean_loss);
-      out.scales.push_back(outcome.loss_scale);
-      out.skipped.push_back(outcome.skipped);
-      interpreter.gather_parameters();
-      const auto params = stage.params();
-      out.params.emplace_back(params.begin(), params.end());
-    }
-  } catch (const std::exception& e) {
-    out.error = e.what();
-    try {
-      comm.abort(e.what());
-    } catch (const std::exception&) {
-    }
+  const Plan& plan = schedule.plan;
+  const RankCoord coord = rank_coord(plan, rank);
+  auto ops = std::make_unique<CpuOpsAsDevice>(device, false);
+  if (rank == scaling.overflow_rank) ops->overflow_call = scaling.overflow_call;
+  Gpt2Stage stage(model, stage_blocks(model, plan).at(coord.pp), plan.tp, coord.tp,
+                  schedule.microbatch, kSeq, plan.mb, std::move(ops));
+  stage.load_full(init_full_parameters(model, 42));
+  Interpreter interpreter(model, schedule, rank, stage, comm, AdamW{}, 1.0f);
+  if (scaling.on) interpreter.set_loss_scaling({scaling.initial, 2000, 1.0f});
+  for (int step = 0; step < kSteps; ++step) {
+    auto feed = [&](int mb, std::span<int> tokens, std::span<int> targets) {
+      for (std::size_t i = 0; i < tokens.size(); ++i) {
+        tokens[i] = int((i * 7 + std::size_t(step * 3 + mb + coord.dp)) % 64);
+        targets[i] = int((i * 7 + std::size_t(step * 3 + mb + coord.dp) + 1) % 64);
+      }
+    };
+    const StepOutcome outcome = interpreter.play_step(step, 3e-3f, feed);
+    out.losses.push_back(outcome.mean_loss);
+    out.scales.push_back(outcome.loss_scale);
+    out.skipped.push_back(outcome.skipped);
+    interpreter.gather_parameters();
+    const auto params = stage.params();
+    out.params.emplace_back(params.begin(), params.end());
   }
 }
 
 std::vector<RankRun> run_plan(const std::string& plan_text, bool device, const Scaling& scaling) {
   const ModelSpec model = load_model("gpt2-nano");
   const Schedule schedule = compile(model, parse_plan(plan_text), kBatch, kSeq);
-  const int world = int(schedule.ranks.size());
-  LoopbackHub hub(world);
-  std::vector<RankRun> runs(world);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < world; ++r)
-    threads.emplace_back([&, r] { play_rank(model, schedule, r, hub, device, scaling, runs[r]); });
-  for (std::thread& t : threads) t.join();
-  for (const RankRun& run : runs) REQUIRE(run.error == "");
+  std::vector<RankRun> runs(schedule.ranks.size());
+  const std::vector<std::string> errors =
+      test::run_loopback_ranks(schedule, device, [&](int rank, Communicator& comm) {
+        play_rank(model, schedule, rank, comm, device, scaling, runs[std::size_t(rank)]);
+      });
+  for (const std::string& error : errors) REQUIRE(error == "");
   return runs;
 }
 
