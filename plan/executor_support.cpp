@@ -14,7 +14,8 @@ const char* to_string(ExecutorDevice device) {
 }
 
 std::vector<Precision> executor_precisions(ExecutorDevice device) {
-  if (device == ExecutorDevice::cuda) return {Precision::fp32, Precision::tf32};
+  if (device == ExecutorDevice::cuda)
+    return {Precision::fp32, Precision::tf32, Precision::bf16, Precision::fp16};
   return {Precision::fp32};
 }
 
@@ -38,8 +39,8 @@ std::optional<std::string> why_not_runnable(const Plan& plan, ExecutorDevice dev
                                          : ", ") +
             std::string(to_string(supported[i]));
   return fmt::format(
-      "precision={}: fabtrain-exec trains in {} on {} (fp16 and bf16 mixed precision is "
-      "simulate-only: the executor has no half-precision kernels)",
+      "precision={}: fabtrain-exec trains in {} on {} (tf32 and the fp16 and bf16 mixed "
+      "precisions need the CUDA backend's tensor cores)",
       to_string(plan.precision), list, to_string(device));
 }
 

@@ -1,11 +1,11 @@
 // What `fabtrain-exec train` can run, in one place, so a plan the search prints as runnable is
-// one the executor accepts: today it trains in fp32 on CPU and in fp32 or tf32 (fp32 with its
-// matrix products on TF32 tensor cores) on CUDA; fp16 and bf16 (mixed precision with fp32 master
-// weights) are modelled by the simulator only, and so is attention=flash (the executor's attention
-// keeps the scores, which a flash plan's memory leaves out). Every other plan key is executed as
-// written.
-// Not here: whether a particular GPU has TF32 tensor cores (exec/backends/cuda_backend.cpp, at
-// start-up).
+// one the executor accepts: it trains in fp32 on CPU and on CUDA in fp32, tf32 (fp32 with its
+// matrix products on TF32 tensor cores), bf16 or fp16 (mixed precision: fp32 master weights,
+// matrix products on 16-bit tensor cores; fp16 with dynamic loss scaling); attention=flash is
+// modelled by the simulator only (the executor's attention keeps the scores, which a flash
+// plan's memory leaves out). Every other plan key is executed as written.
+// Not here: whether a particular GPU has the tensor cores of a precision
+// (exec/backends/cuda_backend.cpp, at start-up).
 #pragma once
 #include <optional>
 #include <string>

@@ -9,11 +9,17 @@
 #      where PyTorch is present, a PyTorch reference trains the same GPT-2 small checkpoint;
 #   3. dp=2 and pp=2 over two ranks sharing the one GPU (the bundle's mpirun, --comm mpi: NCCL
 #      refuses two ranks on one device), against the one-rank CUDA losses; NCCL on one rank;
-#   4. tokens/s and achieved TFLOP/s of GPT-2 medium at the largest batch (8, 4, 2) that fits;
-#      MFU when PEAK_TFLOPS is given (the GPU's dense peak at the precision used).
-# Each part writes OUT_DIR/NAME.log and a line "NAME rc=N Ts" to OUT_DIR/summary.txt; the exit
-# status is non-zero when any part failed.
-# Usage: run-gpu-check.sh OUT_DIR   (env: TOTAL_S=540, PEAK_TFLOPS, PRECISION=tf32 or fp32)
+#   4. mixed precision against the fp32 CPU losses: gpt2-nano in bf16 (Ampere and newer) and
+#      in fp16 with dynamic loss scaling;
+#   5. tokens/s, achieved TFLOP/s and MFU of GPT-2 medium at the largest batch (8, 4, 2) that
+#      fits, in PRECISION and in bf16 (Ampere and newer); the peak each MFU divides by is the
+#      catalog's dense peak of the GPU type nvidia-smi names, printed with its source
+#      (PEAK_TFLOPS_TF32, PEAK_TFLOPS_BF16, ... give one where the catalog has none).
+# Each part writes OUT_DIR/NAME.log and a line "NAME rc=N Ts" to OUT_DIR/summary.txt. Exit status:
+# 0 when every part passed, 1 when any failed or was skipped for time, 77 when there is no GPU
+# (the libraries, the version and the CUDA tests' skip line are checked, then the check stops
+# with the reason).
+# Usage: run-gpu-check.sh OUT_DIR   (env: TOTAL_S=540, PRECISION=tf32 or fp32)
 set -u
 bundle=$(cd "$(dirname "$0")" && pwd)
 out=${1:?usage: run-gpu-check.sh OUT_DIR}
@@ -51,6 +57,9 @@ step() {  # step NAME LIMIT_S COMMAND...: logged to OUT/NAME.log; its rc and tim
 }
 note() { "$@" 2>&1 | tee -a "$summary" || failures=$((failures + 1)); }
 
+gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+compute_cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1)
+sm_major=${compute_cap%%.*}
 {
   echo "bundle $(cat "$bundle/COMMIT") on $(hostname)"
   echo "CUDA libraries from: ${cuda_path:-none found}"
@@ -67,6 +76,11 @@ step version 30 "$exe" --version
 
 # 1. The CUDA stage tests, then the op table (CUDA rows against the CPU's).
 step tests_cuda 150 "$bundle/bin/test_exec_cuda"
+if [ $? -eq 77 ]; then
+  echo "no GPU here: $(grep -m1 SKIP "$out/tests_cuda.log"); the rest of the check needs one" |
+    tee -a "$summary"
+  exit 77
+fi
 step op_table 90 "$bundle/bin/test_exec" --test-case='backend ops:*'
 
 # 2. CPU against CUDA losses: same seed, data and plan; fp32 products on both.
@@ -82,7 +96,7 @@ compare() {  # compare REFERENCE OTHER LIMIT
   note python3 "$bundle/gpu-losses.py" compare "$out/$1.jsonl" "$out/$2.jsonl" "$3"
 }
 train nano_cpu cpu gpt2-nano 8 64
-train nano_cuda cuda gpt2-nano 8 64 --precision fp32
+NCCL_DEBUG=INFO train nano_cuda cuda gpt2-nano 8 64 --precision fp32
 compare nano_cpu nano_cuda 1e-3
 LIMIT=200 train small_cpu cpu gpt2 4 128
 train small_cuda cuda gpt2 4 128 --precision fp32
@@ -109,21 +123,55 @@ for plan in dp=2 pp=2,mb=2; do
     --steps 20 --lr 1e-3 --print-every 1 --record "$out/$name.jsonl"
   compare nano_cuda "$name" 1e-4
 done
-train nano_cuda_nccl cuda gpt2-nano 8 64 --precision fp32 --comm nccl
+NCCL_DEBUG=INFO train nano_cuda_nccl cuda gpt2-nano 8 64 --precision fp32 --comm nccl
 compare nano_cuda nano_cuda_nccl 1e-6
+# One rank under --comm auto sets no NCCL up: NCCL_DEBUG=INFO logs the set-up --comm nccl makes.
+nccl_lines() { grep -c "NCCL INFO" "$out/$1.log" 2>/dev/null; }
+if [ "$(nccl_lines nano_cuda)" = 0 ] && [ "$(nccl_lines nano_cuda_nccl)" != 0 ]; then
+  echo "one rank: no NCCL set-up under --comm auto, NCCL's under --comm nccl: ok" | tee -a "$summary"
+else
+  echo "one rank: NCCL INFO lines under --comm auto $(nccl_lines nano_cuda), under --comm nccl" \
+    "$(nccl_lines nano_cuda_nccl) (want 0 and some): FAIL" | tee -a "$summary"
+  failures=$((failures + 1))
+fi
 
-# 4. Speed of GPT-2 medium: the largest batch of 8, 4, 2 sequences of 1024 tokens that fits.
-for batch in 8 4 2; do
-  name=speed_medium_b$batch
-  if STEPS=6 LIMIT=240 train "$name" cuda gpt2-medium "$batch" 1024 --precision "$precision"; then
-    echo "speed gpt2-medium batch $batch x 1024, $precision" | tee -a "$summary"
-    note python3 "$bundle/gpu-losses.py" speed "$out/$name.jsonl" 354823168 24 1024 1024 \
-      "${PEAK_TFLOPS:-}"
-    break
-  fi
-  grep -q -E "out of memory|of device memory" "$out/$name.log" || break
-  failures=$((failures - 1))  # a batch that does not fit is not a failure while a smaller one is left
-done
+# 4. Mixed precision against the fp32 CPU losses (16-bit products drift from fp32 over the steps:
+#    these bounds are a first guess, to be set from the first measurement).
+if [ "${sm_major:-0}" -ge 8 ]; then
+  train nano_cuda_bf16 cuda gpt2-nano 8 64 --precision bf16
+  compare nano_cpu nano_cuda_bf16 3e-2
+else
+  echo "nano_cuda_bf16 skipped: compute capability ${compute_cap:-unknown} has no bf16 tensor cores" |
+    tee -a "$summary"
+fi
+train nano_cuda_fp16 cuda gpt2-nano 8 64 --precision fp16
+compare nano_cpu nano_cuda_fp16 1e-2
+
+# 5. Speed of GPT-2 medium: the largest batch of 8, 4, 2 sequences of 1024 tokens that fits.
+speed() {  # speed PRECISION
+  local precision=$1 batch name line peak_var=PEAK_TFLOPS_${1^^}
+  local peak=${!peak_var:-}
+  for batch in 8 4 2; do
+    name=speed_medium_${precision}_b$batch
+    if STEPS=6 LIMIT=240 train "$name" cuda gpt2-medium "$batch" 1024 --precision "$precision"; then
+      echo "speed gpt2-medium batch $batch x 1024, $precision" | tee -a "$summary"
+      if [ -z "$peak" ] && line=$(python3 "$bundle/gpu-losses.py" peak \
+        "$FABTRAIN_SOURCE_DIR/platforms/data/catalog.yaml" "$gpu_name" "$precision"); then
+        peak=${line%% *}
+        echo "  peak $precision (dense, the catalog's): $line" | tee -a "$summary"
+      else
+        echo "  peak $precision: ${peak:-none} (${line:-$peak_var})" | tee -a "$summary"
+      fi
+      note python3 "$bundle/gpu-losses.py" speed "$out/$name.jsonl" 354823168 24 1024 1024 \
+        "$peak"
+      return
+    fi
+    grep -q -E "out of memory|of device memory" "$out/$name.log" || return
+    failures=$((failures - 1))  # a batch that does not fit is not a failure while a smaller one is left
+  done
+}
+speed "$precision"
+if [ "${sm_major:-0}" -ge 8 ]; then speed bf16; fi
 
 echo "done in $(($(date +%s) - started)) s with $failures failures: $out" | tee -a "$summary"
 [ "$failures" -eq 0 ]

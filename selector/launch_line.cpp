@@ -121,7 +121,8 @@ LaunchLine launch_line(const std::string& model_arg, const Slice& slice, const E
   out.hostfile_path = hostfile_path;
   std::string device_flags;
   if (!cpu) device_flags = " --device cuda";
-  if (!cpu && plan.precision == Precision::tf32) device_flags += " --precision tf32";
+  if (!cpu && plan.precision != Precision::fp32)
+    device_flags += fmt::format(" --precision {}", to_string(plan.precision));
   if (!cpu && mpi_profile) device_flags += " --comm mpi";
   out.command = fmt::format(
       "mpirun -np {} {}{} fabtrain-exec train --model {} --plan {} --batch {} "

@@ -80,8 +80,8 @@ Registration reg(10, [](CLI::App& app) {
                   "docs/validation.md)")
       ->check(CLI::IsMember({"thread", "test", "none"}));
   cmd->add_option("--precision", c->precision,
-                  "Sets the plan's precision: fp32 (cpu, cuda) or tf32 (cuda, Ampere and newer); "
-                  "fp16 and bf16 are simulate-only (default: the plan's)");
+                  "Sets the plan's precision: fp32 (cpu, cuda); tf32 or bf16 (cuda, Ampere and "
+                  "newer); fp16 (cuda, with dynamic loss scaling) (default: the plan's)");
   cmd->add_option("--timeout-s", c->timeout_s,
                   "End the job when one instruction blocks longer than this (0: never)")
       ->capture_default_str();

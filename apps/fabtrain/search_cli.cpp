@@ -50,10 +50,11 @@ void SearchCli::add_to(CLI::App* cmd, bool with_slice) {
   cmd->add_option(
       "--catalog", catalog_file,
       "Catalog YAML adding or replacing GPU types, NICs and sites (the built-in rules)");
-  cmd->add_option("--precision", precision,
-                  "fp32; tf32 (tensor cores, Ampere and newer); fp16 or bf16 (simulate-only in "
-                  "fabtrain-exec); or auto: tf32 on the GPUs that have it, fp32 on the others "
-                  "(one precision per plan: a plan mixing GPUs without tf32 runs fp32)")
+  cmd->add_option(
+         "--precision", precision,
+         "fp32; tf32 (tensor cores, Ampere and newer); fp16 or bf16 (mixed precision, "
+         "fp32 master weights); or auto: tf32 on the GPUs that have it, fp32 on the others "
+         "(one precision per plan: a plan mixing GPUs without tf32 runs fp32)")
       ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16", "auto"}))
       ->capture_default_str();
   cmd->add_option("--objective", objective,

@@ -19,7 +19,7 @@ class MpiCommunicator;
 
 // What a backend is made from: the command line's choices and this rank's place on its host.
 struct BackendSettings {
-  std::string precision = "fp32";  // cuda: fp32 or tf32
+  std::string precision = "fp32";  // cuda: fp32, tf32, bf16 or fp16
   std::string comm = "auto";       // cuda: nccl, mpi or auto
   int local_rank = 0, local_size = 1;
   std::string host;
@@ -38,6 +38,9 @@ struct Backend {
   // Free and total bytes of the device memory the stage will live in (null: the host's, checked
   // against /proc/meminfo instead).
   std::function<std::pair<double, double>()> device_memory;
+  // The gradients need dynamic loss scaling (fp16 products: small gradients would flush to zero);
+  // the interpreter does it (exec/play/loss_scale.hpp).
+  bool loss_scaling = false;
 };
 
 struct BackendEntry {

@@ -14,23 +14,40 @@
 namespace fabtrain::cuda {
 namespace {
 
-// precision: "fp32" or "tf32" (TF32 tensor-core matrix products, Ampere and newer).
-// comm: "nccl", "mpi" or "auto". Fails by name on bad values or when there is no GPU.
+// The matrix products' precision of --precision, refused by name where this GPU lacks the
+// tensor cores for it (TF32 and bf16: Ampere, sm_80, and newer; fp16: Volta, sm_70, and newer).
+MatmulPrecision matmul_precision(const std::string& precision, const DeviceInfo& info) {
+  struct Choice {
+    const char* name;
+    MatmulPrecision matmul;
+    int major;  // the oldest architecture with the tensor cores for it (0: any GPU)
+    const char* since;
+  };
+  static const Choice choices[] = {{"fp32", MatmulPrecision::fp32, 0, ""},
+                                   {"tf32", MatmulPrecision::tf32, 8, "Ampere, sm_80"},
+                                   {"bf16", MatmulPrecision::bf16, 8, "Ampere, sm_80"},
+                                   {"fp16", MatmulPrecision::fp16, 7, "Volta, sm_70"}};
+  for (const Choice& c : choices) {
+    if (precision != c.name) continue;
+    if (info.major < c.major)
+      fail("--precision {}: {} (sm_{}{}) has no {} tensor cores ({}, and newer do)", precision,
+           info.name, info.major, info.minor, precision, c.since);
+    return c.matmul;
+  }
+  fail("--precision {}: the CUDA backend computes in fp32, tf32, bf16 or fp16", precision);
+}
+
+// precision: fp32, tf32, bf16 or fp16 (matrix products; fp32 master weights, everything else
+// fp32; fp16 with dynamic loss scaling). comm: "nccl", "mpi" or "auto". Fails by name on bad
+// values or when there is no GPU.
 Backend make_cuda_backend(const BackendSettings& settings) {
   const std::string& precision = settings.precision;
   const std::string& comm = settings.comm;
-  if (precision != "fp32" && precision != "tf32")
-    fail(
-        "--precision {}: the CUDA backend computes in fp32 or tf32 (bf16 and fp16 with fp32 "
-        "master weights are not implemented yet)",
-        precision);
   if (comm != "auto" && comm != "nccl" && comm != "mpi")
     fail("--comm {}: must be nccl, mpi or auto", comm);
   const int device = select_device(settings.local_rank);
   const DeviceInfo info = device_info(device);
-  if (precision == "tf32" && info.major < 8)
-    fail("--precision tf32: {} (sm_{}{}) has no TF32 tensor cores (Ampere, sm_80, and newer do)",
-         info.name, info.major, info.minor);
+  const MatmulPrecision matmul = matmul_precision(precision, info);
   const bool shared_gpu = settings.local_size > device_count();
   if (comm == "nccl" && shared_gpu)
     fail(
@@ -43,8 +60,8 @@ Backend make_cuda_backend(const BackendSettings& settings) {
   backend.description = fmt::format("cuda {} on GPU {}: {}, {} communicator", precision, device,
                                     describe(info), use_nccl ? "NCCL" : "MPI");
   backend.banner = fmt::format("{}, {}", backend.description, settings.host);
-  const OpsOptions options{precision == "tf32"};
-  backend.make_ops = [options] { return make_cuda_ops(options); };
+  backend.make_ops = [matmul] { return make_cuda_ops({matmul}); };
+  backend.loss_scaling = matmul == MatmulPrecision::fp16;
   backend.device_memory = [] {
     std::size_t free_bytes = 0, total_bytes = 0;
     CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
+
 #include "exec/cuda/cuda_check.hpp"
 
 namespace fabtrain::cuda {
@@ -64,7 +66,20 @@ int select_device(int local_rank) {
   return device;
 }
 
+namespace {
+std::atomic<long long> allocations{0}, frees{0};
+}  // namespace
+
+DeviceAllocations device_allocations() { return {allocations.load(), frees.load()}; }
+
+void device_free(void* data) {
+  if (!data) return;
+  ++frees;
+  cudaFree(data);
+}
+
 void* device_alloc(std::size_t bytes, const char* what) {
+  ++allocations;
   void* p = nullptr;
   const cudaError_t code = cudaMalloc(&p, bytes);
   if (code != cudaSuccess) {

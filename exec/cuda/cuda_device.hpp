@@ -32,7 +32,18 @@ std::string describe(const DeviceInfo& info);  // "NVIDIA H200 (sm_90, 132 SMs, 
 // The device of a rank: its node-local rank modulo the devices; fails when there are none.
 int select_device(int local_rank);
 
-// An owned device array of T (cudaMalloc/cudaFree); resize() discards the contents.
+// Allocation with a clear error, and its release (defined in cuda_device.cpp); every device
+// buffer of the backend goes through them, so tests can count them.
+void* device_alloc(std::size_t bytes, const char* what);
+void device_free(void* data);
+// cudaMalloc and cudaFree calls of device_alloc and device_free so far: a step after the first
+// makes none (tests of the hot path).
+struct DeviceAllocations {
+  long long allocations = 0, frees = 0;
+};
+DeviceAllocations device_allocations();
+
+// An owned device array of T (device_alloc/device_free); resize() discards the contents.
 template <typename T>
 class DeviceArray {
  public:
@@ -71,16 +82,13 @@ class DeviceArray {
 
  private:
   void release() {
-    if (data_) cudaFree(data_);
+    if (data_) device_free(data_);
     data_ = nullptr;
     size_ = 0;
   }
   T* data_ = nullptr;
   std::int64_t size_ = 0;
 };
-
-// Allocation with a clear error (defined in cuda_device.cpp).
-void* device_alloc(std::size_t bytes, const char* what);
 
 template <typename T>
 void DeviceArray<T>::resize(std::int64_t count) {

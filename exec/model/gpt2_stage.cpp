@@ -7,6 +7,7 @@
 #include "exec/model/gpt2_stage.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 
 #include "common/error.hpp"
@@ -37,6 +38,7 @@ struct Gpt2Stage::Impl {
   int L = 0, C = 0, hd = 0, nh_local = 0, c_local = 0, V = 0, Vp = 0;
   bool has_embed = false, has_head = false;
   bool keep_activations = true;  // false: one shared activation slot, backward must recompute
+  float loss_scale = 1.0f;       // the loss's gradient is multiplied by it (set_loss_scale)
 
   std::int64_t param_count = 0;
   Buffer params, grads;
@@ -152,6 +154,14 @@ struct Gpt2Stage::Impl {
     return p;
   }
   float* dres(int mb) { return residual_grad[mb].sized(*ops, nc()); }
+  // data *= factor where the backend keeps it (the host's loop on the CPU).
+  void scale_in_place(float* data, std::int64_t count, float factor) {
+    if (!host) {
+      ops->scale(data, count, factor);
+      return;
+    }
+    for (std::int64_t i = 0; i < count; ++i) data[i] *= factor;
+  }
 
   void build_layout();
   void add_tensor(FullTensor w, int layer,
@@ -362,6 +372,7 @@ void Gpt2Stage::Impl::head_backward(int block, int mb, bool recompute) {
   if (recompute) head_forward(block, mb);
   Activations& a = act(block, mb);
   ops->crossentropy_backward(a.logits.data(), a.lse.data(), *targets[mb], n, V, Vp);
+  if (loss_scale != 1.0f) scale_in_place(a.logits.data(), std::int64_t(n) * Vp, loss_scale);
   float* dln = scratch_a.grown(*ops, nc());
   ops->linear_backward(dln, G(t_wte), nullptr, a.logits.data(), a.ln.data(), P(t_wte), n, C, Vp);
   float* d = dres(mb);
@@ -468,6 +479,12 @@ void Gpt2Stage::set_recompute(bool on) {
   s.acts.clear();
   s.acts.resize(on ? 1 : s.slots);
   for (auto& slot : s.acts) slot.resize(s.blocks_held());
+}
+
+void Gpt2Stage::set_loss_scale(float scale) {
+  if (!(scale > 0) || !std::isfinite(scale))
+    fail("loss scale {}: must be positive and finite", scale);
+  impl_->loss_scale = scale;
 }
 
 static void check_ids(std::span<const int> ids, int n, int vocab, int mb, const char* what) {

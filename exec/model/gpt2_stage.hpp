@@ -88,6 +88,7 @@ class Gpt2Stage final : public Stage {
   // Recomputation mode (default off): forward keeps only the residual streams between blocks
   // and one shared activation slot, so every backward must pass recompute=true.
   void set_recompute(bool on) override;
+  void set_loss_scale(float scale) override;
   void synchronize() override;
   bool has_marks() const override;
   void mark(int k) override;

@@ -39,6 +39,9 @@ class Stage {
   virtual std::span<const float> logits(int mb) const = 0;
   virtual void release(int mb) = 0;
   virtual void set_recompute(bool on) = 0;
+  // Dynamic loss scaling (exec/play/loss_scale.hpp): the head's backward multiplies the loss's
+  // gradient by scale (a power of two; 1, the default, leaves it alone).
+  virtual void set_loss_scale(float scale) = 0;
 
   // The optimizer where the parameters live, for a stage whose backend keeps them off the host
   // (device_optimizer()); the interpreter then runs the step through these calls, so neither

@@ -150,7 +150,12 @@ void Interpreter::parameters_changed() {
   if (device_optimizer_) stage_.set_adam_state(m_, v_);
 }
 
+void Interpreter::set_loss_scaling(const LossScaling& settings) { loss_scaler_.emplace(settings); }
+
 StepOutcome Interpreter::play_step(int step, float lr, const MicrobatchFeed& feed) {
+  loss_scale_ = loss_scaler_ ? loss_scaler_->scale() : 1.0f;
+  decision_ = LossScaler::Decision::apply;
+  if (loss_scaler_) stage_.set_loss_scale(loss_scale_);
   stage_.zero_grads();
   if (device_shard_)
     device_shard_->zero_gradients();
@@ -195,6 +200,8 @@ StepOutcome Interpreter::play_step(int step, float lr, const MicrobatchFeed& fee
   outcome.loss_sum = loss_sum_;
   outcome.grad_norm = grad_norm_;
   outcome.mean_loss = mean_loss_;
+  outcome.loss_scale = loss_scaler_ ? loss_scale_ : 0.0f;
+  outcome.skipped = decision_ == LossScaler::Decision::skip;
   return outcome;
 }
 
@@ -497,7 +504,8 @@ void Interpreter::start_zero_parameters(const Collective& c) {
 void Interpreter::ensure_scaled() {
   if (scaled_) return;
   scaled_ = true;
-  const float scale = 1.0f / float(schedule_.plan.mb * schedule_.plan.dp);
+  // The loss scale is a power of two: the product is exact, and so is unscaling.
+  const float scale = 1.0f / (float(schedule_.plan.mb * schedule_.plan.dp) * loss_scale_);
   if (device_shard_) {
     device_shard_->scale_gradients(scale);
     return;
@@ -584,10 +592,12 @@ void Interpreter::gradient_norm(int group) {
   grad_norm_ = std::sqrt(both[0]);
   mean_loss_ = both[1];
   clip_scale_ = (grad_clip_ > 0 && grad_norm_ > grad_clip_) ? grad_clip_ / grad_norm_ : 1.0f;
+  if (loss_scaler_) decision_ = loss_scaler_->update(grad_norm_);
 }
 
 void Interpreter::optimizer_step(int step, float lr) {
   ensure_scaled();
+  if (decision_ != LossScaler::Decision::apply) return;  // overflowed: the parameters stay
   if (device_shard_) {
     device_shard_->adamw(adamw_, lr, step + 1, clip_scale_);
     return;

@@ -6,6 +6,9 @@
 // Gradient scaling: each microbatch's backward gives the gradient of that microbatch's MEAN loss;
 // the step's loss is the mean over the global batch, so the summed gradients are multiplied by
 // 1/(mb*dp) once per step, just before the gradient norm (after the data-parallel reduction).
+// With dynamic loss scaling (set_loss_scaling: fp16 products) the backward runs on the loss times
+// the scale, the same multiplication takes 1/scale along, and a step whose norm overflowed is
+// skipped (exec/play/loss_scale.hpp).
 //
 // Where the optimizer runs: on the host (the CPU's stage), or, for a stage whose backend keeps
 // parameters on the device, on the device: without a ZeRO shard through the stage's optimizer
@@ -34,6 +37,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -42,6 +46,7 @@
 #include "exec/comm/communicator.hpp"
 #include "exec/model/gpt2_stage.hpp"
 #include "exec/play/device_shard.hpp"
+#include "exec/play/loss_scale.hpp"
 #include "exec/play/zero_layout.hpp"
 #include "plan/run_record_format.hpp"
 #include "plan/schedule.hpp"
@@ -54,9 +59,11 @@ class Watchdog;
 using MicrobatchFeed = std::function<void(int mb, std::span<int> tokens, std::span<int> targets)>;
 
 struct StepOutcome {
-  double loss_sum = 0;  // sum of microbatch losses, on the last stage's tp rank 0, else 0
-  float grad_norm = 0;  // global, before clipping
-  float mean_loss = 0;  // over the global batch, reduced with the gradient norm (every rank)
+  double loss_sum = 0;   // sum of microbatch losses, on the last stage's tp rank 0, else 0
+  float grad_norm = 0;   // global, before clipping
+  float mean_loss = 0;   // over the global batch, reduced with the gradient norm (every rank)
+  float loss_scale = 0;  // the scale the step's backward ran at (0: no loss scaling)
+  bool skipped = false;  // the scaled gradients overflowed: no update, the scale halved
   std::vector<InstructionTiming> timings;
 };
 
@@ -65,7 +72,9 @@ class Interpreter {
   Interpreter(const ModelSpec& model, const Schedule& schedule, int rank, Stage& stage,
               Communicator& comm, AdamW adamw, float grad_clip, Watchdog* watchdog = nullptr);
 
-  // One training step; step counts from 0 (AdamW's t = step + 1).
+  // Dynamic loss scaling from the next step on (off by default).
+  void set_loss_scaling(const LossScaling& settings);
+  // One training step; step counts from 0 (AdamW's t = step + 1, skipped steps counted too).
   StepOutcome play_step(int step, float lr, const MicrobatchFeed& feed);
   // Forward only over the same stream (loads, forwards, activation transfers, tensor-parallel
   // and ZeRO-3 parameter collectives); returns the loss sum like play_step.
@@ -184,6 +193,9 @@ class Interpreter {
   float grad_norm_ = 0;
   double loss_sum_ = 0;
   float mean_loss_ = 0;  // from the gradient-norm call of this step
+  std::optional<LossScaler> loss_scaler_;
+  float loss_scale_ = 1.0f;  // this step's (1 without loss scaling)
+  LossScaler::Decision decision_ = LossScaler::Decision::apply;
 
   std::vector<unsigned char> decay_local_, counted_local_, decay_shard_, counted_shard_;
   std::vector<float> m_, v_;

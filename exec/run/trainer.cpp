@@ -397,7 +397,12 @@ void train_step(Run& run, const LrSchedule& lr, int step, bool last, TrainResult
     StepOutcome outcome =
         run.interpreter->play_step(step, lr.at(step), run.feed(run.train_data.get(), step));
     // The loss came with the gradient norm: every rank has the same, so all stop here together.
-    if (!std::isfinite(outcome.mean_loss) || !std::isfinite(outcome.grad_norm))
+    // A norm that overflowed under loss scaling skipped the step at a smaller scale next time.
+    if (outcome.skipped && run.is_root())
+      fmt::print("step {}: the gradients overflowed at loss scale {:g}: step skipped, scale {:g}\n",
+                 step + 1, outcome.loss_scale, outcome.loss_scale / 2);
+    if (!std::isfinite(outcome.mean_loss) ||
+        (!outcome.skipped && !std::isfinite(outcome.grad_norm)))
       fail(
           "step {}: the loss is {} and the gradient norm {}: training diverged (lower --lr, or "
           "resume from an earlier checkpoint); no checkpoint was written for this step",
@@ -446,6 +451,7 @@ TrainResult train(const TrainConfig& config, MpiCommunicator& comm) {
   run.interpreter =
       std::make_unique<Interpreter>(run.model, run.schedule, comm.rank(), *run.stage, schedule_comm,
                                     adamw, config.grad_clip, &run.frame->watchdog());
+  if (backend.loss_scaling) run.interpreter->set_loss_scaling({});
   const std::unique_ptr<CheckpointLock> lock = lock_checkpoint_dir(run);
   int start_step = 0;
   if (config.resume) {

@@ -2,8 +2,10 @@
 // paths without a GPU: the stage treats its memory (host memory) as the backend's own, uploads
 // and downloads copy, and it runs the optimizer's element-wise work the way the interpreter's host
 // code does (the same loops and AdamW::update, so the bits are the host path's); it may also keep
-// marks (Gpt2Ops::mark) on a counting clock.
+// marks (Gpt2Ops::mark) on a counting clock, and make one cross-entropy backward overflow (an
+// infinite gradient, as an fp16 product past 65504 gives).
 #pragma once
+#include <cmath>
 #include <memory>
 #include <span>
 #include <string>
@@ -22,6 +24,8 @@ class CpuOpsAsDevice final : public Gpt2Ops {
   CpuOpsAsDevice(bool device, bool marks) : device_(device), marks_(marks) {}
   std::vector<int> recorded;  // mark indices, in recording order
   int synchronized = 0;
+  int overflow_call = -1;          // the cross-entropy backward (counted from 0) that overflows
+  int crossentropy_backwards = 0;  // calls so far
 
   std::string name() const override { return "cpu-as-device"; }
   float* alloc(std::int64_t n) override { return cpu_->alloc(n); }
@@ -70,6 +74,7 @@ class CpuOpsAsDevice final : public Gpt2Ops {
   void crossentropy_backward(float* l, const float* lse, const Ids& t, int n, int v,
                              int vp) override {
     cpu_->crossentropy_backward(l, lse, t, n, v, vp);
+    if (crossentropy_backwards++ == overflow_call) l[0] = INFINITY;
   }
   void embedding_forward(float* o, const Ids& t, const float* wte, const float* wpe, int n, int tt,
                          int c) override {

@@ -5,7 +5,9 @@
 #   - ldd finds every library of every binary and plugin, each in the bundle, in the CUDA
 #     directories, or glibc's (the driver's libcuda aside);
 #   - the bundle fits its size limit;
-#   - fabtrain-exec --version runs and the CUDA tests skip with their reason (no GPU here);
+#   - fabtrain-exec --version runs, the backend op table runs (its CPU rows; the CUDA rows say
+#     why they are skipped) and the CUDA tests skip with their reason (no GPU here);
+#   - run-gpu-check.sh runs up to the CUDA tests, then stops with exit status 77 and the reason;
 #   - where a private mount namespace is allowed (root): with every system copy of the bundled
 #     libraries and Open MPI's own plugin and help directories hidden, fabtrain-exec runs one
 #     CPU step alone (an MPI singleton) and two ranks of a dp=2 step under the bundle's mpirun.
@@ -43,16 +45,27 @@ done
 echo "ldd: ${#elves[@]} binaries and plugins find all their libraries in the bundle, CUDA or glibc"
 
 "$bundle/bin/fabtrain-exec" --version
-set +e
-"$bundle/bin/test_exec_cuda" >"$work/cuda.log" 2>&1
-rc=$?
-set -e
-if [ $rc -ne 77 ] || ! grep -q "SKIP" "$work/cuda.log"; then
-  echo "FAIL: test_exec_cuda without a GPU: rc=$rc (want 77, a SKIP line):"
-  cat "$work/cuda.log"
+# skips_without_gpu LOG PATTERN WHAT COMMAND...: COMMAND exits 77 and PATTERN is in LOG (its reason).
+skips_without_gpu() {
+  local log=$1 pattern=$2 what=$3 rc=0
+  shift 3
+  "$@" >"$work/run.log" 2>&1 || rc=$?
+  if [ $rc -ne 77 ] || ! grep -q "$pattern" "$log"; then
+    echo "FAIL: $what without a GPU: rc=$rc (want 77 and '$pattern' in $log):"
+    cat "$work/run.log"
+    exit 1
+  fi
+  echo "$what without a GPU: $(grep -m1 "$pattern" "$log")"
+}
+skips_without_gpu "$work/run.log" SKIP test_exec_cuda "$bundle/bin/test_exec_cuda"
+if ! "$bundle/bin/test_exec" --test-case='backend ops:*' >"$work/ops.log" 2>&1; then
+  echo "FAIL: the backend op table from the bundle:"
+  cat "$work/ops.log"
   exit 1
 fi
-echo "test_exec_cuda skips without a GPU: $(grep -m1 SKIP "$work/cuda.log")"
+echo "the backend op table runs from the bundle: $(grep -m1 'test cases:' "$work/ops.log")"
+skips_without_gpu "$work/check/summary.txt" "^no GPU here: SKIP" run-gpu-check.sh \
+  "$bundle/run-gpu-check.sh" "$work/check"
 
 # Two ranks through the bundle's Open MPI with the system's copies hidden.
 if ! unshare -m true 2>/dev/null; then

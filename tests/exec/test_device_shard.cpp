@@ -6,17 +6,14 @@
 // moments TO THE LAST BIT, for ZeRO 1-3 with and without overlap, small buckets and a
 // pipeline whose stages share the tied embedding.
 #include <doctest/doctest.h>
-#include <omp.h>
 
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "cpu_ops_as_device.hpp"
-#include "exec/comm/loopback_communicator.hpp"
 #include "exec/model/kernels_layout.hpp"
 #include "exec/play/interpreter.hpp"
+#include "loopback_ranks.hpp"
 #include "plan/schedule.hpp"
 
 using namespace fabtrain;
@@ -30,53 +27,40 @@ struct RankRun {
   std::string error;
 };
 
-void play_rank(const ModelSpec& model, const Schedule& schedule, int rank, LoopbackHub& hub,
+void play_rank(const ModelSpec& model, const Schedule& schedule, int rank, Communicator& comm,
                bool device, RankRun& out) {
-  LoopbackCommunicator comm(hub, rank);
-  try {
-    omp_set_num_threads(1);
-    comm.set_groups(schedule.groups);
-    comm.set_takes_device_memory(device);
-    const Plan& plan = schedule.plan;
-    const RankCoord coord = rank_coord(plan, rank);
-    Gpt2Stage stage(model, stage_blocks(model, plan).at(coord.pp), plan.tp, coord.tp,
-                    schedule.microbatch, kSeq, plan.mb,
-                    std::make_unique<CpuOpsAsDevice>(device, false));
-    stage.load_full(init_full_parameters(model, 42));
-    Interpreter interpreter(model, schedule, rank, stage, comm, AdamW{}, 0.5f);
-    for (int step = 0; step < kSteps; ++step) {
-      auto feed = [&](int mb, std::span<int> tokens, std::span<int> targets) {
-        for (std::size_t i = 0; i < tokens.size(); ++i) {
-          tokens[i] = int((i * 5 + std::size_t(step * 3 + mb + coord.dp)) % 64);
-          targets[i] = int((i * 5 + std::size_t(step * 3 + mb + coord.dp) + 1) % 64);
-        }
-      };
-      out.losses.push_back(interpreter.play_step(step, 3e-3f, feed).mean_loss);
-    }
-    interpreter.gather_parameters();
-    const auto params = stage.params();
-    out.params.assign(params.begin(), params.end());
-    out.adam_m = interpreter.adam_m();
-    out.adam_v = interpreter.adam_v();
-  } catch (const std::exception& e) {
-    out.error = e.what();
-    try {
-      comm.abort(e.what());
-    } catch (const std::exception&) {
-    }
+  const Plan& plan = schedule.plan;
+  const RankCoord coord = rank_coord(plan, rank);
+  Gpt2Stage stage(model, stage_blocks(model, plan).at(coord.pp), plan.tp, coord.tp,
+                  schedule.microbatch, kSeq, plan.mb,
+                  std::make_unique<CpuOpsAsDevice>(device, false));
+  stage.load_full(init_full_parameters(model, 42));
+  Interpreter interpreter(model, schedule, rank, stage, comm, AdamW{}, 0.5f);
+  for (int step = 0; step < kSteps; ++step) {
+    auto feed = [&](int mb, std::span<int> tokens, std::span<int> targets) {
+      for (std::size_t i = 0; i < tokens.size(); ++i) {
+        tokens[i] = int((i * 5 + std::size_t(step * 3 + mb + coord.dp)) % 64);
+        targets[i] = int((i * 5 + std::size_t(step * 3 + mb + coord.dp) + 1) % 64);
+      }
+    };
+    out.losses.push_back(interpreter.play_step(step, 3e-3f, feed).mean_loss);
   }
+  interpreter.gather_parameters();
+  const auto params = stage.params();
+  out.params.assign(params.begin(), params.end());
+  out.adam_m = interpreter.adam_m();
+  out.adam_v = interpreter.adam_v();
 }
 
 std::vector<RankRun> run_plan(const std::string& plan_text, bool device) {
   const ModelSpec model = load_model("gpt2-nano");
   const Schedule schedule = compile(model, parse_plan(plan_text), kBatch, kSeq);
-  const int world = int(schedule.ranks.size());
-  LoopbackHub hub(world);
-  std::vector<RankRun> runs(world);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < world; ++r)
-    threads.emplace_back([&, r] { play_rank(model, schedule, r, hub, device, runs[r]); });
-  for (std::thread& t : threads) t.join();
+  std::vector<RankRun> runs(schedule.ranks.size());
+  const std::vector<std::string> errors =
+      test::run_loopback_ranks(schedule, device, [&](int rank, Communicator& comm) {
+        play_rank(model, schedule, rank, comm, device, runs[std::size_t(rank)]);
+      });
+  for (std::size_t r = 0; r < runs.size(); ++r) runs[r].error = errors[r];
   return runs;
 }
 

@@ -18,19 +18,13 @@
 #include "exec/play/interpreter.hpp"
 #include "models/model_spec.hpp"
 #include "plan/schedule.hpp"
+#include "require_gpu.hpp"
 
 using namespace fabtrain;
 
 namespace {
 
-void require_gpu() {
-  if (cuda::device_count() == 0) {
-    std::printf("SKIP: no CUDA device (%s)\n", cuda::device_problem().c_str());
-    std::fflush(stdout);
-    std::exit(77);  // ctest: SKIP_RETURN_CODE
-  }
-  CUDA_CHECK(cudaSetDevice(0));
-}
+using test::require_gpu;
 
 constexpr int kBatch = 8, kSeq = 32;
 
@@ -45,17 +39,20 @@ void feed(int step, int mb, int microbatch, std::span<int> tokens, std::span<int
 
 struct Run {
   std::vector<float> losses, norms, params;
+  std::vector<long long> allocations, frees;  // device_allocations() after each step
 };
 
 // steps of gpt2-nano under plan on one rank; the moments go through the host after resume_at.
-Run train(bool on_gpu, const std::string& plan_text, int steps, int resume_at) {
+// precision: the CUDA products'.
+Run train(bool on_gpu, const std::string& plan_text, int steps, int resume_at,
+          cuda::MatmulPrecision precision = cuda::MatmulPrecision::fp32) {
   const ModelSpec model = load_model("gpt2-nano");
   const Schedule schedule = compile(model, parse_plan(plan_text), kBatch, kSeq);
   LoopbackHub hub(1);
   LoopbackCommunicator comm(hub, 0);
   comm.set_groups(schedule.groups);
   Gpt2Stage stage(model, BlockRange{0, block_count(model)}, 1, 0, schedule.microbatch, kSeq,
-                  schedule.plan.mb, on_gpu ? cuda::make_cuda_ops() : nullptr);
+                  schedule.plan.mb, on_gpu ? cuda::make_cuda_ops({precision}) : nullptr);
   stage.load_full(init_full_parameters(model, 42));
   CHECK(stage.device_optimizer() == on_gpu);
   Interpreter interpreter(model, schedule, 0, stage, comm, AdamW{}, 1.0f);
@@ -71,6 +68,8 @@ Run train(bool on_gpu, const std::string& plan_text, int steps, int resume_at) {
         step, 3e-3f, [&](int mb, auto t, auto y) { feed(step, mb, schedule.microbatch, t, y); });
     run.losses.push_back(out.mean_loss);
     run.norms.push_back(out.grad_norm);
+    run.allocations.push_back(cuda::device_allocations().allocations);
+    run.frees.push_back(cuda::device_allocations().frees);
   }
   const auto p = stage.params();
   run.params.assign(p.begin(), p.end());
@@ -98,4 +97,14 @@ TEST_CASE("CUDA optimizer: the moments' round trip through the host changes noth
   const Run round_trip = train(true, "dp=1", 4, 2);
   CHECK(round_trip.losses == straight.losses);  // bit for bit: the same state, the same kernels
   CHECK(round_trip.params == straight.params);
+}
+
+TEST_CASE("CUDA optimizer: a step after the first allocates and frees nothing on the device") {
+  require_gpu();
+  for (const auto precision : {cuda::MatmulPrecision::fp32, cuda::MatmulPrecision::fp16}) {
+    CAPTURE(int(precision));
+    const Run run = train(true, "dp=1,mb=2", 4, -1, precision);
+    CHECK(run.allocations.back() == run.allocations.front());
+    CHECK(run.frees.back() == run.frees.front());
+  }
 }

@@ -21,19 +21,13 @@
 #include "exec/model/cuda/cuda_kernels.hpp"
 #include "exec/model/cuda/cuda_ops.hpp"
 #include "exec/model/gpt2_stage.hpp"
+#include "require_gpu.hpp"
 
 using namespace fabtrain;
 
 namespace {
 
-void require_gpu() {
-  if (cuda::device_count() == 0) {
-    std::printf("SKIP: no CUDA device (cudaGetDeviceCount fails or gives 0)\n");
-    std::fflush(stdout);
-    std::exit(77);  // ctest: SKIP_RETURN_CODE
-  }
-  CUDA_CHECK(cudaSetDevice(0));
-}
+using test::require_gpu;
 
 using test::relative_difference;
 

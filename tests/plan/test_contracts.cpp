@@ -89,15 +89,17 @@ TEST_CASE("the default batch is 8 per GPU, rounded up to a multiple of dp*mb") {
     }
 }
 
-TEST_CASE("the executor's precisions: fp32 on cpu, fp32 or tf32 on cuda, half precision refused") {
+TEST_CASE("the executor's precisions: fp32 on cpu; fp32, tf32, bf16 or fp16 on cuda") {
   CHECK_FALSE(why_not_runnable(parse_plan("dp=2"), ExecutorDevice::cpu));
   CHECK_FALSE(why_not_runnable(parse_plan("dp=1,precision=tf32"), ExecutorDevice::cuda));
   const auto bf16 = why_not_runnable(parse_plan("dp=1,precision=bf16"), ExecutorDevice::cpu);
   REQUIRE(bf16);
   CHECK(bf16->find("precision=bf16: fabtrain-exec trains in fp32 on cpu") == 0);
-  const auto fp16 = why_not_runnable(parse_plan("dp=1,precision=fp16"), ExecutorDevice::cuda);
+  CHECK_FALSE(why_not_runnable(parse_plan("dp=1,precision=bf16"), ExecutorDevice::cuda));
+  CHECK_FALSE(why_not_runnable(parse_plan("dp=1,precision=fp16"), ExecutorDevice::cuda));
+  const auto fp16 = why_not_runnable(parse_plan("dp=1,precision=fp16"), ExecutorDevice::cpu);
   REQUIRE(fp16);
-  CHECK(fp16->find("precision=fp16: fabtrain-exec trains in fp32 or tf32 on cuda") == 0);
+  CHECK(fp16->find("precision=fp16: fabtrain-exec trains in fp32 on cpu") == 0);
   CHECK(why_not_runnable(parse_plan("dp=1,precision=tf32"), ExecutorDevice::cpu));
   // A flash plan's memory leaves out the scores the executor's attention keeps.
   const auto flash = why_not_runnable(parse_plan("dp=1,attention=flash"), ExecutorDevice::cuda);

@@ -234,9 +234,13 @@ TEST_CASE(
   CHECK(l.command.find("--mca rmaps seq --host utah-vm,amst-vm,utah-vm,amst-vm") !=
         std::string::npos);
   // What fabtrain-exec cannot run is marked, with the reason.
-  e.candidate.plan = parse_plan("dp=2,precision=fp16");
-  CHECK(launch_line("gpt2-medium", slice, e, 1024).simulate_only.find("precision=fp16") !=
+  e.candidate.plan = parse_plan("dp=2,attention=flash");
+  CHECK(launch_line("gpt2-medium", slice, e, 1024).simulate_only.find("attention=flash") !=
         std::string::npos);
+  e.candidate.plan = parse_plan("dp=2,precision=fp16");
+  l = launch_line("gpt2-medium", slice, e, 1024);
+  CHECK(l.simulate_only.empty());
+  CHECK(l.command.find("--device cuda --precision fp16") != std::string::npos);
   e.candidate.plan = parse_plan("dp=2,precision=tf32");
   CHECK(launch_line("gpt2-medium", slice, e, 1024).command.find("--device cuda --precision tf32") !=
         std::string::npos);

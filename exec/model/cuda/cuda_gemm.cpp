@@ -9,20 +9,30 @@
 
 namespace fabtrain::cuda {
 
-CudaGemm::CudaGemm(cudaStream_t stream) : stream_(stream) {
+namespace {
+
+// The elements a batched row-major operand spans from its first: `batch` matrices `stride` apart,
+// each of `rows` rows `ld` apart (the stored rows: op(X)'s columns when transposed).
+std::int64_t operand_span(bool transposed, int rows, int cols, int ld, long long stride,
+                          int batch) {
+  const int stored_rows = transposed ? cols : rows, stored_cols = transposed ? rows : cols;
+  return std::int64_t(batch - 1) * stride + std::int64_t(stored_rows - 1) * ld + stored_cols;
+}
+
+}  // namespace
+
+CudaGemm::CudaGemm(cudaStream_t stream, MatmulPrecision precision)
+    : stream_(stream), precision_(precision) {
   CUBLAS_CHECK(cublasCreate(&handle_));
   CUBLAS_CHECK(cublasSetStream(handle_, stream_));
   // Plain fp32 unless asked: the comparison with the CPU reference is at fp32 round-off.
-  CUBLAS_CHECK(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH));
+  CUBLAS_CHECK(cublasSetMathMode(handle_, precision_ == MatmulPrecision::tf32
+                                              ? CUBLAS_TF32_TENSOR_OP_MATH
+                                              : CUBLAS_DEFAULT_MATH));
 }
 
 CudaGemm::~CudaGemm() {
   if (handle_) cublasDestroy(handle_);
-}
-
-void CudaGemm::set_tf32(bool on) {
-  tf32_ = on;
-  CUBLAS_CHECK(cublasSetMathMode(handle_, on ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
 }
 
 void CudaGemm::gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
@@ -31,11 +41,39 @@ void CudaGemm::gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha
   // Row-major C = op(A) op(B)  <=>  column-major C^T = op(B)^T op(A)^T: swap the operands.
   const cublasOperation_t op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  if (precision_ == MatmulPrecision::bf16 || precision_ == MatmulPrecision::fp16) {
+    gemm_16bit(op_a, op_b, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc,
+               stride_c, batch);
+    return;
+  }
   if (batch == 1)
     CUBLAS_CHECK(cublasSgemm(handle_, op_b, op_a, n, m, k, &alpha, b, ldb, a, lda, &beta, c, ldc));
   else
     CUBLAS_CHECK(cublasSgemmStridedBatched(handle_, op_b, op_a, n, m, k, &alpha, b, ldb, stride_b,
                                            a, lda, stride_a, &beta, c, ldc, stride_c, batch));
+}
+
+void CudaGemm::gemm_16bit(cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k,
+                          float alpha, const float* a, int lda, long long stride_a, const float* b,
+                          int ldb, long long stride_b, float beta, float* c, int ldc,
+                          long long stride_c, int batch) {
+  const bool bf16 = precision_ == MatmulPrecision::bf16;
+  const cudaDataType_t type = bf16 ? CUDA_R_16BF : CUDA_R_16F;
+  const std::int64_t span_a = operand_span(op_a == CUBLAS_OP_T, m, k, lda, stride_a, batch);
+  const std::int64_t span_b = operand_span(op_b == CUBLAS_OP_T, k, n, ldb, stride_b, batch);
+  std::uint16_t* a16 = half_a_.grown(span_a);
+  std::uint16_t* b16 = half_b_.grown(span_b);
+  round_to_16bit(a16, a, span_a, bf16, stream_);
+  round_to_16bit(b16, b, span_b, bf16, stream_);
+  CUDA_CHECK(cudaGetLastError());
+  // fp32 accumulation and an fp32 result (beta accumulates into the fp32 gradients).
+  if (batch == 1)
+    CUBLAS_CHECK(cublasGemmEx(handle_, op_b, op_a, n, m, k, &alpha, b16, type, ldb, a16, type, lda,
+                              &beta, c, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  else
+    CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+        handle_, op_b, op_a, n, m, k, &alpha, b16, type, ldb, stride_b, a16, type, lda, stride_a,
+        &beta, c, CUDA_R_32F, ldc, stride_c, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
 void CudaGemm::linear_forward(float* out, const float* in, const float* w, const float* bias, int n,

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "exec/model/cuda/cuda_kernels.hpp"
+#include "exec/model/half_rounding.hpp"
 
 namespace fabtrain::cuda {
 namespace {
@@ -312,7 +313,19 @@ __global__ void adamw_scaled_kernel(float* p, const float* g, float* pm, float* 
   }
 }
 
+__global__ void round_to_16bit_kernel(std::uint16_t* dst, const float* src, std::int64_t count,
+                                      bool bf16) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += std::int64_t(gridDim.x) * blockDim.x)
+    dst[i] = bf16 ? half::bf16_bits(src[i]) : half::fp16_bits(src[i]);
+}
+
 }  // namespace
+
+void round_to_16bit(std::uint16_t* dst, const float* src, std::int64_t count, bool bf16,
+                    cudaStream_t stream) {
+  round_to_16bit_kernel<<<blocks_for(count), kThreads, 0, stream>>>(dst, src, count, bf16);
+}
 
 void scale(float* data, std::int64_t count, float factor, cudaStream_t stream) {
   scale_kernel<<<blocks_for(count), kThreads, 0, stream>>>(data, count, factor);

@@ -88,6 +88,10 @@ inline std::int64_t masked_square_sum_scratch(std::int64_t count) {
 // a fixed tree, then the chunks in order (deterministic). Returns the result's address.
 double* masked_square_sum(const float* data, const float* mask, std::int64_t count, double* scratch,
                           cudaStream_t stream);
+// dst(i) = src(i) rounded to bf16 (bf16 true) or fp16, to nearest with ties to even, as their bit
+// patterns (exec/model/half_rounding.hpp): the operands of a 16-bit matrix product.
+void round_to_16bit(std::uint16_t* dst, const float* src, std::int64_t count, bool bf16,
+                    cudaStream_t stream);
 // AdamW as adamw_update, the gradient multiplied by grad_scale first (clipping, as the host's
 // in-place scale does), decay as a 0/1 float mask.
 void adamw_update_scaled(float* params, const float* grads, float* m, float* v, const float* decay,

@@ -28,8 +28,7 @@ class CudaOps final : public Gpt2Ops {
   explicit CudaOps(OpsOptions options) {
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     set_compute_stream(stream_);
-    gemm_ = std::make_unique<CudaGemm>(stream_);
-    if (options.tf32) gemm_->set_tf32(true);
+    gemm_ = std::make_unique<CudaGemm>(stream_, options.matmul);
   }
   ~CudaOps() override {
     cudaStreamSynchronize(stream_);
@@ -43,7 +42,7 @@ class CudaOps final : public Gpt2Ops {
   float* alloc(std::int64_t count) override {
     return static_cast<float*>(device_alloc(std::size_t(count) * sizeof(float), "DeviceArray"));
   }
-  void free(float* data) override { cudaFree(data); }
+  void free(float* data) override { device_free(data); }
   bool host_memory() const override { return false; }
   void upload(float* dst, const float* host_src, std::int64_t count) override {
     CUDA_CHECK(

@@ -6,12 +6,15 @@
 #pragma once
 #include <memory>
 
+#include "exec/model/cuda/cuda_gemm.hpp"
 #include "exec/model/gpt2_ops.hpp"
 
 namespace fabtrain::cuda {
 
 struct OpsOptions {
-  bool tf32 = false;  // TF32 tensor-core matrix products (Ampere and newer); fp32 otherwise
+  // The matrix products' precision: fp32; TF32 or bf16 tensor cores (Ampere and newer); fp16
+  // tensor cores (Volta and newer; its gradients need loss scaling). Everything else is fp32.
+  MatmulPrecision matmul = MatmulPrecision::fp32;
 };
 
 // Uses the current CUDA device (cudaSetDevice before).
