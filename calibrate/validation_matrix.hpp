@@ -20,8 +20,10 @@ struct ValidationPass {
 struct ValidationRun {
   std::string player;       // train or replay
   int steps = 0, seq = 0;   // steps per run (the first not measured), tokens per sequence
+  int batch = 0;            // sequences per step (full-size modes: per GPU)
   std::string device_type;  // the catalog's GPU type
   std::string slice;        // a file of platforms/data/slices/
+  int link_mbit = 0;        // the emulated link's rate each way
   int nice = 0;             // the ranks' nice level
 };
 

@@ -146,8 +146,8 @@ seq=$(cases seq)
 nice_level=$(cases nice)
 device_type=${device_type_opt:-$(cases device_type)}
 slice=${slice_opt:-$repo/platforms/data/slices/$(cases slice)}
-rate_mbit=1000
-batch=8
+batch=$(cases batch)
+rate_mbit=$(cases link_mbit)
 export OMP_NUM_THREADS=1
 # The collectives Open MPI plays are pinned to rings, the algorithm the simulator and NCCL play
 # (the profile openmpi-tcp's knobs): its default picks by size and rank count, e.g. a reduce then
@@ -175,10 +175,10 @@ over_link() {
 rtt_of() { if [ "$site_mode" -eq 1 ]; then echo "$path_rtt_ms"; else awk -v d="$1" 'BEGIN { print 2 * d }'; fi; }
 
 # Re-entered by run.sh while the link is up: run every (model, plan) at one delay.
-# Ranks of a plan (dp*tp*pp) and, in full-size mode, the global batch (8 sequences per GPU).
+# Ranks of a plan (dp*tp*pp) and the global batch (full-size: the mode's batch per GPU).
 ranks_of() { local p=",$1," d t q; d=$(grep -oE ',dp=[0-9]+' <<<"$p" | cut -d= -f2); t=$(grep -oE ',tp=[0-9]+' <<<"$p" | cut -d= -f2)
   q=$(grep -oE ',pp=[0-9]+' <<<"$p" | cut -d= -f2); echo $(( ${d:-1} * ${t:-1} * ${q:-1} )); }
-batch_of() { if [ "$full" = 1 ]; then echo $((8 * $(ranks_of "$1"))); else echo "$batch"; fi; }
+batch_of() { if [ "$full" = 1 ]; then echo $((batch * $(ranks_of "$1"))); else echo "$batch"; fi; }
 # Where a full-size plan's ranks go (two sites of two slots): "NP MAP_BY", or nothing when its
 # devices= list cannot be placed (GPUs 0,1 are siteA's, 2,3 siteB's; one site is as good as the other).
 placement_of() {
@@ -217,7 +217,7 @@ if [ "$phase" = --phase ]; then
       else verb=(train --device "$device" --data "$repo/data/tiny_prose_train.txt"); fi
       echo "== $player $model $plan at $delay ms"
       timeout 600 "${launcher[@]}" nice -n "$nice_level" "$bin/fabtrain-exec" "${verb[@]}" --model "$model" --plan "$plan" \
-        --batch "$batch" --seq "$seq" --steps "$steps" \
+        --batch "$(batch_of "$plan")" --seq "$seq" --steps "$steps" \
         --print-every 1000 --record "$work/run-$tag.jsonl" >"$work/train-$tag.log" 2>&1 </dev/null ||
         { tail -20 "$work/train-$tag.log"; exit 1; }
     done <"$work/plans-$(model_name "$model")"
@@ -271,7 +271,8 @@ delays=${delays_opt:-$(cases delays)}  # one-way delays in ms, e.g. "51.5" for 1
 [ "$site_mode" -eq 1 ] && delays="site"  # the sites' own path: one case per (model, plan)
 max_delay=${delays##* }
 if [ "$dry_run" -eq 1 ]; then
-  echo "validate-emulated (dry run): mode $mode, player $player, steps $steps, seq $seq, nice $nice_level," \
+  echo "validate-emulated (dry run): mode $mode, player $player, steps $steps, seq $seq, batch $batch," \
+    "link $rate_mbit Mbit/s, nice $nice_level," \
     "device $device ($device_type), judged $short, models [$models] plans [$plans] one-way delays [$delays] (ms)," \
     "programs $bin, slice $slice"
   exit 0

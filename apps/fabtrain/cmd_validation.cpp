@@ -40,12 +40,14 @@ std::vector<std::string> mode_list(const ValidationMode& mode, const std::string
   if (list == "player") return {run.player};
   if (list == "steps") return {std::to_string(run.steps)};
   if (list == "seq") return {std::to_string(run.seq)};
+  if (list == "batch") return {std::to_string(run.batch)};
+  if (list == "link_mbit") return {std::to_string(run.link_mbit)};
   if (list == "device_type") return {run.device_type};
   if (list == "slice") return {run.slice};
   if (list == "nice") return {std::to_string(run.nice)};
   fail(
-      "--list {}: expected models, plans, delays, full_size, judged, player, steps, seq, "
-      "device_type, slice or nice",
+      "--list {}: expected models, plans, delays, full_size, judged, player, steps, seq, batch, "
+      "device_type, slice, link_mbit or nice",
       list);
 }
 
@@ -100,7 +102,7 @@ Registration reg(85, [](CLI::App& app) {
   cases
       ->add_option("--list", o->list,
                    "models, plans, delays; full_size, judged (true or false); or a run "
-                   "setting: player, steps, seq, device_type, slice, nice")
+                   "setting: player, steps, seq, batch, device_type, slice, link_mbit, nice")
       ->required();
   cases->callback([o] { print_cases(*o); });
   auto* report = cmd->add_subcommand(

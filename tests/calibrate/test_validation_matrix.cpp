@@ -38,6 +38,8 @@ TEST_CASE("the built-in validation matrix: each mode says how its cases run") {
   CHECK(short_run.player == "train");
   CHECK(short_run.steps == 10);
   CHECK(short_run.seq == 64);
+  CHECK(short_run.batch == 8);
+  CHECK(short_run.link_mbit == 1000);
   CHECK(short_run.nice == -10);
   CHECK(short_run.slice == "emulated-2site.yaml");
   const ValidationRun full_run = load_validation_mode(path, "full-size-short").run;
@@ -76,8 +78,8 @@ TEST_CASE("a validation matrix is refused by file, place and value") {
   const auto run = [&](const std::string& player, const std::string& nice,
                        const std::string& slice) {
     return refusal(cases + "    run: {player: " + player +
-                   ", steps: 10, seq: 64, device_type: CPU_HOST, slice: " + slice +
-                   ", nice: " + nice + "}\n");
+                   ", steps: 10, seq: 64, batch: 8, device_type: CPU_HOST, slice: " + slice +
+                   ", link_mbit: 1000, nice: " + nice + "}\n");
   };
   CHECK(run("sideways", "0", "a.yaml")
             .find("modes.m.run.player: 'sideways' is neither train nor "

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/validate-emulated.sh and scripts/measure-overlap.sh --dry-run: each mode resolves its
 # cases and how they run from calibrate/data/validation_matrix.yaml (player, steps, sequence,
-# nice level, GPU type, slice), options narrow or replace them, and bad options are refused by
+# batch, link rate, nice level, GPU type, slice), options narrow or replace them, and bad options are refused by
 # name with exit 2. Measures nothing: needs neither root nor namespaces.
 # Usage: validate_dry_run.sh BIN_DIR SOURCE_DIR
 set -uo pipefail
@@ -12,11 +12,11 @@ expect() {  # expect TEXT OUTPUT
   grep -qF -- "$1" <<<"$2" || { echo "$2"; fail "expected '$1'"; }
 }
 out=$(dry --short) || fail "--short --dry-run exited non-zero"
-expect "mode short, player train, steps 10, seq 64, nice -10, device cpu (CPU_HOST), judged 1" "$out"
+expect "mode short, player train, steps 10, seq 64, batch 8, link 1000 Mbit/s, nice -10, device cpu (CPU_HOST), judged 1" "$out"
 expect "models [gpt2-nano] plans [dp=2 tp=2] one-way delays [0 25] (ms)" "$out"
 expect "slices/emulated-2site.yaml" "$out"
 out=$(dry --full-size) || fail "--full-size --dry-run exited non-zero"
-expect "mode full-size, player replay, steps 2, seq 1024, nice 0, device cpu (GPU_RTX6000), judged 0" "$out"
+expect "mode full-size, player replay, steps 2, seq 1024, batch 8, link 1000 Mbit/s, nice 0, device cpu (GPU_RTX6000), judged 0" "$out"
 expect "one-way delays [5 25 51.5] (ms)" "$out"
 expect "slices/emulated-2site-4gpu.yaml" "$out"
 out=$(dry --short --full-size) || fail "--short --full-size --dry-run exited non-zero"
