@@ -245,52 +245,28 @@ class StepSampler {
   std::vector<std::map<std::string, int>> seen_by_rank_;  // name -> occurrences
 };
 
-void read_header(const json& j, const std::string& where, const std::string& path, RunData& run) {
-  const RunHeader h = run_header_from_json(j, where, path);
-  run.plan = to_string(h.plan);
-  run.world = h.world;
-  run.model = h.model.name;
-  if (j.contains("model") && j["model"].is_object()) run.model_fields = j["model"];
-  run.batch = h.batch;
-  run.seq = h.seq;
-}
-
 }  // namespace
 
+// The shared reader (plan/run_record_format.hpp) checks every line; here the timed steps become
+// samples.
 RunData read_run_record(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) fail("--runs {}: cannot read the file", path);
+  const RunRecordFile record = read_run_record_file(path);
   RunData run;
   run.path = path;
-  std::string line;
-  int line_no = 0;
-  bool header = false;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.empty()) continue;
-    const std::string where = fmt::format("line {}", line_no);
-    const json j = parse_json_strict(line, fmt::format("{}: {}", path, where));
-    try {
-      const std::string type = text(j, "type", where, path);
-      if (type == "header") {
-        header = true;
-        read_header(j, where, path, run);
-        continue;
-      }
-      if (type != "step") fail("{}: {}: unknown type '{}' (header or step)", path, where, type);
-      if (!header) fail("{}: {}: a step before the header", path, where);
-      const StepLine step = step_line_from_json(j, run.world, where, path);
-      if (!j.contains("instructions")) continue;  // not timed
-      StepSampler sampler(run.world, path);
-      for (std::size_t i = 0; i < step.instructions.size(); ++i)
-        sampler.add(step.instructions[i], fmt::format("{} instructions[{}]", where, i));
-      run.steps.push_back(sampler.finish(step.summary.step, step.summary.wall_s));
-    } catch (const json::exception& e) {
-      fail("{}: {}: a field has the wrong type: {}", path, where, e.what());
-    }
+  run.plan = to_string(record.header.plan);
+  run.world = record.header.world;
+  run.model = record.header.model.name;
+  if (record.header_json.contains("model")) run.model_fields = record.header_json["model"];
+  run.batch = record.header.batch;
+  run.seq = record.header.seq;
+  for (const StepLine& step : record.steps) {
+    if (step.instructions.empty()) continue;  // not timed
+    StepSampler sampler(run.world, path);
+    for (std::size_t i = 0; i < step.instructions.size(); ++i)
+      sampler.add(step.instructions[i],
+                  fmt::format("step {} instructions[{}]", step.summary.step, i));
+    run.steps.push_back(sampler.finish(step.summary.step, step.summary.wall_s));
   }
-  if (!header)
-    fail("{}: no header line (is it a run record from fabtrain-exec train --record?)", path);
   if (run.steps.empty())
     fail("{}: no step carries instruction timings (record with fabtrain-exec train --record)",
          path);

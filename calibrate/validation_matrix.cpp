@@ -27,8 +27,26 @@ ValidationPass read_pass(const YamlFields& f) {
   return pass;
 }
 
+ValidationRun read_run(const YamlFields& f) {
+  f.allow_only({"player", "steps", "seq", "batch", "device_type", "slice", "link_mbit", "nice"});
+  ValidationRun run{f.text("player"),       f.integer("steps"),    f.integer("seq"),
+                    f.integer("batch"),     f.text("device_type"), f.text("slice"),
+                    f.integer("link_mbit"), f.integer("nice")};
+  if (run.player != "train" && run.player != "replay")
+    fail("{}: '{}' is neither train nor replay", f.field("player"), run.player);
+  if (run.steps < 1) fail("{}: {} must be at least 1", f.field("steps"), run.steps);
+  if (run.seq < 1) fail("{}: {} must be at least 1", f.field("seq"), run.seq);
+  if (run.batch < 1) fail("{}: {} must be at least 1", f.field("batch"), run.batch);
+  if (run.link_mbit < 1) fail("{}: {} must be at least 1", f.field("link_mbit"), run.link_mbit);
+  if (run.nice < -20 || run.nice > 19)
+    fail("{}: {} is not a nice level (-20 to 19)", f.field("nice"), run.nice);
+  if (run.slice.find('/') != std::string::npos)
+    fail("{}: '{}' must be a file name in platforms/data/slices/", f.field("slice"), run.slice);
+  return run;
+}
+
 ValidationMode read_mode(const std::string& name, const YamlFields& f) {
-  f.allow_only({"models", "plans", "one_way_delays_ms", "full_size", "ratio", "pass"});
+  f.allow_only({"models", "plans", "one_way_delays_ms", "full_size", "ratio", "pass", "run"});
   ValidationMode mode;
   mode.name = name;
   mode.models = required_list(f, "models");
@@ -52,6 +70,7 @@ ValidationMode read_mode(const std::string& name, const YamlFields& f) {
   }
   if (f.has("pass"))
     mode.pass = read_pass(YamlFields(f.file(), f.where() + ".pass", f.mapping("pass")));
+  mode.run = read_run(YamlFields(f.file(), f.where() + ".run", f.mapping("run")));
   return mode;
 }
 

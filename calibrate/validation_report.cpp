@@ -49,18 +49,6 @@ nlohmann::json read_json(const std::string& path, const char* what) {
   return parse_json_strict(in, fmt::format("{} {}", what, path));
 }
 
-// A model's short name: a built-in's own, or a config.json's folder.
-std::string model_name(const std::string& model) {
-  const fs::path p(model);
-  return p.extension() == ".json" ? p.parent_path().filename().string() : model;
-}
-
-std::string tag(const std::string& name, std::string plan, const std::string& delay) {
-  std::replace_if(
-      plan.begin(), plan.end(), [](char c) { return c == ',' || c == '=' || c == ':'; }, '_');
-  return fmt::format("{}-{}-{}", name, plan, delay);
-}
-
 // A plan without its default keys, for the tables.
 std::string brief(std::string plan) {
   for (const std::string d : {"tp=1,", "zero=0,", ",recompute=off", ",precision=fp32"})
@@ -77,10 +65,6 @@ std::string read_line(const std::string& path) {
   std::string line;
   std::getline(in, line);
   return line;
-}
-
-double step_time(const std::string& path) {
-  return json_fields::number(read_json(path, "simulation"), "step_time_s", "top", path);
 }
 
 struct Case {
@@ -122,7 +106,7 @@ std::string Report::label(const std::string& delay) const {
 }
 
 std::vector<std::string> Report::plans_of(const std::string& model) const {
-  const std::string path = file("plans-" + model_name(model));
+  const std::string path = file("plans-" + validation_model_name(model));
   std::ifstream in(path);
   if (!in) fail("{}: not found (is {} the work folder of validate-emulated.sh?)", path, in_.work);
   std::vector<std::string> plans;
@@ -141,16 +125,16 @@ std::vector<const Case*> Report::cases_of(const std::string& model,
 
 // One (model, delay): a row per measured plan, then whether the ranking agrees.
 void Report::print_delay(const std::string& model, const std::string& delay) {
-  const std::string name = model_name(model);
+  const std::string name = validation_model_name(model);
   for (const std::string& plan : plans_of(model)) {
-    const std::string t = tag(name, plan, delay);
+    const std::string t = validation_case_tag(name, plan, delay);
     if (!fs::exists(file("run-" + t + ".jsonl"))) {
       not_measured_.emplace_back(model, plan, delay);
       continue;
     }
     const MeasuredStep measured = measured_step(file("run-" + t + ".jsonl"));
-    cases_.push_back({model, plan, delay, step_time(file("sim-cal-" + t + ".json")),
-                      step_time(file("sim-cal-bench-" + t + ".json")), measured.step_s,
+    cases_.push_back({model, plan, delay, simulated_step_time(file("sim-cal-" + t + ".json")),
+                      simulated_step_time(file("sim-cal-bench-" + t + ".json")), measured.step_s,
                       predicted_kinds(file("trace-cal-" + t + ".json")), measured.kinds});
     const Case& c = cases_.back();
     fmt::print(out_, "{:<13} {:>7} {:<{}} {:>9.4f}s {:>9.4f}s {:>+6.1f}%  {:>9.4f}s {:>+6.1f}%\n",
@@ -191,7 +175,7 @@ void Report::print_kinds() const {
       cells += fmt::format("{}{} {:.4f}/{:.4f}", cells.empty() ? "" : "  ", kind, a, b);
       if (b > 0) cells += fmt::format(" ({:+.0f}%)", 100 * (a - b) / b);
     }
-    fmt::print(out_, "  {:<13} {:>7} {:<{}} {}\n", model_name(c.model), label(c.delay),
+    fmt::print(out_, "  {:<13} {:>7} {:<{}} {}\n", validation_model_name(c.model), label(c.delay),
                brief(c.plan), width_, cells);
   }
 }
@@ -225,12 +209,13 @@ void Report::print_noise() const {
 
 void Report::print_not_measured() const {
   for (const auto& [model, plan, delay] : not_measured_) {
-    const std::string skip = file("skip-" + tag(model_name(model), plan, delay) + ".txt");
+    const std::string skip =
+        file("skip-" + validation_case_tag(validation_model_name(model), plan, delay) + ".txt");
     const std::string invalid = file("invalid-" + delay + ".txt");
     const std::string why = fs::exists(skip)      ? read_line(skip)
                             : fs::exists(invalid) ? "the run is not valid: " + read_line(invalid)
                                                   : "not placed";
-    fmt::print(out_, "not measured: {} {} at {}: {}\n", model_name(model), brief(plan),
+    fmt::print(out_, "not measured: {} {} at {}: {}\n", validation_model_name(model), brief(plan),
                label(delay), why);
   }
 }
@@ -254,12 +239,12 @@ void Report::print_ratios() const {
       lines += fmt::format(
           "  {:<13} {:>7}: measured {:.2f}, predicted {:.2f} from the benches ({:+.0f}%), {:.2f} "
           "with the runs\n",
-          model_name(model), label(delay), measured, bench, 100 * (bench - measured) / measured,
-          runs);
+          validation_model_name(model), label(delay), measured, bench,
+          100 * (bench - measured) / measured, runs);
       if (delay == m.delays.back())
         last += fmt::format(
             "{} at {}: measured {:.2f}, predicted {:.2f} ({}, bench only; {:.2f} with the runs)\n",
-            m.ratio_name, label(delay), measured, bench, model_name(model), runs);
+            m.ratio_name, label(delay), measured, bench, validation_model_name(model), runs);
     }
   if (lines.empty()) return;
   fmt::print(out_, "\n{} ({} over {}), step time ratio:\n{}{}", m.ratio_name, brief(m.ratio_of),
@@ -325,16 +310,35 @@ MeasuredStep measured_step(const std::string& path) {
   const std::size_t first = record.steps.size() > 1 ? 1 : 0;  // the first opens the connections
   const double count = double(record.steps.size() - first);
   MeasuredStep measured;
-  std::vector<double> walls;
+  std::vector<double> walls, exposed;
   for (std::size_t s = first; s < record.steps.size(); ++s) {
     walls.push_back(record.steps[s].summary.wall_s);
     RankSeconds by_rank;
     for (const InstructionRecord& i : record.steps[s].instructions)
       by_rank[{i.communication ? "comm" : i.kind, i.rank}] += i.duration_s;
-    for (const auto& [kind, seconds] : per_kind(by_rank)) measured.kinds[kind] += seconds / count;
+    const KindSeconds kinds = per_kind(by_rank);
+    for (const auto& [kind, seconds] : kinds) measured.kinds[kind] += seconds / count;
+    exposed.push_back(kinds.count("comm") ? kinds.at("comm") : 0.0);
   }
   measured.step_s = median(walls);
+  measured.exposed_comm_s = median(exposed);
   return measured;
+}
+
+std::string validation_model_name(const std::string& model) {
+  const fs::path p(model);
+  return p.extension() == ".json" ? p.parent_path().filename().string() : model;
+}
+
+std::string validation_case_tag(const std::string& model_name, std::string plan,
+                                const std::string& delay) {
+  std::replace_if(
+      plan.begin(), plan.end(), [](char c) { return c == ',' || c == '=' || c == ':'; }, '_');
+  return fmt::format("{}-{}-{}", model_name, plan, delay);
+}
+
+double simulated_step_time(const std::string& path) {
+  return json_fields::number(read_json(path, "simulation"), "step_time_s", "top", path);
 }
 
 KindSeconds predicted_kinds(const std::string& path) {

@@ -23,6 +23,8 @@ using KindSeconds = std::map<std::string, double>;
 struct MeasuredStep {
   double step_s = 0;  // the median step after the first (which opens the connections)
   KindSeconds kinds;  // averaged over the same steps
+  // The median over the same steps of the least waiting rank's communication (0 where none).
+  double exposed_comm_s = 0;
 };
 MeasuredStep measured_step(const std::string& run_record);
 // From a simulator's Chrome trace, leaving out the lane of transfers in flight (not time the
@@ -33,6 +35,11 @@ KindSeconds predicted_kinds(const std::string& trace);
 // TAG = N-P-D with P's ',', '=' and ':' as '_': run-TAG.jsonl, sim-cal-TAG.json,
 // sim-cal-bench-TAG.json, trace-cal-TAG.json, skip-TAG.txt; plans-N (a plan a line);
 // invalid-D.txt (a delay the emulator could not carry).
+std::string validation_model_name(const std::string& model);  // N: a built-in's, a config's folder
+std::string validation_case_tag(const std::string& model_name, std::string plan,
+                                const std::string& delay);       // TAG
+double simulated_step_time(const std::string& simulation_json);  // its step_time_s
+
 struct ValidationReportInput {
   ValidationMode mode;  // models and delays as run, full_size, ratio and pass
   std::string work;

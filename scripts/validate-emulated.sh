@@ -7,12 +7,13 @@
 # predicted / measured / error, the mean absolute percentage error, whether each delay's
 # ranking of plans agrees, and per instruction kind the predicted and measured seconds per
 # step (simulator trace vs run record) so a miss says which kind is wrong.
-# The modes below are data (calibrate/data/validation_matrix.yaml, read with `fabtrain validation
-# cases`) and the tables a program (`fabtrain validation report`): this script runs the programs.
+# The modes are data (calibrate/data/validation_matrix.yaml: models, plans, delays, limits and
+# how each case runs, read with `fabtrain validation cases`) and the tables a program (`fabtrain
+# validation report`): this script runs the programs over the namespaces and mpirun.
 # Every case at 5, 25 and 50 ms is held out: nothing measured over a delayed link but the
 # bench enters the calibration. A second column predicts from the benches alone.
-#   full:    gpt2-nano and gpt2-l4-c128 (tests/calibrate/), plans dp=2 | dp=2,zero=2 |
-#            pp=2,mb=4,schedule=1f1b | tp=2, one-way delays 0 5 25 50 ms
+#   (no mode): the matrix's mode "default": gpt2-nano and gpt2-l4-c128 (tests/calibrate/), plans
+#            dp=2 | dp=2,zero=2 | pp=2,mb=4,schedule=1f1b | tp=2, one-way delays 0 5 25 50 ms
 #   --short: gpt2-nano, plans dp=2 | tp=2, delays 0 25; exits 1 when the error exceeds 25% or a
 #            ranking flips (the CI check, ctest label "wan")
 #   --full-size: where the decisions are made. Two sites of two ranks each (slice
@@ -26,19 +27,27 @@
 #            Prints, per model, "dp/pipeshard at 103 ms: measured A, predicted B".
 #   --full-size --short: GPT-2 medium, dp=4 and the pipeshard, 103 ms only, bench-calibrated;
 #            exits 1 when the error exceeds 40% or the ranking flips (ctest label "wan")
-# Each rank runs one OpenMP thread (the machine's cores are shared with the emulator) at nice
-# FABTRAIN_VALIDATE_NICE (default -10: neighbours' jobs disturb the measurement less), and
+#   --mode NAME: any mode of the matrix (scripts/measure-overlap.sh runs "overlap")
+# A mode whose matrix entry has a limit (pass:) is judged: the report exits 1 when it misses it,
+# and where the emulator could not carry the link on time it skips (77) instead of failing.
+# Options (see --help): --models, --plans, --delays narrow or replace the mode's lists (space
+# lists); --player train|replay replaces its player (replay: each compute instruction sleeps the
+# catalog's time, so the 2 cores carry only the traffic); --reuse DIR calibrates, predicts and
+# tabulates again from DIR's benches and runs (a previous work folder, same cases) without
+# measuring; --bin DIR: the programs (default: the newest build*/bin with both).
+# Each rank runs one OpenMP thread (the machine's cores are shared with the emulator) at the
+# mode's nice level (calibrate/data/validation_matrix.yaml says why), and
 # OpenMPI's TCP eager limit is raised to 16 MiB so a message costs one trip over the link: with
 # the default 64 KiB, larger messages first wait a rendezvous round trip, which the simulator
 # does not model (tp=2 at 25 ms measured 3.4x slower). The bench streams 2 MiB messages, under
 # that limit, so its bandwidth is TCP's, not one handshake per message.
 # Needs root and network namespaces: where `ip netns add` is not permitted it prints SKIP and
-# exits 77. Programs: FABTRAIN_BIN_DIR (default: the newest build*/bin with both programs).
+# exits 77.
 # On real sites (FABRIC VMs, GPUs): the same script, pointed at the sites' hosts instead of the
-# namespaces by FABTRAIN_VALIDATE_LAUNCH (a command that starts two ranks, one per site, e.g.
-# "mpirun -np 2 --host vm-utah,vm-amst"), FABTRAIN_VALIDATE_SLICE (the slice file of those VMs),
-# FABTRAIN_VALIDATE_PATH_RTT_MS (its round trip between the sites, as in the slice),
-# FABTRAIN_VALIDATE_DEVICE (cpu|cuda) and FABTRAIN_VALIDATE_DEVICE_TYPE (the catalog's GPU type).
+# namespaces by --launch CMD (a command that starts two ranks, one per site, e.g.
+# "mpirun -np 2 --host vm-utah,vm-amst"), --slice FILE (the slice file of those VMs),
+# --path-rtt-ms MS (its round trip between the sites, as in the slice), --device cpu|cuda and
+# --device-type TYPE (the catalog's GPU type).
 # Give the launcher the settings the emulated one uses (OpenMPI: --mca btl_tcp_eager_limit 16777216
 # --mca btl_tcp_rndv_eager_limit 16777216 -x OMP_NUM_THREADS), or the measurements will carry
 # rendezvous round trips the simulator does not model.
@@ -48,47 +57,97 @@
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 wan=$repo/scripts/wan
-# Modes: --full-size (and --short) may come in any order; the phases re-entered over the link
-# learn the mode from FABTRAIN_VALIDATE_FULL.
-short=0
-for arg in "$@"; do
-  case $arg in --short) export FABTRAIN_VALIDATE_SHORT=1 ;; --full-size) export FABTRAIN_VALIDATE_FULL=1 ;; esac
+usage() {
+  cat <<'USAGE'
+usage: scripts/validate-emulated.sh [--short] [--full-size] [--mode NAME] [--models "M ..."]
+         [--plans "P ..."] [--delays "D ..."] [--player train|replay] [--reuse DIR] [--bin DIR]
+         [--dry-run]
+         [--launch CMD --slice FILE --path-rtt-ms MS --device cpu|cuda --device-type TYPE]
+  --short, --full-size, --mode NAME  the mode of calibrate/data/validation_matrix.yaml (default:
+                       "default"; --short "short", --full-size "full-size", both "full-size-short")
+  --models, --plans, --delays  replace the mode's lists (space lists; delays one-way, in ms)
+  --player             train or replay (default: the mode's)
+  --reuse DIR          calibrate, predict and tabulate again from a previous work folder
+  --bin DIR            where fabtrain and fabtrain-exec are (default: the newest build*/bin)
+  --launch CMD         real sites: the command that starts two ranks, one per site
+  --slice FILE         the slice (default: the mode's, in platforms/data/slices/)
+  --path-rtt-ms MS     real sites: the round trip between them
+  --device, --device-type  the executor's device (default cpu) and the catalog's GPU type
+  --dry-run            print the cases and settings the mode resolves to, measure nothing
+USAGE
+}
+# The options, kept in opts to hand to the phases this script re-enters over the link.
+short_flag=0 full_flag=0 mode="" models_opt="" plans_opt="" delays_opt="" player_opt="" reuse=""
+launch_cmd="" slice_opt="" path_rtt_ms=0 device=cpu device_type_opt="" bin=""
+opts=()
+phase="" dry_run=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --short) short_flag=1 ;;
+    --full-size) full_flag=1 ;;
+    --dry-run) dry_run=1; shift; continue ;;
+    --phase | --bench-phase | --intra-bench-phase) phase=$1; shift; break ;;
+    -h | --help) usage; exit 0 ;;
+    --mode | --models | --plans | --delays | --player | --reuse | --launch | --slice | --path-rtt-ms | --device | --device-type | --bin)
+      [ $# -ge 2 ] || { echo "FAIL: $1 needs a value (see --help)"; exit 2; }
+      case $1 in
+        --mode) mode=$2 ;; --models) models_opt=$2 ;; --plans) plans_opt=$2 ;; --delays) delays_opt=$2 ;;
+        --player) player_opt=$2 ;; --reuse) reuse=$2 ;; --launch) launch_cmd=$2 ;; --slice) slice_opt=$2 ;;
+        --path-rtt-ms) path_rtt_ms=$2 ;; --device) device=$2 ;; --device-type) device_type_opt=$2 ;; --bin) bin=$2 ;;
+      esac
+      opts+=("$1" "$2"); shift 2; continue ;;
+    *) echo "FAIL: unknown option '$1' (see --help)"; exit 2 ;;
+  esac
+  opts+=("$1"); shift
 done
-short=${FABTRAIN_VALIDATE_SHORT:-0}
-full=${FABTRAIN_VALIDATE_FULL:-0}
-default_slice=emulated-2site.yaml
-[ "$full" = 1 ] && default_slice=emulated-2site-4gpu.yaml
-slice=${FABTRAIN_VALIDATE_SLICE:-$repo/platforms/data/slices/$default_slice}
-launch_cmd=${FABTRAIN_VALIDATE_LAUNCH:-}   # empty: the emulated sites
+if [ -n "$mode" ]; then
+  [ "$short_flag$full_flag" = 00 ] || { echo "FAIL: --mode replaces --short and --full-size"; exit 2; }
+else
+  mode=default
+  [ "$short_flag" -eq 1 ] && mode=short
+  [ "$full_flag" -eq 1 ] && mode=full-size
+  [ "$full_flag$short_flag" = 11 ] && mode=full-size-short
+fi
 site_mode=0
 [ -n "$launch_cmd" ] && site_mode=1
-path_rtt_ms=${FABTRAIN_VALIDATE_PATH_RTT_MS:-0}
-device=${FABTRAIN_VALIDATE_DEVICE:-cpu}
-device_type=${FABTRAIN_VALIDATE_DEVICE_TYPE:-CPU_HOST}
-# FABTRAIN_VALIDATE_PLAYER=replay (default and --short modes): the ranks play the schedule with
-# `fabtrain-exec replay` instead of training: each compute instruction sleeps the catalog's time
-# for the device type, so the 2 cores carry only the traffic and the measurement tests the
-# communication and its overlap without the compute's noise here (full-size always replays).
-player=${FABTRAIN_VALIDATE_PLAYER:-train}
-[ "${FABTRAIN_VALIDATE_FULL:-0}" = 1 ] && player=replay
-[ "$player" = train ] || [ "$player" = replay ] ||
-  { echo "FAIL: FABTRAIN_VALIDATE_PLAYER must be train or replay, not '$player'"; exit 2; }
-rate_mbit=1000
-batch=8
-seq=64
-steps=${FABTRAIN_VALIDATE_STEPS:-10}
-nice_level=${FABTRAIN_VALIDATE_NICE:--10}
-if [ "$full" = 1 ]; then  # batch: 8 per GPU (batch_of); compute slept as the study's GPU
-  seq=1024
-  device_type=GPU_RTX6000
-  steps=${FABTRAIN_VALIDATE_STEPS:-2}  # the first opens the connections; the second is measured
-  # Four replay ranks wait in MPI calls, which Open MPI spins in: above the kernel's packet
-  # processing they starved it and the emulator (2% of frames over 1 ms late at 10 ms, an invalid
-  # run); below other jobs they starved themselves (their reductions and copies are real work:
-  # ZeRO-2 took 3x as long). So they run at the kernel's own priority and yield while they wait.
-  # Either way the machine must be otherwise quiet.
-  nice_level=${FABTRAIN_VALIDATE_NICE:-0}
+
+skip() { echo "SKIP: $*"; exit 77; }
+if [ -z "$phase" ] && [ "$site_mode" -eq 0 ] && [ "$dry_run" -eq 0 ]; then
+  [ "$(id -u)" -eq 0 ] || skip "needs root to create network namespaces (ip netns add)"
+  probe=fabtrain-validate-probe-$$
+  ip netns add "$probe" 2>/dev/null || skip "'ip netns add' is not permitted here"
+  ip netns delete "$probe"
+  for tool in mpirun python3 ethtool ping; do
+    command -v "$tool" >/dev/null || skip "'$tool' is not installed (scripts/install-deps.sh)"
+  done
 fi
+if [ -z "$bin" ]; then
+  for candidate in $(ls -td "$repo"/build*/bin 2>/dev/null); do
+    if [ -x "$candidate/fabtrain" ] && [ -x "$candidate/fabtrain-exec" ]; then bin=$candidate; break; fi
+  done
+  opts+=(--bin "$bin")
+fi
+[ -n "$bin" ] && [ -x "$bin/fabtrain" ] && [ -x "$bin/fabtrain-exec" ] ||
+  { echo "FAIL: fabtrain and fabtrain-exec not built (give --bin DIR)"; exit 1; }
+
+# The mode's cases and settings: calibrate/data/validation_matrix.yaml.
+cases() { "$bin/fabtrain" validation cases --mode "$mode" --list "$1" | tr '\n' ' ' | sed 's/ $//'; }
+"$bin/fabtrain" validation cases --mode "$mode" --list plans >/dev/null || exit 2  # says why
+full=0
+[ "$(cases full_size)" = true ] && full=1
+short=0  # a judged mode: the CI check
+[ "$(cases judged)" = true ] && short=1
+player=${player_opt:-$(cases player)}
+[ "$player" = train ] || [ "$player" = replay ] ||
+  { echo "FAIL: --player must be train or replay, not '$player'"; exit 2; }
+[ "$full" = 1 ] && player=replay  # full-size models are too large to train here
+steps=$(cases steps)
+seq=$(cases seq)
+nice_level=$(cases nice)
+device_type=${device_type_opt:-$(cases device_type)}
+slice=${slice_opt:-$repo/platforms/data/slices/$(cases slice)}
+batch=$(cases batch)
+rate_mbit=$(cases link_mbit)
 export OMP_NUM_THREADS=1
 # The collectives Open MPI plays are pinned to rings, the algorithm the simulator and NCCL play
 # (the profile openmpi-tcp's knobs): its default picks by size and rank count, e.g. a reduce then
@@ -97,7 +156,7 @@ export OMP_NUM_THREADS=1
 # (with libnbc's own choice, a 64 MiB all-reduce of 2 ranks at 25 ms measured 2.6 s against the
 # blocking call's 1.5 s).
 ring_args="--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 4 --mca coll_tuned_reduce_scatter_algorithm 3 --mca coll_tuned_allgather_algorithm 4 --mca coll_libnbc_iallreduce_algorithm 1"
-[ "${FABTRAIN_VALIDATE_FULL:-0}" = 1 ] && ring_args+=" --mca mpi_yield_when_idle 1"
+[ "$full" = 1 ] && ring_args+=" --mca mpi_yield_when_idle 1"
 case "${FABTRAIN_WAN_MPIRUN_ARGS:-}" in  # once: the phases re-enter this script
   *btl_tcp_eager_limit*) ;;
   *) export FABTRAIN_WAN_MPIRUN_ARGS="-x OMP_NUM_THREADS --mca btl_tcp_eager_limit 16777216 --mca btl_tcp_rndv_eager_limit 16777216 $ring_args ${FABTRAIN_WAN_MPIRUN_ARGS:-}" ;;
@@ -116,10 +175,10 @@ over_link() {
 rtt_of() { if [ "$site_mode" -eq 1 ]; then echo "$path_rtt_ms"; else awk -v d="$1" 'BEGIN { print 2 * d }'; fi; }
 
 # Re-entered by run.sh while the link is up: run every (model, plan) at one delay.
-# Ranks of a plan (dp*tp*pp) and, in full-size mode, the global batch (8 sequences per GPU).
+# Ranks of a plan (dp*tp*pp) and the global batch (full-size: the mode's batch per GPU).
 ranks_of() { local p=",$1," d t q; d=$(grep -oE ',dp=[0-9]+' <<<"$p" | cut -d= -f2); t=$(grep -oE ',tp=[0-9]+' <<<"$p" | cut -d= -f2)
   q=$(grep -oE ',pp=[0-9]+' <<<"$p" | cut -d= -f2); echo $(( ${d:-1} * ${t:-1} * ${q:-1} )); }
-batch_of() { if [ "${FABTRAIN_VALIDATE_FULL:-0}" = 1 ]; then echo $((8 * $(ranks_of "$1"))); else echo "$batch"; fi; }
+batch_of() { if [ "$full" = 1 ]; then echo $((batch * $(ranks_of "$1"))); else echo "$batch"; fi; }
 # Where a full-size plan's ranks go (two sites of two slots): "NP MAP_BY", or nothing when its
 # devices= list cannot be placed (GPUs 0,1 are siteA's, 2,3 siteB's; one site is as good as the other).
 placement_of() {
@@ -133,14 +192,13 @@ placement_of() {
 }
 # Re-entered by run.sh while the link is up: run every (model, plan) at one delay (the plans of a
 # model are the lines of WORK/plans-NAME).
-if [ "${1:-}" = "--phase" ]; then
-  shift
-  delay=$1 work=$2 bin=$3 models=$4
+if [ "$phase" = --phase ]; then
+  delay=$1 work=$2 models=$3
   for model in $models; do
     while read -r plan; do
       [ -n "$plan" ] || continue
       tag=$(model_name "$model")-${plan//[,=:]/_}-$delay
-      if [ "${FABTRAIN_VALIDATE_FULL:-0}" = 1 ]; then
+      if [ "$full" = 1 ]; then
         read -r np map_by <<<"$(placement_of "$plan")"
         [ -n "${np:-}" ] || { echo "== skip $model $plan: its devices cannot be placed on two sites of two"; continue; }
         echo "== replay $model $plan at $delay ms ($np ranks, by $map_by)"
@@ -159,7 +217,7 @@ if [ "${1:-}" = "--phase" ]; then
       else verb=(train --device "$device" --data "$repo/data/tiny_prose_train.txt"); fi
       echo "== $player $model $plan at $delay ms"
       timeout 600 "${launcher[@]}" nice -n "$nice_level" "$bin/fabtrain-exec" "${verb[@]}" --model "$model" --plan "$plan" \
-        --batch "$batch" --seq "$seq" --steps "$steps" \
+        --batch "$(batch_of "$plan")" --seq "$seq" --steps "$steps" \
         --print-every 1000 --record "$work/run-$tag.jsonl" >"$work/train-$tag.log" 2>&1 </dev/null ||
         { tail -20 "$work/train-$tag.log"; exit 1; }
     done <"$work/plans-$(model_name "$model")"
@@ -168,28 +226,27 @@ if [ "${1:-}" = "--phase" ]; then
 fi
 # The pair inside one VM, benched in both sites at once: on this machine the two sites' local
 # transfers share its cores, as they do when a step runs (siteA's bench is the one calibrated from).
-if [ "${1:-}" = "--intra-bench-phase" ]; then
-  work=$2 bin=$3 model=$4
-  FABTRAIN_WAN_RANKS_PER_SITE=2 FABTRAIN_WAN_NP=2 FABTRAIN_WAN_FIRST_SITE=siteB "$0" --bench-phase "$work" "$bin" "$model" \
+if [ "$phase" = --intra-bench-phase ]; then
+  work=$1 model=$2
+  FABTRAIN_WAN_RANKS_PER_SITE=2 FABTRAIN_WAN_NP=2 FABTRAIN_WAN_FIRST_SITE=siteB "$0" "${opts[@]}" --bench-phase "$work" "$model" \
     "$work/bench-intra-siteB.json" >"$work/bench-intra-siteB.log" 2>&1 &
   other=$!
-  FABTRAIN_WAN_RANKS_PER_SITE=2 FABTRAIN_WAN_NP=2 "$0" --bench-phase "$work" "$bin" "$model" "$work/bench-intra.json" || exit 1
+  FABTRAIN_WAN_RANKS_PER_SITE=2 FABTRAIN_WAN_NP=2 "$0" "${opts[@]}" --bench-phase "$work" "$model" "$work/bench-intra.json" || exit 1
   wait "$other" || { tail -20 "$work/bench-intra-siteB.log"; exit 1; }
   exit 0
 fi
-if [ "${1:-}" = "--bench-phase" ]; then
-  work=$2 bin=$3 model=$4 out=$5
+if [ "$phase" = --bench-phase ]; then
+  work=$1 model=$2 out=$3
   # Full-size: the collective sweep reaches 64 MiB, so the fitted bandwidth factor is a large
   # transfer's (a sweep up to 4 MiB fitted 1.14 for all-reduce, where GPT-2 medium's 1.4 GB moves
   # at the ring's 1.0: its data-parallel step was predicted 37% long).
   sizes=0.000004,0.0625,1,4
-  [ "${FABTRAIN_VALIDATE_FULL:-0}" = 1 ] && sizes+=,64
+  [ "$full" = 1 ] && sizes+=,64
   timeout 600 "${launcher[@]}" nice -n "$nice_level" "$bin/fabtrain-exec" bench --model "$model" --device "$device" \
     --batch 4 --seq 64 --budget-s 0.5 --p2p-mib 2 --p2p-messages 32 --collective-mib "$sizes" -o "$out"
   exit
 fi
 
-skip() { echo "SKIP: $*"; exit 77; }
 # A phase that failed: where the emulator could not forward the link's frames on time it measured
 # this machine, not the link, and the ctest modes (--short) skip, saying so; otherwise it fails.
 phase_failed() {
@@ -200,51 +257,28 @@ phase_failed() {
     skip "this machine cannot emulate the link on time, nothing was measured: ${reason#wan: error: }"
   exit 1
 }
-if [ "$site_mode" -eq 0 ]; then
-  [ "$(id -u)" -eq 0 ] || skip "needs root to create network namespaces (ip netns add)"
-  probe=fabtrain-validate-probe-$$
-  ip netns add "$probe" 2>/dev/null || skip "'ip netns add' is not permitted here"
-  ip netns delete "$probe"
-  for tool in mpirun python3 ethtool ping; do
-    command -v "$tool" >/dev/null || skip "'$tool' is not installed (scripts/install-deps.sh)"
-  done
-else
+if [ "$site_mode" -eq 1 ] && [ "$dry_run" -eq 0 ]; then
   command -v python3 >/dev/null || { echo "FAIL: python3 is needed to read fabtrain plan's pick"; exit 1; }
-  command -v "${launcher[0]}" >/dev/null || { echo "FAIL: FABTRAIN_VALIDATE_LAUNCH: '${launcher[0]}' not found"; exit 1; }
+  command -v "${launcher[0]}" >/dev/null || { echo "FAIL: --launch: '${launcher[0]}' not found"; exit 1; }
 fi
-bin=${FABTRAIN_BIN_DIR:-}
-if [ -z "$bin" ]; then
-  for candidate in $(ls -td "$repo"/build*/bin 2>/dev/null); do
-    if [ -x "$candidate/fabtrain" ] && [ -x "$candidate/fabtrain-exec" ]; then bin=$candidate; break; fi
-  done
-fi
-[ -n "$bin" ] && [ -x "$bin/fabtrain" ] && [ -x "$bin/fabtrain-exec" ] ||
-  { echo "FAIL: fabtrain and fabtrain-exec not built (set FABTRAIN_BIN_DIR)"; exit 1; }
 
 nano=gpt2-nano
-# The mode's models, plans and delays, and later its limit, are data: calibrate/data/validation_matrix.yaml.
-mode=default
-[ "$short" -eq 1 ] && mode=short
-[ "$full" = 1 ] && mode=full-size
-[ "$full" = 1 ] && [ "$short" -eq 1 ] && mode=full-size-short
-cases() { "$bin/fabtrain" validation cases --mode "$mode" --list "$1" | tr '\n' ' ' | sed 's/ $//'; }
 models=""
 for m in $(cases models); do case $m in *.json) models+=" $repo/$m" ;; *) models+=" $m" ;; esac; done
-models=${models# }
-plans=$(cases plans)
-delays=$(cases delays)
-delays=${FABTRAIN_VALIDATE_DELAYS:-$delays}  # one-way delays in ms, e.g. "51.5" for 103 ms only
-models=${FABTRAIN_VALIDATE_MODELS:-$models}
-plans=${FABTRAIN_VALIDATE_PLANS:-$plans}  # e.g. scripts/measure-overlap.sh's overlap on/off pairs
+models=${models_opt:-${models# }}
+plans=${plans_opt:-$(cases plans)}
+delays=${delays_opt:-$(cases delays)}  # one-way delays in ms, e.g. "51.5" for 103 ms only
 [ "$site_mode" -eq 1 ] && delays="site"  # the sites' own path: one case per (model, plan)
 max_delay=${delays##* }
-# FABTRAIN_VALIDATE_DELAYS / FABTRAIN_VALIDATE_MODELS narrow a mode to some delays or models;
-# FABTRAIN_VALIDATE_PLANS replaces its plans (space-separated).
-# FABTRAIN_VALIDATE_REUSE=DIR: calibrate, predict and tabulate again from DIR's benches and runs
-# (a previous run's work directory, same models/plans/delays) without measuring anything.
-reuse=${FABTRAIN_VALIDATE_REUSE:-}
+if [ "$dry_run" -eq 1 ]; then
+  echo "validate-emulated (dry run): mode $mode, player $player, steps $steps, seq $seq, batch $batch," \
+    "link $rate_mbit Mbit/s, nice $nice_level," \
+    "device $device ($device_type), judged $short, models [$models] plans [$plans] one-way delays [$delays] (ms)," \
+    "programs $bin, slice $slice"
+  exit 0
+fi
 work=${reuse:-$(mktemp -d /tmp/fabtrain-validate.XXXXXX)}
-echo "validate-emulated: models [$models] plans [$plans] one-way delays [$delays] (ms), work $work, programs $bin, slice $slice"
+echo "validate-emulated: mode $mode, player $player, models [$models] plans [$plans] one-way delays [$delays] (ms), work $work, programs $bin, slice $slice"
 
 # Calibrating from the benches alone: compute from the first bench (full-size: the catalog's, the
 # replay's compute being modelled), the wide-area link and the collectives from all of them, and
@@ -273,14 +307,14 @@ if [ -z "$reuse" ]; then
 # sites: the one path there is). Full-size: the cross-site pair (one rank per site, gpt2-nano's
 # shapes: compute is not fitted) at no added delay and at the longest, and a pair inside siteA.
 if [ "$full" = 1 ]; then  # at no added delay: the line rate, and the pair inside a site
-  over_link 0 "$0" --bench-phase "$work" "$bin" "$nano" "$work/bench-near.json" \
+  over_link 0 "$0" "${opts[@]}" --bench-phase "$work" "$nano" "$work/bench-near.json" \
     >"$work/bench-near.log" 2>&1 || phase_failed "$work/bench-near.log"
-  over_link 0 "$0" --intra-bench-phase "$work" "$bin" "$nano" >"$work/bench-intra.log" 2>&1 ||
+  over_link 0 "$0" "${opts[@]}" --intra-bench-phase "$work" "$nano" >"$work/bench-intra.log" 2>&1 ||
     phase_failed "$work/bench-intra.log"
 else
   for model in $models; do
     name=$(model_name "$model")
-    over_link "$first_delay" "$0" --bench-phase "$work" "$bin" "$model" "$work/bench-$name-0.json" \
+    over_link "$first_delay" "$0" "${opts[@]}" --bench-phase "$work" "$model" "$work/bench-$name-0.json" \
       >"$work/bench-$name-0.log" 2>&1 || phase_failed "$work/bench-$name-0.log"
   done
 fi
@@ -292,7 +326,7 @@ fi
 far_ranks=()
 [ "$full" = 1 ] && far_ranks=(FABTRAIN_WAN_RANKS_PER_SITE=2 FABTRAIN_WAN_NP=4)
 if [ "$site_mode" -eq 0 ]; then
-  over_link "$max_delay" env "${far_ranks[@]}" "$0" --bench-phase "$work" "$bin" "$nano" \
+  over_link "$max_delay" env "${far_ranks[@]}" "$0" "${opts[@]}" --bench-phase "$work" "$nano" \
     "$work/bench-far.json" >"$work/bench-far.log" 2>&1 || phase_failed "$work/bench-far.log"
 fi
 
@@ -319,7 +353,7 @@ done
 # A delay whose link the emulator could not carry on time is reported as not valid, its runs set
 # aside (invalid-run-*), and the other delays still measured; the script then exits 1.
 for delay in $delays; do
-  if ! over_link "$delay" "$0" --phase "$delay" "$work" "$bin" "$models" >"$work/phase-$delay.log" 2>&1; then
+  if ! over_link "$delay" "$0" "${opts[@]}" --phase "$delay" "$work" "$models" >"$work/phase-$delay.log" 2>&1; then
     reason=$(grep -m1 "could not keep up" "$work/phase-$delay.log" || true)
     [ -n "$reason" ] || { tail -30 "$work/phase-$delay.log"; exit 1; }
     for f in "$work"/run-*-"$delay".jsonl; do [ -e "$f" ] && mv "$f" "$work/invalid-$(basename "$f")"; done
