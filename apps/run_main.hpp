@@ -10,6 +10,7 @@
 
 #include "command.hpp"
 #include "common/error.hpp"
+#include "help_format.hpp"
 #include "list_options.hpp"
 #include "option_ranges.hpp"
 #include "strict_options.hpp"
@@ -52,6 +53,7 @@ inline int run_main(CLI::App& app, int argc, char** argv) {
   app.set_version_flag("--version", app.get_name() + " " + FABTRAIN_VERSION,
                        "Print the version and exit");
   app.require_subcommand(1);
+  fit_help_to_terminal(app);  // before the subcommands, which take their parent's
   auto& all = commands();
   std::sort(all.begin(), all.end(), [](auto& a, auto& b) { return a.order < b.order; });
   for (auto& c : all) c.setup(app);

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "common/error.hpp"
+#include "common/human_units.hpp"
 
 namespace fabtrain::calib {
 
@@ -47,7 +48,7 @@ LinkFit fit_link(const std::vector<BenchData>& benches, const LinkClass& cls, in
     const double window = windows[windows.size() / 2];
     fit.link.tcp_window_bytes = window / streams;
     fit.notes.push_back(fmt::format(
-        "{} window-limited pair(s): bandwidth x RTT = {:.3g} MiB{}", windows.size(),
+        "{}: bandwidth x RTT = {:.3g} MiB{}", counted(windows.size(), "window-limited pair"),
         window / (1 << 20),
         streams > 1 ? fmt::format(", {} per stream of the communicator's {}",
                                   fmt::format("{:.3g} MiB", window / streams / (1 << 20)), streams)

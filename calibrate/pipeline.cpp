@@ -13,6 +13,7 @@
 #include "calibrate/fit_steps.hpp"
 #include "calibrate/inputs.hpp"
 #include "common/error.hpp"
+#include "common/human_units.hpp"
 #include "platforms/catalog.hpp"
 #include "platforms/slice.hpp"
 
@@ -118,7 +119,7 @@ class Pipeline {
     std::vector<LinearFit> fits;
     const KindCalibration bench_kinds = kinds_;
     kinds_ = fit_compute_from_runs(runs_, device_, bench_kinds, &fits);
-    fmt::print(out_, "\ncompute refined by least squares on {} run(s):\n", runs_.size());
+    fmt::print(out_, "\ncompute refined by least squares on {}:\n", counted(runs_.size(), "run"));
     for (const auto& f : fits)
       fmt::print(out_,
                  "  {} samples: t = {:.4g} s/{} + {:.3g} s/block, rms relative residual {:.1f}%\n",

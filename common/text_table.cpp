@@ -10,7 +10,8 @@ namespace fabtrain {
 namespace {
 
 // A cell as the lines of at most `width` columns it takes: whole when it fits; else broken after
-// its commas (a plan's text, wrap_text's rule), and a piece still too long in `width`-wide parts.
+// its commas or plus signs (a plan's text, a plan's GPUs: wrap_text's rule), and a piece still too
+// long in `width`-wide parts.
 std::vector<std::string> cell_lines(const std::string& cell, size_t width) {
   if (cell.size() <= width || width == 0) return {cell};
   std::vector<std::string> out;
@@ -59,11 +60,17 @@ RenderedTable TextTable::render(int width, int indent) const {
       shown[victim] = false;
       out.dropped.push_back(columns_[victim].header);
     }
-    for (size_t c = 0; c < n && total() > size_t(width); ++c)
-      if (shown[c] && columns_[c].shrink) {
-        const size_t least = std::max<size_t>(columns_[c].header.size(), 8);
-        widths[c] = std::max(least, widths[c] - std::min(widths[c], total() - size_t(width)));
-      }
+    // Then the shrinkable columns, the widest first, each to no less than its header or 8.
+    auto least = [&](size_t c) { return std::max<size_t>(columns_[c].header.size(), 8); };
+    while (total() > size_t(width)) {
+      int widest = -1;
+      for (size_t c = 0; c < n; ++c)
+        if (shown[c] && columns_[c].shrink && widths[c] > least(c) &&
+            (widest < 0 || widths[c] > widths[widest]))
+          widest = int(c);
+      if (widest < 0) break;
+      --widths[widest];
+    }
   }
   // One row as its lines: a cell wider than its column (only the shrinkable one can be) goes on
   // over the lines below, the other columns blank there.

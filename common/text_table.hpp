@@ -1,8 +1,9 @@
 // A text table that fits a width: each column as wide as its widest cell (so a long plan string
 // widens its column instead of shifting the ones after it); when the whole is wider than the
-// width, the columns marked droppable go first (highest drop rank first), then the one shrinkable
-// column is narrowed and a cell wider than it goes on over the row's next lines (a plan's text
-// breaks after its commas), so no cell is ever cut: rows that differ still read differently.
+// width, the columns marked droppable go first (highest drop rank first), then the shrinkable
+// columns are narrowed, the widest first, and a cell wider than its column goes on over the row's
+// next lines (a plan's text breaks after its commas, its GPUs after their plus signs), so no cell
+// is ever cut: rows that differ still read differently.
 // --wide shows everything on one line per row.
 #pragma once
 #include <string>
@@ -14,7 +15,7 @@ struct TableColumn {
   std::string header;
   bool right = false;   // right-aligned (numbers)
   int drop = 0;         // 0: always shown; otherwise dropped, highest first, to fit the width
-  bool shrink = false;  // may be narrowed to fit, its cells wrapped (one column: the widest text)
+  bool shrink = false;  // may be narrowed to fit, its cells wrapped
 };
 
 struct RenderedTable {

@@ -14,9 +14,10 @@ std::string wrap_text(const std::string& text, int width, int indent) {
   // (text, glued): a glued piece continues the word before it, without a space, on one line.
   std::vector<std::pair<std::string, bool>> pieces;
   while (words >> word) {
-    // A word longer than a line (a whole plan) breaks after its commas; other words stay whole.
+    // A word longer than a line (a whole plan, its GPUs) breaks after its commas and plus signs;
+    // other words stay whole.
     const std::size_t room = std::size_t(std::max(width - indent, 1));
-    if (word.size() <= room || word.find(',') == std::string::npos) {
+    if (word.size() <= room || word.find_first_of(",+") == std::string::npos) {
       pieces.push_back({word, false});
       continue;
     }
@@ -24,7 +25,7 @@ std::string wrap_text(const std::string& text, int width, int indent) {
     bool glued = false;
     for (char c : word) {
       piece += c;
-      if (c == ',' && piece.size() >= room / 2) {
+      if ((c == ',' || c == '+') && piece.size() >= room / 2) {
         pieces.push_back({piece, glued});
         piece.clear(), glued = true;
       }

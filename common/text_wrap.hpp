@@ -1,7 +1,7 @@
 // Prose that fits a terminal: words filled into lines of at most `width` columns, every line
 // after the first indented by `indent` spaces. A word longer than a line stays whole on a line
 // of its own (a path or a command is not broken), unless it is a list: then it breaks after
-// commas (a plan's text). width <= 0: one line.
+// commas or plus signs (a plan's text, its GPUs "2@UTAH+2@AMST"). width <= 0: one line.
 #pragma once
 #include <string>
 

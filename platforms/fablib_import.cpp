@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "common/error.hpp"
+#include "common/human_units.hpp"
 #include "common/limits.hpp"
 #include "common/strict_json.hpp"
 #include "platforms/data_plane.hpp"
@@ -427,8 +428,8 @@ class FablibImport {
     for (auto& net : out_.networks) {
       if (net.vms.size() < 2) {
         out_.left_out.push_back(
-            fmt::format("network '{}' ({}): joins {} VM(s) with a GPU, fewer than two", net.name,
-                        net.kind, net.vms.size()));
+            fmt::format("network '{}' ({}): joins {} with a GPU, fewer than two", net.name,
+                        net.kind, counted(net.vms.size(), "VM")));
         continue;
       }
       for (const auto& m : net.vms) {

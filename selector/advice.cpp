@@ -9,6 +9,7 @@
 
 #include "common/data_dir.hpp"
 #include "common/error.hpp"
+#include "common/human_units.hpp"
 
 namespace fabtrain {
 namespace {
@@ -179,7 +180,7 @@ std::string reserve_script(const SliceDraft& slice, const Testbed& testbed) {
       out.replace(at, key.size(), value);
   };
   replace("{{SLICE_NAME}}", slice.name);
-  replace("{{SUMMARY}}", fmt::format("{} VMs, {} GPUs", slice.vms.size(), gpus));
+  replace("{{SUMMARY}}", counted(slice.vms.size(), "VM") + ", " + counted(gpus, "GPU"));
   replace("{{NETWORK}}", kind);
   replace("{{VMS}}", vms.empty() ? "" : vms.substr(0, vms.size() - 1));
   return out;

@@ -6,26 +6,28 @@
 #include <memory>
 
 #include "command.hpp"
+#include "common/human_units.hpp"
 #include "embed/embedding_dir.hpp"
+#include "say.hpp"
 #include "text_options.hpp"
 
 namespace fabtrain {
 namespace {
 
 void run(const embed::EmbedConfig& c) {
-  fmt::print("embed: model {}, checkpoint {}, {} pooling -> {}/\n", c.model, c.checkpoint,
-             c.pooling, c.output_dir);
+  const int width = table_width(false);
+  say(width, stdout, "embed: model {}, checkpoint {}, {} pooling -> {}/\n", c.model, c.checkpoint,
+      c.pooling, c.output_dir);
   const embed::EmbedSummary s = embed::embed_documents(c);
-  fmt::print("  {} documents, {} tokens, {} dimensions in {:.2f} s; index: {}\n", s.documents,
-             s.tokens, s.dimension, s.seconds, s.index);
+  say(width, stdout, "  {}, {}, {} in {:.2f} s; index: {}\n", counted(s.documents, "document"),
+      counted(s.tokens, "token"), counted(s.dimension, "dimension"), s.seconds, s.index);
   if (s.chunked > 0)
-    fmt::print(
-        "  {} document(s) longer than the context of {} tokens: cut into chunks, the chunks' "
-        "vectors "
-        "averaged\n",
-        s.chunked, s.context);
-  fmt::print("  wrote {0}/vectors.npy, {0}/documents.jsonl, {0}/index.faiss, {0}/embed.json\n",
-             c.output_dir);
+    say(width, stdout,
+        "  {} longer than the context of {}: cut into chunks, the chunks' vectors averaged\n",
+        counted(s.chunked, "document"), counted(s.context, "token"));
+  say(width, stdout,
+      "  wrote {0}/vectors.npy, {0}/documents.jsonl, {0}/index.faiss, {0}/embed.json\n",
+      c.output_dir);
 }
 
 Registration reg(50, [](CLI::App& app) {

@@ -23,11 +23,13 @@
 
 #include "command.hpp"
 #include "common/error.hpp"
+#include "common/human_units.hpp"
 #include "exec/comm/mpi_check.hpp"
 #include "exec/comm/mpi_communicator.hpp"
 #include "exec/measure/bench_network.hpp"
 #include "exec/measure/bench_timing.hpp"
 #include "platforms/slice_links_file.hpp"
+#include "say.hpp"
 
 namespace fabtrain {
 namespace {
@@ -91,10 +93,9 @@ std::vector<SiteLink> site_links(const Slice& slice, const std::vector<int>& ran
     std::string vms;
     for (const auto& v : vm_pairs[sites]) vms += (vms.empty() ? "" : ", ") + v;
     l.source = fmt::format(
-        "fabtrain-exec probe {}: MPI ping-pong of 8 B, {} round trips per VM pair (median, p90); "
-        "TCP "
-        "{:g} MiB over 1 and {} streams; median over VM pairs {}",
-        today(), samples, o.tcp_mib, o.streams, vms);
+        "fabtrain-exec probe {}: MPI ping-pong of 8 B, {} per VM pair (median, p90); TCP {:g} MiB "
+        "over 1 stream and {}; median over VM pairs {}",
+        today(), counted(samples, "round trip"), o.tcp_mib, counted(o.streams, "stream"), vms);
     links.push_back(l);
   }
   return links;
@@ -165,9 +166,9 @@ void run(const ProbeOptions& o) {
     const Slice slice = load_slice(o.slice, catalog);
     if (comm.size() != int(slice.vms.size()))
       fail(
-          "probe: launch one rank per VM of slice {} ({} VMs), in its file's order; mpirun "
-          "started {}",
-          slice.name, slice.vms.size(), comm.size());
+          "probe: launch one rank per VM of slice {} ({}), in its file's order; mpirun started "
+          "{}",
+          slice.name, counted(slice.vms.size(), "VM"), counted(comm.size(), "rank"));
     const std::vector<std::string> hosts = gather_host_names(comm.size());
     const std::vector<int> rank_vm = ranks_to_vms(slice, hosts);
     if (o.samples < 1) fail("--samples={} must be at least 1", o.samples);
@@ -176,11 +177,12 @@ void run(const ProbeOptions& o) {
     std::vector<int> all(comm.size());
     for (int r = 0; r < comm.size(); ++r) all[r] = r;
     comm.set_groups({all});
+    const int width = table_width(false);
     if (comm.rank() == 0)
-      fmt::print(
-          "probe: slice {} ({} VMs), {} round trips and TCP {:g} MiB over 1 and {} streams per "
-          "pair\n",
-          slice.name, slice.vms.size(), o.samples, o.tcp_mib, o.streams);
+      say(width, stdout,
+          "probe: slice {} ({}), {} and TCP {:g} MiB over 1 stream and {} per pair\n", slice.name,
+          counted(slice.vms.size(), "VM"), counted(o.samples, "round trip"), o.tcp_mib,
+          counted(o.streams, "stream"));
 
     bench::NetworkOptions net;
     net.latency_reps = o.samples;
@@ -199,27 +201,27 @@ void run(const ProbeOptions& o) {
     comm.barrier();
     if (comm.rank() != 0) return;
     fmt::print("\n{:<24} {:>9} {:>9} {:>12} {:>12}\n", "VM pair", "rtt ms", "p90 ms",
-               "1 stream Gb/s", fmt::format("{} streams", o.streams));
+               "1 stream Gb/s", counted(o.streams, "stream"));
     for (const auto& [ranks, n] : pairs)
       fmt::print("{:<24} {:>9.3f} {:>9.3f} {:>12.3f} {:>12.3f}\n",
                  slice.vms[rank_vm[ranks.first]].name + "-" + slice.vms[rank_vm[ranks.second]].name,
                  n.rtt * 1e3, n.rtt_p90 * 1e3, n.one_stream * 8 / 1e9, n.streams * 8 / 1e9);
     const auto links = site_links(slice, rank_vm, hosts, pairs, o, samples);
     for (const auto& w : probe_warnings(slice, rank_vm, hosts, links, o))
-      fmt::print(stderr, "warning: {}\n", w);
-    if (links.empty()) fmt::print("\nno two VMs at different sites: no link to write\n");
+      say(width, stderr, "warning: {}\n", w);
+    if (links.empty()) say(width, stdout, "\nno two VMs at different sites: no link to write\n");
     const std::string output = o.write ? slice.path : o.output;
     if (!output.empty() && !links.empty()) {
       write_slice_links(slice.path, links, output, catalog);
-      fmt::print("\nwrote {} measured link(s) into {}\n", links.size(), output);
+      say(width, stdout, "\nwrote {} into {}\n", counted(links.size(), "measured link"), output);
     } else if (!links.empty()) {
-      fmt::print("\nmeasured links (--write puts them into the slice file):\n");
+      say(width, stdout, "\nmeasured links (--write puts them into the slice file):\n");
       for (const auto& l : links)
-        fmt::print(
-            "  {}-{}: rtt {:.3f} ms (p90 {:.3f}), {:.3f} Gbit/s ({} streams), {:.3f} Gbit/s (1 "
+        say(width, stdout,
+            "  {}-{}: rtt {:.3f} ms (p90 {:.3f}), {:.3f} Gbit/s ({}), {:.3f} Gbit/s (1 "
             "stream)\n",
-            l.a, l.b, l.rtt_s * 1e3, l.rtt_p90_s * 1e3, l.bandwidth * 8 / 1e9, l.streams,
-            l.bandwidth_one_stream * 8 / 1e9);
+            l.a, l.b, l.rtt_s * 1e3, l.rtt_p90_s * 1e3, l.bandwidth * 8 / 1e9,
+            counted(l.streams, "stream"), l.bandwidth_one_stream * 8 / 1e9);
     }
   } catch (const std::exception& e) {
     if (comm.size() > 1) comm.abort(e.what());

@@ -8,6 +8,8 @@
 #include <memory>
 
 #include "command.hpp"
+#include "common/human_units.hpp"
+#include "say.hpp"
 #include "text/tokenize_corpus.hpp"
 #include "text/vocab_files.hpp"
 #include "text_options.hpp"
@@ -19,24 +21,26 @@ std::atomic<bool> interrupted{false};
 extern "C" void on_interrupt(int) { interrupted = true; }
 
 void run(const text::TokenizeConfig& c) {
-  fmt::print(
-      "tokenize: {} input pattern(s) -> {}/{}_{{val,train}}_*.bin, {} tokens per shard, "
-      "validation {}, vocabulary {}\n",
-      c.inputs.size(), c.output_dir, c.name, c.shard_tokens,
+  const int width = table_width(false);
+  say(width, stdout,
+      "tokenize: {} -> {}/{}_{{val,train}}_*.bin, {} per shard, validation {}, vocabulary {}\n",
+      counted(c.inputs.size(), "input pattern"), c.output_dir, c.name,
+      counted(c.shard_tokens, "token"),
       c.val_inputs.empty() ? fmt::format("{:.1f}% of the documents", 100 * c.val_fraction)
-                           : fmt::format("from {} pattern(s)", c.val_inputs.size()),
+                           : "from " + counted(c.val_inputs.size(), "pattern"),
       std::filesystem::proximate(text::vocab_dir(c.vocab)).string());
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
   const text::TokenizeSummary s = text::tokenize_corpus(c, interrupted);
-  fmt::print(
-      "  {} documents ({} validation), {:.2f} MB in {:.2f} s ({:.1f} MB/s): {} train and {} "
-      "validation tokens\n",
-      s.documents, s.val_documents, double(s.bytes) / 1e6, s.seconds,
+  say(width, stdout,
+      "  {} ({} validation), {:.2f} MB in {:.2f} s ({:.1f} MB/s); tokens: {} train, {} "
+      "validation\n",
+      counted(s.documents, "document"), s.val_documents, double(s.bytes) / 1e6, s.seconds,
       s.seconds > 0 ? double(s.bytes) / 1e6 / s.seconds : 0.0, s.train_tokens, s.val_tokens);
   if (s.val_documents == 0)
-    fmt::print("  note: no validation documents (fewer than 1/--val-fraction documents, or 0)\n");
-  for (const auto& shard : s.shards) fmt::print("  wrote {}\n", shard);
+    say(width, stdout,
+        "  note: no validation documents (fewer than 1/--val-fraction documents, or 0)\n");
+  for (const auto& shard : s.shards) say(width, stdout, "  wrote {}\n", shard);
 }
 
 Registration reg(30, [](CLI::App& app) {

@@ -12,6 +12,7 @@
 #include "calibrate/plan_comparison.hpp"
 #include "command.hpp"
 #include "common/error.hpp"
+#include "common/human_units.hpp"
 #include "json_output.hpp"
 
 namespace fabtrain {
@@ -119,14 +120,14 @@ void run(const CheckPublishedOptions& o) {
                agreeing(comparisons), comparisons.size());
   fmt::print(text, "\n");
   if (s.median_abs_memory_error)
-    fmt::print(text, "median absolute memory error {:.1f}% over {} published peaks\n",
-               100 * *s.median_abs_memory_error, s.memory_rows);
+    fmt::print(text, "median absolute memory error {:.1f}% over {}\n",
+               100 * *s.median_abs_memory_error, counted(s.memory_rows, "published peak"));
   if (s.oom_rows > 0)
     fmt::print(text,
                "out of memory or not: predicted as the source says in {} of {} published runs\n",
                s.oom_agreeing, s.oom_rows);
-  fmt::print(text, "median absolute error {:.1f}% over {} published runs\n",
-             100 * s.median_abs_error, s.timed_rows);
+  fmt::print(text, "median absolute error {:.1f}% over {}\n", 100 * s.median_abs_error,
+             counted(s.timed_rows, "published run"));
   o.json.write(to_json(s));
   std::fflush(stdout);
   if (!s.problems.empty())

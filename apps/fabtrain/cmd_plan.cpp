@@ -2,7 +2,6 @@
 // winner wins and where it stops winning, and print the line that runs it; or, with --rule study,
 // apply the study's selection procedure next to the search's answer.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -178,7 +177,8 @@ void run_study_rule(Options& o) {
   std::FILE* text = o.json == "-" ? stderr : stdout;  // standard output carries the JSON alone
   say(width, text, "fabtrain plan --rule study: {}\n", o.search.describe());
   const int seq = options.space.seq > 0 ? options.space.seq : model.n_ctx;
-  const RuleDecision d = study_rule(model, slice, options);
+  const RuleDecision d = showing_progress("following the study's procedure",
+                                          [&] { return study_rule(model, slice, options); });
   say(width, text, "\nthe study's procedure:\n");
   for (const auto& s : d.steps) say(width, text, "  rule: {}\n", s);
   if (!d.found)
@@ -191,7 +191,7 @@ void run_study_rule(Options& o) {
       d.chosen.tflops_per_gpu, d.chosen.tokens_per_s, format_train_time(d.chosen.time_to_train_s));
   SearchOptions one = options;
   one.keep_top = 1;
-  const SearchResult r = search(model, slice, one);
+  const SearchResult r = search_showing_progress(model, slice, one);
   if (r.ranked.empty())
     fail("the search finds no plan of {} that fits on {}", model.name, slice.name);
   const Evaluated& best = r.ranked.front();
@@ -351,7 +351,9 @@ std::vector<PairBreakEvens> print_break_evens(const ModelSpec& model, const Slic
   const int pairs = int(slice.site_names().size() * (slice.site_names().size() - 1) / 2);
   std::vector<PairBreakEvens> evens;
   if (o.break_even == "on" || (o.break_even == "auto" && pairs <= 3))
-    evens = break_evens(model, slice, options);
+    evens = showing_progress(
+        fmt::format("computing the break-even round trips of {}", counted(pairs, "site pair")),
+        [&] { return break_evens(model, slice, options); });
   if (!quiet && !evens.empty()) {
     say(width, stdout, "break-even round trips (each site pair's varied alone):\n");
     for (const auto& p : evens) say(width, stdout, "  {}\n", p.sentence);
@@ -377,12 +379,7 @@ void run(Options& o) {
   options.memo = &memo;
   options.compiled = &compiled;
   const int seq = options.space.seq > 0 ? options.space.seq : model.n_ctx;
-  const bool terminal = isatty(STDERR_FILENO);  // a line while the search runs, then erased
-  if (terminal)
-    fmt::print(stderr, "searching plans of {} on {} ({}, {})...", model.name, slice.name,
-               counted(slice.gpu_count(), "GPU"), counted(slice.site_names().size(), "site"));
-  const SearchResult r = search(model, slice, options);
-  if (terminal) fmt::print(stderr, "\r\033[K");
+  const SearchResult r = search_showing_progress(model, slice, options);
   if (r.ranked.empty()) fail_nothing_fits(r, model, slice);
   const Evaluated& best = r.ranked.front();
   // Plans within the calibration's held-out error of the best cannot be told apart.

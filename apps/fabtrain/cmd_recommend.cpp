@@ -63,7 +63,7 @@ void run(Options& o) {
   const std::string types = gpu_types_line(slice);
   if (!types.empty()) say(width, text, "\n{}\n", types);
   TextTable table({{"GPUs", true},
-                   {"where", false},
+                   {"where", false, 0, true},
                    {"best plan", false, 0, true},
                    {"to train", true},
                    {"GPU-h", true},

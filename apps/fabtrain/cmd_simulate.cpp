@@ -75,8 +75,8 @@ void run(const SimulateOptions& o) {
   say(width, info, "model        {} ({} parameters)\n", model.name, model.parameters());
   say(width, info, "slice        {} ({}, sites: {})\n", slice.name,
       counted(slice.gpu_count(), "GPU"), fmt::join(slice.site_names(), ", "));
-  say(width, info, "communicator {} ({}; {} streams per peer{}{}{})\n", slice.communicator.name,
-      slice.communicator.library, slice.communicator.streams_per_peer,
+  say(width, info, "communicator {} ({}; {} per peer{}{}{})\n", slice.communicator.name,
+      slice.communicator.library, counted(slice.communicator.streams_per_peer, "stream"),
       slice.communicator.max_in_flight_bytes > 0
           ? fmt::format(", at most {:.3g} MiB in flight each",
                         slice.communicator.max_in_flight_bytes / (1 << 20))

@@ -1,7 +1,6 @@
 #include "search_cli.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -18,6 +17,7 @@
 #include "common/limits.hpp"
 #include "common/text_table.hpp"
 #include "common/text_wrap.hpp"
+#include "say.hpp"
 #include "selector/enumerate.hpp"
 #include "selector/launch_line.hpp"
 #include "selector/site_sets.hpp"
@@ -161,13 +161,10 @@ std::string SearchCli::assumed_amount() const {
 
 SearchResult search_showing_progress(const ModelSpec& model, const Slice& slice,
                                      const SearchOptions& options, const std::string& what) {
-  const bool terminal = isatty(STDERR_FILENO);
-  if (terminal)
-    fmt::print(stderr, "searching {} of {} on {} ({}, {})...", what, model.name, slice.name,
-               counted(slice.gpu_count(), "GPU"), counted(slice.site_names().size(), "site"));
-  const SearchResult r = search(model, slice, options);
-  if (terminal) fmt::print(stderr, "\r\033[K");
-  return r;
+  return showing_progress(
+      fmt::format("searching {} of {} on {} ({}, {})", what, model.name, slice.name,
+                  counted(slice.gpu_count(), "GPU"), counted(slice.site_names().size(), "site")),
+      [&] { return search(model, slice, options); });
 }
 
 namespace {

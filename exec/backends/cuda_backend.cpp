@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/human_units.hpp"
 #include "exec/backends/backend.hpp"
 #include "exec/comm/nccl/nccl_communicator.hpp"
 #include "exec/cuda/cuda_check.hpp"
@@ -50,10 +51,8 @@ Backend make_cuda_backend(const BackendSettings& settings) {
   const MatmulPrecision matmul = matmul_precision(precision, info);
   const bool shared_gpu = settings.local_size > device_count();
   if (comm == "nccl" && shared_gpu)
-    fail(
-        "--comm nccl: {} ranks on {} share {} GPUs, and NCCL needs one GPU per rank (use --comm "
-        "mpi)",
-        settings.local_size, settings.host, device_count());
+    fail("--comm nccl: {} on {} share {}, and NCCL needs one GPU per rank (use --comm mpi)",
+         counted(settings.local_size, "rank"), settings.host, counted(device_count(), "GPU"));
   const bool use_nccl = comm == "nccl" || (comm == "auto" && !shared_gpu);
   Backend backend;
   backend.name = "cuda";

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "common/human_units.hpp"
 #include "models/costs.hpp"
 #include "plan/schedule.hpp"
 
@@ -85,9 +86,10 @@ void check_fits_host(double bytes, int ranks_on_host) {
   const double need = bytes * ranks_on_host;
   if (need > *available)
     fail(
-        "the model needs about {:.2f} GiB per rank ({} ranks on this host: {:.2f} GiB) but the "
-        "host has {:.2f} GiB available; use a smaller model, batch or sequence, or more hosts",
-        bytes / (1 << 30), ranks_on_host, need / (1 << 30), *available / (1 << 30));
+        "the model needs about {:.2f} GiB per rank ({} on this host: {:.2f} GiB) but the host "
+        "has {:.2f} GiB available; use a smaller model, batch or sequence, or more hosts",
+        bytes / (1 << 30), counted(ranks_on_host, "rank"), need / (1 << 30),
+        *available / (1 << 30));
 }
 
 }  // namespace fabtrain

@@ -9,6 +9,7 @@
 
 #include "common/error.hpp"
 #include "common/host_info.hpp"
+#include "common/human_units.hpp"
 #include "exec/play/replay.hpp"
 #include "exec/run/run_frame.hpp"
 #include "models/model_spec.hpp"
@@ -54,10 +55,10 @@ void check_memory(const Schedule& schedule, MpiCommunicator& comm, int world_gro
   comm.all_reduce(world_group, short_ranks);
   if (short_here)
     fail(
-        "replay of plan {} needs {:.2f} GiB for the {} ranks on this machine ({}), which has "
-        "{:.2f} GiB "
-        "available: use fewer ranks per machine or a smaller model",
-        to_string(schedule.plan), need_mib / 1024, ranks_here, comm.host(), gib(available));
+        "replay of plan {} needs {:.2f} GiB for the {} on this machine ({}), which has {:.2f} "
+        "GiB available: use fewer ranks per machine or a smaller model",
+        to_string(schedule.plan), need_mib / 1024, counted(ranks_here, "rank"), comm.host(),
+        gib(available));
   if (short_ranks[0] > 0) {
     std::this_thread::sleep_for(
         std::chrono::seconds(2));  // let the short rank's message come first
@@ -72,8 +73,8 @@ void print_banner(const ReplayConfig& config, const ModelSpec& model, const Sche
   const ReplayMemory memory = replay_memory(schedule, comm.rank());
   print_banner_head("fabtrain-exec replay (communication real, compute modelled)", model, plan,
                     comm.size(), schedule.microbatch, config.seq);
-  fmt::print("  batch    {} sequences x {} tokens, {} steps\n", config.batch, config.seq,
-             config.steps);
+  fmt::print("  batch    {} x {}, {}\n", counted(config.batch, "sequence"),
+             counted(config.seq, "token"), counted(config.steps, "step"));
   fmt::print("  compute  sleeps as {} at {} ({})\n", gpu.name, to_string(plan.precision),
              config.calibration.empty() ? "catalog defaults" : "calibration " + config.calibration);
   fmt::print(

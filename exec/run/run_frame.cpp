@@ -6,6 +6,8 @@
 #include "common/error.hpp"
 #include "common/host_info.hpp"
 #include "common/human_units.hpp"
+#include "common/text_table.hpp"
+#include "common/text_wrap.hpp"
 #include "exec/run/overlap_check.hpp"
 #include "exec/run/step_timings.hpp"
 
@@ -43,8 +45,12 @@ void print_banner_head(const std::string& title, const ModelSpec& model, const P
   fmt::print("  model    {} (L={} C={} NH={} maxT={} V={}, {} parameters)\n", model.name,
              model.n_layer, model.n_embd, model.n_head, model.n_ctx, model.vocab_size,
              model.parameters());
-  fmt::print("  plan     {} ({}), {}, microbatch {} x {} tokens\n", to_string(plan),
-             technique_name(plan), counted(ranks, "rank"), microbatch, seq);
+  // The plan's text is long: its line wraps after commas within $COLUMNS (else 100).
+  fmt::print("{}\n",
+             fit_lines(fmt::format("  plan     {} ({}), {}, microbatch {} x {}", to_string(plan),
+                                   technique_name(plan), counted(ranks, "rank"), microbatch,
+                                   counted(seq, "token")),
+                       table_width(false)));
 }
 
 RunHeader run_header(const ModelSpec& model, const Plan& plan, int microbatch,

@@ -19,6 +19,7 @@
 
 #include "common/data_paths.hpp"
 #include "common/error.hpp"
+#include "common/human_units.hpp"
 #include "common/limits.hpp"
 #include "exec/backends/backend.hpp"
 #include "exec/comm/watchdog.hpp"
@@ -265,21 +266,24 @@ void print_banner(const Run& run, const Backend& backend) {
   const TrainConfig& config = run.config;
   print_banner_head("fabtrain-exec train", run.model, run.plan, run.comm.size(),
                     run.schedule.microbatch, config.seq);
-  fmt::print("  batch    {} sequences x {} tokens = {} tokens per step, {} steps\n", config.batch,
-             config.seq, config.batch * config.seq, config.steps);
+  fmt::print("  batch    {} x {} = {} per step, {}\n", counted(config.batch, "sequence"),
+             counted(config.seq, "token"), counted(config.batch * config.seq, "token"),
+             counted(config.steps, "step"));
   fmt::print("  optim    AdamW lr {} (warm-up {}, cosine to {}x) weight decay {} clip {} seed {}\n",
              config.lr, config.warmup, config.lr_min_fraction, config.weight_decay,
              config.grad_clip, config.seed);
   fmt::print("  data     {}\n", join(config.data));
   if (!config.val_data.empty())
-    fmt::print("  val      {} ({} batches every {} steps)\n", join(config.val_data),
-               config.val_batches, config.val_every > 0 ? config.val_every : config.steps);
+    fmt::print("  val      {} ({} every {})\n", join(config.val_data),
+               counted(config.val_batches, "batch"),
+               counted(config.val_every > 0 ? config.val_every : config.steps, "step"));
   fmt::print("  device   {}\n", backend.banner);
   if (!config.init_from.empty()) fmt::print("  init     {}\n", config.init_from);
   if (!config.checkpoint_dir.empty())
-    fmt::print("  ckpt     {} every {} steps{}\n", config.checkpoint_dir,
-               config.checkpoint_every > 0 ? config.checkpoint_every : config.steps,
-               config.resume ? ", resuming" : "");
+    fmt::print(
+        "  ckpt     {} every {}{}\n", config.checkpoint_dir,
+        counted(config.checkpoint_every > 0 ? config.checkpoint_every : config.steps, "step"),
+        config.resume ? ", resuming" : "");
   std::fflush(stdout);
 }
 

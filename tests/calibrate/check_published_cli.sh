@@ -38,7 +38,7 @@ failures=0
 fail() { echo "FAIL: $1"; failures=$((failures + 1)); }
 [ "$rc" -ne 0 ] && [ "$rc" -lt 124 ] || fail "exit status $rc (wanted non-zero, no timeout or signal)"
 grep -q "^good " "$tmp/out" || fail "the good row is not in the table"
-grep -q "median absolute error .* over 1 published runs" "$tmp/out" || fail "no median over the 1 good row"
+grep -q "median absolute error .* over 1 published run$" "$tmp/out" || fail "no median over the 1 good row"
 grep -q "row 1 (unknown-gpu): .*runs\[1\].hardware.gpu: unknown GPU type 'GPU_NOPE'" "$tmp/err" ||
   fail "the unknown GPU is not named by row and field"
 grep -q "row 2 (too-few-gpus): .*runs\[2\].plan: .*needs 4 GPUs, the hardware has 1" "$tmp/err" ||

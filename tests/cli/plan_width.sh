@@ -34,6 +34,7 @@ run() {  # name, columns, args...
 run default "" --model gpt2-medium --slice utah-amst
 run narrow 80 --model gpt2-medium --slice utah-amst
 run study "" --model gpt2-medium --slice utah-amst --rule study
+run study-narrow 80 --model gpt2-medium --slice utah-amst --rule study
 run three "" --model gpt2-nano --slice "$work/three.yaml" --break-even off
 run three-narrow 80 --model gpt2-nano --slice "$work/three.yaml" --break-even off
 for f in three three-narrow; do
@@ -65,6 +66,9 @@ availability=$(cd "$(dirname "$0")/../selector/availability" && pwd)/five-sites.
 other recommend "" recommend --model gpt2-nano --slice utah-amst
 other recommend-narrow 80 recommend --model gpt2-nano --slice utah-amst
 other recommend-three "" recommend --model gpt2-nano --slice "$work/three.yaml"
+other recommend-three-narrow 80 recommend --model gpt2-nano --slice "$work/three.yaml"
+grep -q "^   3  1xRTX6000@UTAH+  *dp=3,tp=1,pp=1,mb=1 " "$work/recommend-three-narrow.txt" ||
+  { cat "$work/recommend-three-narrow.txt"; fail "recommend: the GPUs do not wrap after a plus sign"; }
 grep -q "^left out to fit 80 columns: tokens/s, mem GiB free (--wide shows them)" \
   "$work/recommend-narrow.txt" || { cat "$work/recommend-narrow.txt"; fail "recommend: dropped columns unsaid"; }
 other advise "" advise --availability "$availability" --model gpt2 -o "$work/advised"
@@ -102,4 +106,10 @@ script -qec "'$bin/fabtrain' recommend --model gpt2-nano --slice utah-amst >/dev
   >"$work/tty.txt" 2>&1 || { cat "$work/tty.txt"; fail "recommend on a terminal failed"; }
 grep -q "searching plans of gpt2-nano on utah-amst (4 GPUs, 2 sites)" "$work/tty.txt" ||
   { cat "$work/tty.txt"; fail "recommend shows no progress line on a terminal"; }
+# plan shows the same line, and one while it computes the break-even round trips.
+script -qec "'$bin/fabtrain' plan --model gpt2-nano --slice utah-amst >/dev/null" /dev/null \
+  >"$work/tty-plan.txt" 2>&1 || { cat "$work/tty-plan.txt"; fail "plan on a terminal failed"; }
+grep -q "searching plans of gpt2-nano on utah-amst (4 GPUs, 2 sites)" "$work/tty-plan.txt" &&
+  grep -q "computing the break-even round trips of 1 site pair" "$work/tty-plan.txt" ||
+  { cat "$work/tty-plan.txt"; fail "plan shows no progress line on a terminal"; }
 echo "plan width: ok"

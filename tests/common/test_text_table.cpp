@@ -80,6 +80,30 @@ TEST_CASE(
   CHECK(lines[row2].find("2@UTAH+2@AMST") != std::string::npos);  // on the row's first line
 }
 
+TEST_CASE("two shrinkable columns: the widest narrows first, GPUs break after their plus signs") {
+  const std::string where = "1xRTX6000@UTAH+1xRTX6000@AMST+1xTeslaT4@GPN";
+  const std::string plan = "dp=3,tp=1,pp=1,mb=1";
+  TextTable t({{"GPUs", true},
+               {"where", false, 0, true},
+               {"best plan", false, 0, true},
+               {"to train", true},
+               {"", false}});
+  t.add_row({"3", where, plan, "0.57 h", "<- chosen"});
+  const auto lines = lines_of(t.render(70).text);
+  for (const auto& line : lines) CHECK(line.size() <= 70);
+  REQUIRE(lines.size() >= 3);
+  CHECK(lines[1].find(plan) != std::string::npos);  // the plan kept whole: "where" was wider
+  CHECK(lines[1].find("<- chosen") != std::string::npos);
+  const size_t column = lines[0].find("where");
+  std::string joined;  // the where column, its lines put back together
+  for (size_t l = 1; l < lines.size(); ++l) {
+    const std::string part = lines[l].substr(column);
+    joined += part.substr(0, part.find(' '));
+    if (l + 1 < lines.size()) CHECK(joined.back() == '+');  // broken after a plus sign
+  }
+  CHECK(joined == where);
+}
+
 TEST_CASE("the default width is 100, or $COLUMNS when it is a number of at least 40") {
   ::unsetenv("COLUMNS");
   CHECK(table_width(false) == 100);
