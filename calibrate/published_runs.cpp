@@ -50,8 +50,9 @@ PublishedHardware read_hardware(const YamlFields& row, const Catalog& catalog) {
   if (h.gpus_per_node < 1)
     fail("{}: {} must be at least 1", f.field("gpus_per_node"), h.gpus_per_node);
   h.intra_node = f.text("intra_node");
-  if (h.intra_node != "nvlink" && h.intra_node != "pcie")
-    fail("{}: '{}' is neither nvlink nor pcie", f.field("intra_node"), h.intra_node);
+  if (h.intra_node != "nvlink" && h.intra_node != "pcie" && h.intra_node != "pcie-host")
+    fail("{}: '{}' is none of nvlink, pcie and pcie-host (peer-to-peer disabled)",
+         f.field("intra_node"), h.intra_node);
   if (h.intra_node == "nvlink" && !(catalog.gpu(h.gpu).nvlink_bandwidth > 0))
     fail("{}: {} has no NVLink in the catalog", f.field("intra_node"), h.gpu);
   if (h.nodes > 1) {

@@ -22,7 +22,7 @@ struct PublishedHardware {
   std::string gpu;  // catalog GPU type
   int nodes = 1;
   int gpus_per_node = 1;
-  std::string intra_node = "nvlink";  // nvlink | pcie
+  std::string intra_node = "nvlink";  // nvlink | pcie | pcie-host (through host memory)
   std::string network;                // between nodes: infiniband | ethernet ("" for one node)
   std::string nic;                    // catalog NIC type of a node (nodes > 1)
   // Ethernet shaped by the run itself (tc netem on each node's egress): the delay added to every

@@ -10,6 +10,7 @@ CollectiveOp op_for(Purpose purpose) {
     case Purpose::zero_gradients:
       return CollectiveOp::reduce_scatter;
     case Purpose::zero_parameters:
+    case Purpose::pipeline_gather:
       return CollectiveOp::all_gather;
     case Purpose::tp_forward:
     case Purpose::tp_backward:

@@ -72,8 +72,9 @@ class StepBuilder {
       const RankCoord c = rank_coord(plan, r);
       const int previous = c.pp > 0 ? rank_of(plan, {c.dp, c.tp, c.pp - 1}) : -1;
       const int next = c.pp + 1 < plan.pp ? rank_of(plan, {c.dp, c.tp, c.pp + 1}) : -1;
+      const bool scatter = plan.pipeline_scatter && plan.tp > 1;
       pipe_.emplace_back(schedule_.ranks[r], requests_[r], plan.overlap, plan.mb, boundary,
-                         previous, next);
+                         previous, next, scatter ? TpScatter{tp_group_[r], plan.tp} : TpScatter{});
     }
   }
 

@@ -29,6 +29,11 @@ std::optional<std::string> why_not_runnable(const Plan& plan, ExecutorDevice dev
         "vocab=parallel: fabtrain-exec holds the token embedding and the output layer whole on "
         "every tensor-parallel rank (vocab=replicated); the vocabulary-parallel split is "
         "simulate-only");
+  if (plan.pipeline_scatter && plan.tp > 1 && plan.pp > 1)
+    return std::string(
+        "p2p=scatter: fabtrain-exec sends a pipeline stage's whole boundary tensor from every "
+        "tensor-parallel rank (p2p=whole); sending 1/tp from each and all-gathering it is "
+        "simulate-only");
   const auto supported = executor_precisions(device);
   if (std::find(supported.begin(), supported.end(), plan.precision) != supported.end())
     return std::nullopt;

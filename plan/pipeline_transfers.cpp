@@ -5,14 +5,15 @@ namespace fabtrain {
 
 PipelineTransfers::PipelineTransfers(std::vector<Instruction>& out, StreamRequests& requests,
                                      bool overlap, int microbatches, double bytes, int previous,
-                                     int next)
+                                     int next, TpScatter scatter)
     : out_(&out),
       requests_(&requests),
       overlap_(overlap),
       microbatches_(microbatches),
       bytes_(bytes),
       previous_(previous),
-      next_(next) {}
+      next_(next),
+      scatter_(scatter) {}
 
 void PipelineTransfers::start_step() {
   if (!overlap_) return;
@@ -22,22 +23,35 @@ void PipelineTransfers::start_step() {
 
 void PipelineTransfers::post(Tensor what, int mb) {
   if (mb >= microbatches_ || posted_.count({int(what), mb})) return;
-  posted_[{int(what), mb}] = requests_->start(Recv{what, mb, from(what), bytes_});
+  posted_[{int(what), mb}] = requests_->start(Recv{what, mb, from(what), transfer_bytes()});
+}
+
+void PipelineTransfers::gather(int mb) {
+  if (scatter_.group < 0) return;
+  Collective c;
+  c.op = CollectiveOp::all_gather;
+  c.purpose = Purpose::pipeline_gather;
+  c.group = scatter_.group;
+  c.bytes = bytes_;
+  c.mb = mb;
+  out_->push_back(c);
 }
 
 void PipelineTransfers::receive(Tensor what, int mb) {
   if (!overlap_) {
-    out_->push_back(Recv{what, mb, from(what), bytes_});
+    out_->push_back(Recv{what, mb, from(what), transfer_bytes()});
+    gather(mb);
     return;
   }
   post(what, mb);
   requests_->wait(posted_.at({int(what), mb}));
   posted_.erase({int(what), mb});
+  gather(mb);
   post(what, mb + 1);
 }
 
 void PipelineTransfers::send(Tensor what, int mb) {
-  const Send out{what, mb, to(what), bytes_};
+  const Send out{what, mb, to(what), transfer_bytes()};
   if (!overlap_) {
     out_->push_back(out);
     return;

@@ -42,6 +42,12 @@ struct Plan {
   // (vocab=replicated, the default, what fabtrain-exec plays) every tp rank holds them whole.
   // Printed only when parallel.
   bool vocab_parallel = false;
+  // Pipeline transfers scattered over tp (p2p=scatter): with tp > 1 each tensor-parallel rank
+  // sends and receives 1/tp of a stage's boundary tensor and the receiving stage all-gathers it
+  // over its tp group, as Megatron-LM does (--scatter-gather-tensors-in-pipeline); else
+  // (p2p=whole, the default, what fabtrain-exec plays) every tp rank sends the whole tensor.
+  // Printed only when scatter.
+  bool pipeline_scatter = false;
 
   int ranks() const { return dp * tp * pp; }
   bool operator==(const Plan&) const = default;

@@ -156,6 +156,17 @@ const std::vector<Key>& keys() {
        },
        // Left out when replicated (the default), so plans written before the key print as they did.
        [](const Plan& p) { return p.vocab_parallel ? std::string("parallel") : std::string(); }},
+      {"p2p",
+       [](Plan& p, const std::string& v) {
+         if (v == "scatter")
+           p.pipeline_scatter = true;
+         else if (v == "whole")
+           p.pipeline_scatter = false;
+         else
+           fail("plan key 'p2p': '{}' is not scatter or whole", v);
+       },
+       // Left out when whole (the default), so plans written before the key print as they did.
+       [](const Plan& p) { return p.pipeline_scatter ? std::string("scatter") : std::string(); }},
       {"devices",
        [](Plan& p, const std::string& v) {
          p.devices =
@@ -234,6 +245,7 @@ void to_json(nlohmann::json& j, const Plan& plan) {
   if (!plan.overlap) j["overlap"] = false;
   if (plan.bucket_mib != Plan{}.bucket_mib) j["bucket_mib"] = plan.bucket_mib;
   if (plan.vocab_parallel) j["vocab"] = "parallel";
+  if (plan.pipeline_scatter) j["p2p"] = "scatter";
 }
 
 // Each JSON value is turned into its text form and goes through the same setter as the text
@@ -289,6 +301,7 @@ std::string to_short_string(const Plan& plan) {
   if (!plan.overlap) text += ",overlap=off";
   if (plan.bucket_mib != Plan{}.bucket_mib) text += fmt::format(",bucket_mib={}", plan.bucket_mib);
   if (plan.vocab_parallel) text += ",vocab=parallel";
+  if (plan.pipeline_scatter) text += ",p2p=scatter";
   return text;
 }
 

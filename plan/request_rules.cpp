@@ -22,7 +22,8 @@ Awaits awaits(const Instruction& in) {
 bool needed_at_once(const Instruction& in) {
   const auto* c = std::get_if<Collective>(&in);
   return c && (c->purpose == Purpose::tp_forward || c->purpose == Purpose::tp_backward ||
-               c->purpose == Purpose::tied_embedding || c->purpose == Purpose::grad_norm);
+               c->purpose == Purpose::tied_embedding || c->purpose == Purpose::grad_norm ||
+               c->purpose == Purpose::pipeline_gather);
 }
 
 }  // namespace

@@ -94,7 +94,8 @@ struct Recv {
 // Why a collective runs: tensor-parallel sums inside blocks; gradient / parameter traffic of
 // the data-parallel group (plain all-reduce, ZeRO reduce-scatter and all-gather); the sum of the
 // tied embedding's gradients between the first and last pipeline stage; the global gradient
-// norm for clipping and the step's loss (two floats over all ranks).
+// norm for clipping and the step's loss (two floats over all ranks); the all-gather over the tp
+// group that rebuilds a pipeline boundary tensor received as 1/tp from each rank (p2p=scatter).
 enum class Purpose {
   tp_forward,
   tp_backward,
@@ -102,7 +103,8 @@ enum class Purpose {
   zero_gradients,
   zero_parameters,
   tied_embedding,
-  grad_norm
+  grad_norm,
+  pipeline_gather
 };
 enum class CollectiveOp { all_reduce, reduce_scatter, all_gather };
 struct Collective {

@@ -56,6 +56,8 @@ const char* to_string(Purpose p) {
       return "tied_embedding";
     case Purpose::grad_norm:
       return "grad_norm";
+    case Purpose::pipeline_gather:
+      return "pipeline_gather";
   }
   return "?";
 }

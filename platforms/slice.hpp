@@ -16,7 +16,7 @@ struct Vm {
   std::string gpu;  // GpuType name
   int gpus = 1;
   std::string nic;                    // NicType name
-  std::string interconnect = "pcie";  // between the VM's GPUs: pcie or nvlink
+  std::string interconnect = "pcie";  // between the VM's GPUs: pcie, pcie-host or nvlink
   std::string host = {};     // physical host (fablib's instance_parent); "" = unknown. VMs of one
                              // host with NIC_Basic share its NIC port (sim/slice_platform.hpp)
   std::string address = {};  // how the ranks reach it (data-plane address or name); "" = name

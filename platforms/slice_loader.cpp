@@ -61,8 +61,11 @@ Vm read_vm(const YamlFields& f, const Catalog& cat) {
   if (!cat.nics.count(vm.nic))
     fail("{}: unknown NIC type '{}' (known: {})", f.field("nic"), vm.nic, known_names(cat.nics));
   vm.interconnect = f.text_or("interconnect", "pcie");
-  if (vm.interconnect != "pcie" && vm.interconnect != "nvlink")
-    fail("{}: '{}' is neither pcie nor nvlink", f.field("interconnect"), vm.interconnect);
+  if (vm.interconnect != "pcie" && vm.interconnect != "pcie-host" && vm.interconnect != "nvlink")
+    fail(
+        "{}: '{}' is none of pcie, pcie-host (peer-to-peer disabled: through host memory) and "
+        "nvlink",
+        f.field("interconnect"), vm.interconnect);
   if (vm.interconnect == "nvlink" && cat.gpus.at(vm.gpu).nvlink_bandwidth <= 0)
     fail("{}: {} has no NVLink", f.field("interconnect"), vm.gpu);
   vm.host = f.text_or("host", "");

@@ -116,9 +116,14 @@ class SlicePlatformBuilder {
     auto* vm_gw = vm_zone->create_router(prefix_ + "/" + vm.name + "/gw");
     sg4::SplitDuplexLink* nic = vm_nic(vm, nic_type, site_zone, host_ports);
     const bool nvlink = vm.interconnect == "nvlink";
-    if (!nvlink && vm.interconnect != "pcie")
-      fail("slice '{}': VM '{}' interconnect '{}' (expected pcie or nvlink)", slice_.name, vm.name,
-           vm.interconnect);
+    if (!nvlink && vm.interconnect != "pcie" && vm.interconnect != "pcie-host")
+      fail("slice '{}': VM '{}' interconnect '{}' (expected pcie, pcie-host or nvlink)",
+           slice_.name, vm.name, vm.interconnect);
+    // pcie-host: the GPUs reach each other through host memory over their PCIe links, at the
+    // catalog's pcie-host class efficiency, which must then exist.
+    if (vm.interconnect == "pcie-host" && !slice_.catalog->link_classes.count("pcie-host"))
+      fail("slice '{}': VM '{}' interconnect pcie-host needs the catalog's link class pcie-host",
+           slice_.name, vm.name);
     // A CPU device has no PCIe hop to its NIC: its data moves through host memory.
     const double path_rate = type.is_cpu ? type.memory_bandwidth
                              : nvlink    ? type.nvlink_bandwidth

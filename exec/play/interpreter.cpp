@@ -310,6 +310,8 @@ void Interpreter::play(const Collective& in) {
       check_quiet("the gradient norm");
       gradient_norm(in.group);
       break;
+    case Purpose::pipeline_gather:  // plan/executor_support.cpp refuses p2p=scatter first
+      fail("the executor does not play pipeline transfers scattered over tp (p2p=scatter)");
   }
 }
 

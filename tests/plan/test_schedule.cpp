@@ -110,6 +110,9 @@ void check_schedule(const ModelSpec& m, const Plan& plan, int B, int s) {
             CHECK(col->bytes == 8);  // squared norm and loss
             CHECK(n == sched.world);
             break;
+          case Purpose::pipeline_gather:  // p2p=scatter only (test_pipeline_scatter.cpp)
+            FAIL("a pipeline gather in a p2p=whole schedule");
+            break;
         }
       } else if (const auto* opt = std::get_if<OptimizerStep>(&in)) {
         ++opts;
