@@ -27,6 +27,10 @@ SimProcess::SimProcess() {
   // TCP-gamma 0 would also void per-flow rates (CM02 bounds a flow by min(rate, gamma/2RTT), and
   // a bound of 0 means none): a huge gamma removes the window and keeps Comm::set_rate.
   sg4::Engine::set_config("network/TCP-gamma:1e18");
+  // One actor per rank, each on its own stack: SimGrid's default of 8 MiB reserves 8 GiB of
+  // address space at 1024 ranks, so a memory cap (ulimit -v) refuses it. A rank's actor runs a
+  // flat loop over its instructions; 1 MiB is ample for it and keeps 1024 ranks at 1 GiB.
+  sg4::Engine::set_config("contexts/stack-size:1024");
   xbt_log_control_set("root.thres:critical");
   root_ = sg4::create_full_zone("fabtrain");
 }
