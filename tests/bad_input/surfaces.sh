@@ -57,6 +57,11 @@ fi
 if [ -w /dev/full ]; then
   expect "standard output: write failed" sh -c "\"$bin/fabtrain\" slices >/dev/full"
   expect "standard output: write failed" sh -c "\"$bin/fabtrain\" slice import \"$fixture\" >/dev/full"
+  slice="$src/platforms/data/slices/dgx-a100-8.yaml"
+  expect "standard output: write failed" sh -c "\"$bin/fabtrain\" slices --json - >/dev/full"
+  expect "standard output: write failed" sh -c "\"$bin/fabtrain\" slice show \"$slice\" >/dev/full"
+  expect "standard output: write failed" sh -c \
+    "\"$bin/fabtrain\" simulate --model gpt2-nano --slice \"$slice\" --plan dp=1 --json - >/dev/full"
 fi
 
 # A new training run into a folder of another run's checkpoints is refused (pruning by step
