@@ -47,7 +47,9 @@ timeout 60 cat "$tmp/pipe" >"$tmp/from-pipe" &
 reader=$!
 timeout 60 "$bin/fabtrain" slice import "$fixture" -o "$tmp/pipe" >/dev/null 2>&1 || fail "slice import -o FIFO"
 wait "$reader"
-[ -p "$tmp/pipe" ] && grep -q "vms:" "$tmp/from-pipe" || fail "slice import -o FIFO replaced the pipe or wrote nothing to it"
+if ! { [ -p "$tmp/pipe" ] && grep -q "vms:" "$tmp/from-pipe"; }; then
+  fail "slice import -o FIFO replaced the pipe or wrote nothing to it"
+fi
 if mknod "$tmp/null" c 1 3 2>/dev/null; then
   "$bin/fabtrain" slice import "$fixture" -o "$tmp/null" >/dev/null 2>&1 || fail "slice import -o DEVICE"
   [ -c "$tmp/null" ] || fail "slice import -o DEVICE replaced the device"
