@@ -11,24 +11,44 @@ namespace {
 
 using nlohmann::json;
 
+// A SAX pass that only looks at keys: nlohmann's callback parser would do, but it scans the
+// enclosing array at the end of every object, quadratic in a list of many objects.
+class DuplicateKeys : public nlohmann::json_sax<json> {
+ public:
+  explicit DuplicateKeys(std::string_view what) : what_(what) {}
+  bool start_object(std::size_t) override { return open_.emplace_back(), true; }
+  bool end_object() override { return open_.pop_back(), true; }
+  bool key(string_t& k) override {
+    if (!open_.back().insert(k).second) fail("{}: key '{}' appears twice in one object", what_, k);
+    return true;
+  }
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  // The parse that follows reports the syntax error.
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    return false;
+  }
+
+ private:
+  std::string_view what_;
+  std::vector<std::set<std::string>> open_;  // the keys seen in each object being read
+};
+
 json parse_checked(const std::string& in, std::string_view what) {
   check_limit(fmt::format("{}: the size in bytes", what), std::int64_t(in.size()),
               limits::json_file_bytes);
   check_json_depth(in, what);
-  std::vector<std::set<std::string>> open;  // the keys seen in each object being read
-  const json::parser_callback_t refuse_duplicates = [&](int, json::parse_event_t event,
-                                                        json& parsed) {
-    if (event == json::parse_event_t::object_start)
-      open.emplace_back();
-    else if (event == json::parse_event_t::object_end && !open.empty())
-      open.pop_back();
-    else if (event == json::parse_event_t::key && !open.empty() &&
-             !open.back().insert(parsed.get<std::string>()).second)
-      fail("{}: key '{}' appears twice in one object", what, parsed.get<std::string>());
-    return true;
-  };
+  DuplicateKeys keys(what);
   try {
-    return json::parse(in, refuse_duplicates);
+    json::sax_parse(in, &keys);
+    return json::parse(in);
   } catch (const json::exception& e) {
     fail("{}: not valid JSON: {}", what, e.what());
   }
@@ -66,9 +86,9 @@ void check_json_depth(std::string_view text, std::string_view what) {
         in_string = false;
     } else if (c == '"') {
       in_string = true;
-    } else if (c == '[' || c == '{') {
+    } else if ((c == '[' || c == '{') && ++depth > limits::json_depth.max) {
       const std::string where = lines ? fmt::format(" (line {})", line) : "";
-      check_limit(fmt::format("{}: the JSON nesting depth{}", what, where), ++depth,
+      check_limit(fmt::format("{}: the JSON nesting depth{}", what, where), depth,
                   limits::json_depth);
     } else if (c == ']' || c == '}') {
       --depth;

@@ -10,6 +10,7 @@
 #include "common/data_dir.hpp"
 #include "common/error.hpp"
 #include "common/human_units.hpp"
+#include "common/limits.hpp"
 
 namespace fabtrain {
 namespace {
@@ -124,6 +125,13 @@ SliceDraft testbed_slice(const Availability& availability, const Testbed& testbe
     if (std::none_of(d.vms.begin(), d.vms.end(), [&](const Vm& vm) { return vm.site == site; }))
       fail("--include {}: the site has no free GPU VM in {}", site, availability.path);
   if (d.vms.empty()) fail("{}: no site is left once --avoid is applied", availability.path);
+  int gpus = 0;
+  for (const Vm& vm : d.vms) gpus += vm.gpus;
+  if (gpus > limits::searched_gpus.max)
+    fail(
+        "{}: {} GPUs are free at the sites used; a search handles at most {} ({}): leave sites "
+        "out with --avoid",
+        availability.path, gpus, limits::searched_gpus.max, limits::searched_gpus.why);
   d.networks = networks_for(d.vms, o.network);
   return d;
 }

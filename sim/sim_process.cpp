@@ -27,10 +27,11 @@ SimProcess::SimProcess() {
   // TCP-gamma 0 would also void per-flow rates (CM02 bounds a flow by min(rate, gamma/2RTT), and
   // a bound of 0 means none): a huge gamma removes the window and keeps Comm::set_rate.
   sg4::Engine::set_config("network/TCP-gamma:1e18");
-  // Every rank and every started collective is an actor; SimGrid gives each an 8 MiB stack by
-  // default, mapped and unmapped per actor, which cost more than the simulation itself. The
-  // actors' code (sim/simulator.cpp) recurses nowhere: a 256 KiB stack holds it many times over,
-  // and the guard page still ends an overflow with a signal.
+  // Every rank and every started collective is an actor, each on its own stack. SimGrid's
+  // default of 8 MiB, mapped and unmapped per actor, cost more than the simulation itself and
+  // reserves 8 GiB of address space at 1024 ranks (a memory cap, ulimit -v, refuses it). The
+  // actors' code (sim/simulator.cpp) is a flat loop that recurses nowhere: 256 KiB holds it many
+  // times over, and the guard page still ends an overflow with a signal.
   sg4::Engine::set_config("contexts/stack-size:256");
   xbt_log_control_set("root.thres:critical");
   root_ = sg4::create_full_zone("fabtrain");

@@ -1,14 +1,16 @@
 // Reading text and JSONL documents (see documents.hpp).
 #include "text/documents.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "common/data_paths.hpp"
 #include "common/error.hpp"
 #include "common/strict_json.hpp"
+#include "text/pretokenize.hpp"
 
 namespace fabtrain::text {
 namespace {
@@ -46,6 +48,38 @@ void read_jsonl(const std::string& path, const DocumentFields& fields,
   if (documents == 0) fail("{}: no documents (an empty JSONL file)", path);
 }
 
+// A text file as one document, or in parts of at most part_bytes (0: whole).
+void read_text_file(const std::string& path, std::size_t part_bytes,
+                    const std::function<void(Document&&)>& each) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("{}: cannot open", path);
+  if (part_bytes == 0) {
+    std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    if (in.bad()) fail("{}: read error", path);
+    if (text.empty()) fail("{}: empty file (no document)", path);
+    each(Document{path, 0, path, std::move(text)});
+    return;
+  }
+  part_bytes = std::max<std::size_t>(part_bytes, 8);  // a cut in the second half moves on
+  std::string buffer;
+  bool continues = false;
+  while (true) {
+    const std::size_t had = buffer.size();
+    buffer.resize(part_bytes);
+    in.read(buffer.data() + had, std::streamsize(part_bytes - had));
+    buffer.resize(had + std::size_t(in.gcount()));
+    if (in.bad()) fail("{}: read error", path);
+    const bool last = in.eof();
+    const std::size_t cut =
+        last ? buffer.size() : next_cut(buffer, buffer.size() / 2, buffer.size() - 1);
+    if (cut == 0 && !continues) fail("{}: empty file (no document)", path);
+    if (cut > 0) each(Document{path, 0, path, buffer.substr(0, cut), continues});
+    if (last) return;
+    buffer.erase(0, cut);
+    continues = true;
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> document_paths(const std::vector<std::string>& patterns) {
@@ -53,19 +87,12 @@ std::vector<std::string> document_paths(const std::vector<std::string>& patterns
 }
 
 void read_documents(const std::vector<std::string>& paths, const DocumentFields& fields,
-                    const std::function<void(Document&&)>& each) {
+                    const std::function<void(Document&&)>& each, std::size_t part_bytes) {
   for (const std::string& path : paths) {
-    if (is_jsonl(path)) {
+    if (is_jsonl(path))
       read_jsonl(path, fields, each);
-      continue;
-    }
-    std::ifstream in(path, std::ios::binary);
-    if (!in) fail("{}: cannot open", path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    Document doc{path, 0, path, ss.str()};
-    if (doc.text.empty()) fail("{}: empty file (no document)", path);
-    each(std::move(doc));
+    else
+      read_text_file(path, part_bytes, each);
   }
 }
 

@@ -15,6 +15,7 @@ struct Document {
   int line = 0;        // its line in a JSONL file (1-based), 0 for a whole text file
   std::string id;      // the id field, else "file" or "file:line"
   std::string text;
+  bool continues = false;  // the next part of the document before it (a text file read in parts)
 };
 
 struct DocumentFields {
@@ -25,9 +26,11 @@ struct DocumentFields {
 // The files the patterns name (sorted within each glob); a pattern matching nothing is an Error.
 std::vector<std::string> document_paths(const std::vector<std::string>& patterns);
 // Calls each() for every document of the files, in order. An input without any document is an
-// Error naming it.
+// Error naming it. part_bytes > 0: a text file longer than that comes in parts of at most
+// part_bytes, cut where the tokens do not change (next_cut in pretokenize.hpp), so memory stays
+// bounded whatever the file's size; 0: every document whole.
 void read_documents(const std::vector<std::string>& paths, const DocumentFields& fields,
-                    const std::function<void(Document&&)>& each);
+                    const std::function<void(Document&&)>& each, std::size_t part_bytes = 0);
 // The first non-empty line of a text, for listings (at most max_chars bytes, cut at a character).
 std::string first_line(const std::string& text, std::size_t max_chars = 80);
 

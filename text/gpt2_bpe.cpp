@@ -1,6 +1,7 @@
 // GPT-2 byte-level BPE (see gpt2_bpe.hpp).
 #include "text/gpt2_bpe.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -149,20 +150,39 @@ void Gpt2Bpe::encode_piece(std::string_view bytes, std::vector<std::uint16_t>& o
   out.insert(out.end(), word.begin(), word.end());
 }
 
+// BPE takes time of the piece's length times the merges it applies, quadratic in a long word
+// (4 MB of random letters took minutes), so a piece is merged in parts of at most
+// kLongPieceBytes, cut between characters. A longer run of one class differs from the
+// reference's tokens at the cuts; words, numbers and punctuation runs of text are far shorter.
+void Gpt2Bpe::encode_long_piece(std::string_view piece, std::vector<std::uint16_t>& out) const {
+  while (!piece.empty()) {
+    std::size_t cut = std::min(piece.size(), kLongPieceBytes);
+    while (cut < piece.size() && cut > 1 && (static_cast<unsigned char>(piece[cut]) & 0xC0) == 0x80)
+      --cut;  // not inside a UTF-8 sequence
+    encode_piece(piece.substr(0, cut), out);
+    piece.remove_prefix(cut);
+  }
+}
+
 void Gpt2Bpe::encode(std::string_view text, std::vector<std::uint16_t>& out, Cache& cache) const {
   const std::string valid = sanitize_utf8(text);
-  constexpr std::size_t kCacheLimit = 1 << 20;  // pieces; cleared when full
+  constexpr std::size_t kCachedPieceBytes = 256, kCacheBytes = 64u << 20;
   pretokenize(valid, [&](std::string_view piece) {
     if (piece.size() == 1) {
       out.push_back(byte_token_[static_cast<unsigned char>(piece[0])]);
       return;
     }
+    if (piece.size() > kCachedPieceBytes) {
+      encode_long_piece(piece, out);
+      return;
+    }
     std::string key(piece);
     auto it = cache.pieces.find(key);
     if (it == cache.pieces.end()) {
-      if (cache.pieces.size() >= kCacheLimit) cache.pieces.clear();
+      if (cache.bytes >= kCacheBytes) cache.pieces.clear(), cache.bytes = 0;
       std::vector<std::uint16_t> ids;
       encode_piece(piece, ids);
+      cache.bytes += 3 * key.size() + 64;  // the key, its ids, the node (about)
       it = cache.pieces.emplace(std::move(key), std::move(ids)).first;
     }
     out.insert(out.end(), it->second.begin(), it->second.end());

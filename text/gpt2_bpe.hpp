@@ -23,9 +23,12 @@ class Gpt2Bpe {
 
   int vocab_size() const { return int(token_bytes_.size()); }
 
-  // Memo of pieces already encoded; one per thread (encode() is otherwise const).
+  // Memo of pieces already encoded; one per thread (encode() is otherwise const). It holds
+  // pieces of at most 256 bytes and is emptied when they reach 64 MiB, so that text of many long
+  // distinct pieces (random bytes) does not fill memory.
   struct Cache {
     std::unordered_map<std::string, std::vector<std::uint16_t>> pieces;
+    std::size_t bytes = 0;  // of the pieces' text and ids
   };
   // Appends the ids of text (any bytes: invalid UTF-8 is replaced as Node does) to out.
   void encode(std::string_view text, std::vector<std::uint16_t>& out, Cache& cache) const;
@@ -40,7 +43,9 @@ class Gpt2Bpe {
     std::uint32_t rank;
     std::uint16_t merged;
   };
+  static constexpr std::size_t kLongPieceBytes = 256;  // merged in parts of at most this
   void encode_piece(std::string_view bytes, std::vector<std::uint16_t>& out) const;
+  void encode_long_piece(std::string_view piece, std::vector<std::uint16_t>& out) const;
   const Merge* find_merge(std::uint16_t a, std::uint16_t b) const;
 
   std::vector<std::string> token_bytes_;             // id -> raw bytes

@@ -77,4 +77,13 @@ std::size_t next_safe_cut(std::string_view text, std::size_t from) {
   return text.size();
 }
 
+std::size_t next_cut(std::string_view text, std::size_t from, std::size_t most) {
+  if (most >= text.size()) return text.size();
+  const std::size_t safe = next_safe_cut(text.substr(0, most + 1), from);
+  if (safe <= most) return safe;
+  std::size_t cut = most;  // not inside a UTF-8 sequence (its continuation bytes are 10xxxxxx)
+  while (cut > from && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return cut > 0 ? cut : most;
+}
+
 }  // namespace fabtrain::text

@@ -18,4 +18,10 @@ void pretokenize(std::string_view text, const std::function<void(std::string_vie
 // character. Cutting text there and tokenizing the parts gives the same tokens as the whole.
 std::size_t next_safe_cut(std::string_view text, std::size_t from);
 
+// Where to cut text into parts of bounded size: the first safe cut in [from, most] when there is
+// one, otherwise a hard cut at the character start at or before `most` (then the piece spanning
+// it, such as a run of one byte or a word longer than most - from bytes, is encoded as two and
+// its tokens there differ from the reference's). text.size() when text ends at or before most.
+std::size_t next_cut(std::string_view text, std::size_t from, std::size_t most);
+
 }  // namespace fabtrain::text

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <string_view>
 
@@ -42,8 +43,10 @@ class Tokenizer {
 
   void add(Document&& doc, Split split) {
     if (stop_) fail("interrupted: no shard was written (the folder is as it was)");
-    summary_.documents++;
-    if (split == Split::val) summary_.val_documents++;
+    if (!doc.continues) {
+      summary_.documents++;
+      if (split == Split::val) summary_.val_documents++;
+    }
     summary_.bytes += std::int64_t(doc.text.size());
     batch_.bytes += doc.text.size();
     batch_.docs.push_back(std::move(doc));
@@ -79,25 +82,32 @@ class Tokenizer {
     for (std::size_t d = 0; d < batch_.docs.size(); ++d) {
       const std::string_view text = batch_.docs[d].text;
       for (std::size_t begin = 0; begin < text.size();) {
-        std::size_t end = text.size() - begin > 2 * kUnitBytes
-                              ? next_safe_cut(text, begin + kUnitBytes)
-                              : text.size();
+        const std::size_t end = next_cut(text, begin + kUnitBytes, begin + 2 * kUnitBytes);
         units.push_back({d, begin, end});
         begin = end;
       }
     }
     std::vector<std::vector<std::uint16_t>> ids(units.size());
+    std::exception_ptr error;  // an exception may not leave the parallel loop
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_)
     for (std::size_t u = 0; u < units.size(); ++u) {
+      if (stop_) continue;
       const Unit& unit = units[u];
       const std::string_view text = batch_.docs[unit.doc].text;
-      bpe_.encode(text.substr(unit.begin, unit.end - unit.begin), ids[u],
-                  caches_[std::size_t(omp_get_thread_num())]);
+      try {
+        bpe_.encode(text.substr(unit.begin, unit.end - unit.begin), ids[u],
+                    caches_[std::size_t(omp_get_thread_num())]);
+      } catch (...) {
+#pragma omp critical
+        if (!error) error = std::current_exception();
+      }
     }
+    if (error) std::rethrow_exception(error);
+    if (stop_) fail("interrupted: no shard was written (the folder is as it was)");
     const std::uint16_t eot = kEndOfText;
     std::size_t u = 0;
     for (std::size_t d = 0; d < batch_.docs.size(); ++d) {
-      writer_.add(batch_.splits[d], {&eot, 1});
+      if (!batch_.docs[d].continues) writer_.add(batch_.splits[d], {&eot, 1});
       for (; u < units.size() && units[u].doc == d; ++u) writer_.add(batch_.splits[d], ids[u]);
     }
     done_bytes_ += std::int64_t(batch_.bytes);
@@ -156,14 +166,22 @@ TokenizeSummary tokenize_corpus(const TokenizeConfig& config, const std::atomic<
   // Evenly spaced: document i goes to validation when floor((i+1) f) > floor(i f).
   const double f = val_paths.empty() ? config.val_fraction : 0.0;
   std::int64_t index = 0;
-  read_documents(paths, config.fields, [&](Document&& doc) {
-    const bool val = std::int64_t((index + 1) * f) > std::int64_t(index * f);
-    ++index;
-    tokenizer.add(std::move(doc), val ? Split::val : Split::train);
-  });
+  Split split = Split::train;  // a document's parts stay in its split
+  read_documents(
+      paths, config.fields,
+      [&](Document&& doc) {
+        if (!doc.continues) {
+          const bool val = std::int64_t((index + 1) * f) > std::int64_t(index * f);
+          ++index;
+          split = val ? Split::val : Split::train;
+        }
+        tokenizer.add(std::move(doc), split);
+      },
+      config.part_bytes);
   if (!val_paths.empty())
-    read_documents(val_paths, config.fields,
-                   [&](Document&& doc) { tokenizer.add(std::move(doc), Split::val); });
+    read_documents(
+        val_paths, config.fields,
+        [&](Document&& doc) { tokenizer.add(std::move(doc), Split::val); }, config.part_bytes);
   return tokenizer.finish();
 }
 

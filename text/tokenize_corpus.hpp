@@ -1,8 +1,9 @@
 // `fabtrain-exec tokenize`: documents -> GPT-2 tokens -> llm.c shards. Each document is the
 // end-of-text token then its tokens; documents go to the validation split evenly spaced
 // (val_fraction of them) or, when val_inputs are given, those documents form it. Encoding runs
-// on all threads over batches of documents, large documents cut at safe points
-// (pretokenize.hpp) so that one big file uses every core too.
+// on all threads over batches of documents, large documents cut (next_cut in pretokenize.hpp)
+// so that one big file uses every core too; text files are read in parts, so memory stays a
+// few times the batch whatever the input's size, and an interrupt is seen within a part.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -24,6 +25,7 @@ struct TokenizeConfig {
   std::string vocab;
   int threads = 0;                      // 0: every core
   std::size_t batch_bytes = 32u << 20;  // text encoded per parallel round
+  std::size_t part_bytes = 32u << 20;   // a text file is read in parts of at most this
 };
 
 struct TokenizeSummary {

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Hostile files and outputs at the programs' surfaces, as a user meets them: a saved slice nested
-# a hundred thousand levels deep, -o onto a folder or a symbolic link, a full standard output, a
-# new training run into another run's checkpoints. Each must end with exit 1 and a message naming the file and the rule,
-# never a signal or a hang (60 s), and leave nothing half-written behind.
+# a hundred thousand levels deep, -o onto a folder, a symbolic link, a named pipe or a device, a
+# full standard output, a new training run into another run's checkpoints. Each must end with
+# exit 1 and a message naming the file and the rule (or write in place), never a signal or a
+# hang (60 s), and leave nothing half-written behind.
 # Usage: surfaces.sh BUILD_BIN_DIR
 set -uo pipefail
 bin="$(cd "$1" && pwd)"
@@ -39,11 +40,30 @@ left=("$tmp"/*.tmp*)
 ln -s "$tmp/target.yaml" "$tmp/link.yaml" && touch "$tmp/target.yaml"
 "$bin/fabtrain" slice import "$fixture" -o "$tmp/link.yaml" >/dev/null 2>&1 || fail "slice import -o LINK"
 [ -L "$tmp/link.yaml" ] && grep -q "vms:" "$tmp/target.yaml" || fail "slice import -o LINK replaced the link"
+# -o a named pipe or a device (a node of /dev/null's numbers, where one may be made) is written
+# in place, never replaced by a regular file.
+mkfifo "$tmp/pipe"
+timeout 60 cat "$tmp/pipe" >"$tmp/from-pipe" &
+reader=$!
+timeout 60 "$bin/fabtrain" slice import "$fixture" -o "$tmp/pipe" >/dev/null 2>&1 || fail "slice import -o FIFO"
+wait "$reader"
+if ! { [ -p "$tmp/pipe" ] && grep -q "vms:" "$tmp/from-pipe"; }; then
+  fail "slice import -o FIFO replaced the pipe or wrote nothing to it"
+fi
+if mknod "$tmp/null" c 1 3 2>/dev/null; then
+  "$bin/fabtrain" slice import "$fixture" -o "$tmp/null" >/dev/null 2>&1 || fail "slice import -o DEVICE"
+  [ -c "$tmp/null" ] || fail "slice import -o DEVICE replaced the device"
+fi
 
 # A full standard output is an error, not exit 0 with nothing written.
 if [ -w /dev/full ]; then
   expect "standard output: write failed" sh -c "\"$bin/fabtrain\" slices >/dev/full"
   expect "standard output: write failed" sh -c "\"$bin/fabtrain\" slice import \"$fixture\" >/dev/full"
+  slice="$src/platforms/data/slices/dgx-a100-8.yaml"
+  expect "standard output: write failed" sh -c "\"$bin/fabtrain\" slices --json - >/dev/full"
+  expect "standard output: write failed" sh -c "\"$bin/fabtrain\" slice show \"$slice\" >/dev/full"
+  expect "standard output: write failed" sh -c \
+    "\"$bin/fabtrain\" simulate --model gpt2-nano --slice \"$slice\" --plan dp=1 --json - >/dev/full"
 fi
 
 # A new training run into a folder of another run's checkpoints is refused (pruning by step

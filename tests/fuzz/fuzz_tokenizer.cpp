@@ -1,5 +1,6 @@
 // libFuzzer target: arbitrary bytes through GPT-2's tokenizer (UTF-8 repair, the pre-tokenizer,
-// BPE), the whole text and cut at the safe points tokenize uses, which must give the same tokens.
+// BPE), the whole text and cut at the safe points tokenize uses, which must give the same tokens;
+// cuts bounded in size always land within the bound.
 // Needs the GPT-2 vocabulary (scripts/install-deps.sh); without it the target does nothing.
 #include <cstdio>
 #include <optional>
@@ -38,5 +39,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     at = cut;
   }
   if (parts != whole) __builtin_trap();  // a safe cut changed the tokens
+  // Cuts bounded at 16 bytes (a hard cut where no safe one comes) always move on within them.
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t cut = next_cut(text, at + 8, at + 16);
+    if (cut <= at || (cut < text.size() && cut > at + 16)) __builtin_trap();
+    at = cut;
+  }
   return 0;
 }

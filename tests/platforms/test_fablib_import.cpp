@@ -282,6 +282,29 @@ TEST_CASE("import: twenty thousand networks of one name are read in linear time"
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
 }
 
+TEST_CASE("import: twenty thousand GPU VMs are refused by the GPU limit in linear time") {
+  test::TempYaml dir;
+  std::string vms, edges;
+  for (int i = 0; i < 20'000; ++i) {
+    vms += fmt::format(
+        "{{\"id\": \"vm{0}\", \"Class\": \"NetworkNode\", \"Type\": \"VM\", \"Name\": "
+        "\"vm{0}\", \"Site\": \"STAR\"}},\n{{\"id\": \"gpu{0}\", \"Class\": \"Component\", "
+        "\"Type\": \"GPU\", \"Name\": \"gpu{0}\", \"Model\": \"RTX6000\"}},\n",
+        i);
+    edges +=
+        fmt::format("{{\"source\": \"vm{0}\", \"target\": \"gpu{0}\", \"Class\": \"has\"}},", i);
+  }
+  std::string json = test::replaced_first(test::text_of(fixture("fabnetv4.json")), "\"nodes\": [",
+                                          "\"nodes\": [" + vms);
+  json = test::replaced_first(json, "\"links\": [", "\"links\": [" + edges);
+  const auto start = std::chrono::steady_clock::now();
+  const std::string message = import_error(dir.write("many-vms.json", json));
+  CAPTURE(message);
+  CHECK(message.find("GPU count (through VM 'vm1024') is 1025; fabtrain handles at most 1024") !=
+        std::string::npos);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+}
+
 TEST_CASE("import: an edge between a VM and its GPU given twice is one GPU") {
   test::TempYaml dir;
   const std::string edge =

@@ -2,7 +2,8 @@
 # The text commands as a user runs them: sample gives the same text for the same seed (and other
 # text for another), and refuses a checkpoint of another shape, a model of another vocabulary and
 # a prompt longer than the context; tokenize names the file and line of bad JSONL, exits
-# non-zero and leaves no shard, and so does an interrupt; a missing vocabulary says how to fetch it.
+# non-zero and leaves no shard, and so does an interrupt; a missing vocabulary says how to fetch it;
+# text without cut points takes bounded memory and time.
 # Usage: cli.sh FABTRAIN_EXEC SOURCE_DIR. Exit 77 (skipped) without the vocabulary.
 set -uo pipefail
 exe=$1 src=$2
@@ -62,4 +63,22 @@ elif grep -q "interrupted" "$work/int.log" && [ -z "$(ls -A "$work/int" 2>/dev/n
 else
   echo "FAIL: interrupted tokenize (exit $rc):"; cat "$work/int.log"; ls -la "$work/int"; fails=$((fails + 1))
 fi
+# Memory and time stay bounded whatever the text: 64 MB of NUL bytes (no cut point, one token per
+# byte) within 512 MiB more than tokenizing one line takes (ulimit -v; OpenBLAS's own threads
+# would spin on a failed map, so it runs one), and 4 MB of letters without a space (one piece
+# of the pre-tokenizer) within 120 s.
+export OPENBLAS_NUM_THREADS=1
+echo "one line" > "$work/line.txt"
+base=0
+for mib in $(seq 768 128 4096); do
+  if (ulimit -v $((mib << 10)) && timeout 60 "$exe" tokenize "$work/line.txt" -o "$work/base" --threads 2) >/dev/null 2>&1; then
+    base=$mib; break
+  fi
+done
+head -c 64000000 /dev/zero > "$work/nul.txt"
+check "tokenize: 64 MB of NUL bytes within $((base + 512)) MiB" 0 "wrote .*corpus_train_000001.bin" \
+  bash -c "ulimit -v $(((base + 512) << 10)) && timeout 120 '$exe' tokenize '$work/nul.txt' -o '$work/nul' --threads 2"
+LC_ALL=C tr -dc '[:lower:]' < /dev/urandom | head -c 4000000 > "$work/letters.txt"
+check "tokenize: 4 MB of letters without a space within 120 s" 0 "wrote .*corpus_train_000001.bin" \
+  timeout 120 "$exe" tokenize "$work/letters.txt" -o "$work/letters" --threads 2
 exit $((fails > 0))

@@ -11,6 +11,7 @@
 #include "exec/run/data_loader.hpp"
 #include "tests/test_support.hpp"
 #include "tests/text/text_test_support.hpp"
+#include "text/pretokenize.hpp"
 #include "text/shard_writer.hpp"
 #include "text/tokenize_corpus.hpp"
 
@@ -96,6 +97,47 @@ TEST_CASE("tokenize cuts a large document for the threads and gets the tokens of
   std::vector<int> want = {text::kEndOfText};
   for (int id : bpe->encode(big)) want.push_back(id);
   CHECK(shard_tokens(c.output_dir + "/corpus_train_000001.bin") == want);
+}
+
+TEST_CASE("text is cut at a safe cut within the bound, else between two characters") {
+  CHECK(text::next_cut("word word word", 2, 10) == 4);  // the space after the first word
+  CHECK(text::next_cut("short", 0, 10) == 5);           // the end comes first
+  std::string accents;
+  for (int i = 0; i < 100; ++i) accents += "é";  // two bytes each, no safe cut
+  for (std::size_t from = 1; from < 50; ++from) {
+    for (std::size_t most = from + 3; most < from + 10; ++most) {
+      const std::size_t cut = text::next_cut(accents, from, most);
+      CHECK((cut >= from && cut <= most));
+      CHECK((static_cast<unsigned char>(accents[cut]) & 0xC0) != 0x80);
+    }
+  }
+}
+
+TEST_CASE("tokenize reads a text file in parts: one document with the tokens of one pass") {
+  const text::Gpt2Bpe* bpe = test::gpt2_bpe_or_skip();
+  if (!bpe) return;
+  test::TempDir dir("fabtrain-tok");
+  std::string prose;
+  for (int i = 0; prose.size() < 1'000'000; ++i)
+    prose += fmt::format("Line {} of the text, 中文 and  spaces{}", i, i % 5 ? " " : "\n");
+  // No safe cut in a run of one byte: cut anyway, within the part size. A NUL has no merge, so
+  // its tokens are the same however it is cut.
+  const std::string nul(1'000'000, '\0');
+  for (const std::string& text : {prose, nul}) {
+    const std::string path = dir.write("doc.txt", text);
+    text::TokenizeConfig c;
+    c.inputs = {path};
+    c.output_dir = (dir.path() / "out").string();
+    c.val_fraction = 0;
+    c.part_bytes = 100'000;
+    std::atomic<bool> stop{false};
+    const text::TokenizeSummary s = text::tokenize_corpus(c, stop);
+    CHECK(s.documents == 1);
+    CHECK(s.bytes == std::int64_t(text.size()));
+    std::vector<int> want = {text::kEndOfText};
+    for (int id : bpe->encode(text)) want.push_back(id);
+    CHECK(shard_tokens(c.output_dir + "/corpus_train_000001.bin") == want);
+  }
 }
 
 TEST_CASE("tokenize: bad input names the file and line and leaves the folder as it was") {
