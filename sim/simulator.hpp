@@ -15,9 +15,11 @@
 //       calibration's p2p extra latency terms and overhead after the bytes arrive).
 //   Starts and waits (overlap=on, plan/schedule.hpp): a started Send is the same flow, awaited
 //       at its Wait; a started Recv is posted where it stands and awaited at its Wait; a started
-//       Collective is played by a helper actor on the rank's host while the rank goes on, and
-//       its Wait joins the helper. A rank's calls of one group run one at a time in stream
-//       order (one NCCL stream or MPI communicator), blocking ones after the started ones.
+//       Collective is played on the rank's host while the rank goes on, by its group's lane (one
+//       actor per rank and group) or, where the communicator progresses calls together, by a
+//       helper actor of its own; its Wait awaits its completion. A rank's calls of one
+//       group run one at a time in stream order (one NCCL stream or MPI communicator),
+//       blocking ones after the started ones.
 //       Communication does not slow concurrent compute here: on a GPU the NIC's DMA and NCCL's
 //       few SMs leave the kernels' FLOPs and most of their memory bandwidth alone, and no
 //       measurement in this repository gives a slowdown to calibrate (an assumption; a CPU
