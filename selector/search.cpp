@@ -111,12 +111,16 @@ class Evaluation {
   // The subset of least floor within one site is opened first, so that the first plans
   // simulated need no wide-area link. A floor counts compute alone, so on many sites the subsets
   // of every GPU have the least floors; were they opened first, a search that spends its budget
-  // could answer with a plan over every site that one site beats. The order changes what a
-  // spent budget reaches, never what an exact search keeps.
+  // could answer with a plan over every site that one site beats. Its plans join the others by
+  // their floors, and the subsets left stay in floor order (what skip_the_rest() reads), so this
+  // changes what a spent budget reaches, never what an exact search keeps.
   void open_one_site_first() {
     const auto one_site = std::find_if(subsets_.begin(), subsets_.end(),
                                        [](const auto& s) { return s.second.sites.size() == 1; });
-    if (one_site != subsets_.end()) std::rotate(subsets_.begin(), one_site, one_site + 1);
+    if (one_site == subsets_.end()) return;
+    const GpuSubset subset = one_site->second;
+    subsets_.erase(one_site);
+    open(subset);
   }
 
   // The least cost per token that a plan of the space not simulated could reach (1e300: none).
@@ -160,8 +164,9 @@ class Evaluation {
     floors_.push({floor_.seconds_per_token(c.plan, c.global_batch) * weight(c), i});
   }
 
-  void open_next_subset() {
-    const GpuSubset& subset = subsets_[next_subset_++].second;
+  void open_next_subset() { open(subsets_[next_subset_++].second); }
+
+  void open(const GpuSubset& subset) {
     ++out_.subsets_opened;
     for (const auto& c : plans_on(model_, slice_, subset, options_.space)) add(c);
   }

@@ -74,7 +74,7 @@ struct RankPlay {
   std::map<int, sg4::SemaphorePtr> completed;   // per request, released when its call has ended
   std::map<int, sg4::SemaphorePtr> last_call;   // per group, its last call's completion
   std::map<int, sg4::SemaphorePtr> last_moved;  // per group, released when its bytes have moved
-  std::map<int, std::shared_ptr<CollectiveLane>> lanes;  // per group
+  std::map<int, std::unique_ptr<CollectiveLane>> lanes;  // per group
   bool concurrent_collectives = false;                   // the communicator's (CommunicatorProfile)
   std::vector<std::pair<double, double>> in_flight;  // spans any communication of it is in flight
   Breakdown breakdown;
@@ -180,11 +180,14 @@ void await(const sg4::SemaphorePtr& completion) {
   completion->release();
 }
 
-// Plays started collective k of rank r, from now to its end (in a helper actor or a lane).
+// Plays started collective k of rank r, from now to its end (in a helper actor or a lane);
+// `moved`, where a later call waits for it, is released once its bytes have moved.
 void play_started(RankPlay& r, int k, const sg4::SemaphorePtr& moved,
                   const sg4::SemaphorePtr& completion, double t0) {
   const double start = sg4::Engine::get_clock();
-  play_collective(r.collective[k], [&moved] { moved->release(); });
+  play_collective(r.collective[k], [&moved] {
+    if (moved) moved->release();
+  });
   const double end = sg4::Engine::get_clock();
   r.in_flight.emplace_back(start, end);
   if (r.trace) r.events.push_back({r.rank, kSendsInFlightLane, k, start - t0, end - t0});
@@ -198,7 +201,7 @@ void play_started(RankPlay& r, int k, const sg4::SemaphorePtr& moved,
 struct CollectiveLane {
   struct Call {
     int k;
-    sg4::SemaphorePtr moved, completion;
+    sg4::SemaphorePtr completion;
   };
   std::deque<Call> calls;
   sg4::SemaphorePtr queued = sg4::Semaphore::create(0);
@@ -208,7 +211,7 @@ struct CollectiveLane {
       queued->acquire();
       const Call call = calls.front();
       calls.pop_front();
-      play_started(r, call.k, call.moved, call.completion, t0);
+      play_started(r, call.k, nullptr, call.completion, t0);
     }
   }
 };
@@ -223,23 +226,23 @@ struct CollectiveLane {
 // the interleaved rounds keep the connection busy (the run records show it: GPT-2 medium's dp=4
 // buckets over 103 ms finished 0.45 s apart after the first).
 void start_collective(RankPlay& r, int k, int group, int request, double t0, bool concurrent) {
-  sg4::SemaphorePtr moved = sg4::Semaphore::create(0);
   sg4::SemaphorePtr completion = sg4::Semaphore::create(0);
   r.completed[request] = completion;
   r.last_call[group] = completion;
   if (!concurrent) {
     auto& lane = r.lanes[group];
     if (!lane) {
-      lane = std::make_shared<CollectiveLane>();
+      lane = std::make_unique<CollectiveLane>();
       sg4::Actor::create("rank" + std::to_string(r.rank) + "-group" + std::to_string(group),
                          sg4::this_actor::get_host(), [&r, l = lane.get(), t0] { l->run(r, t0); })
           ->daemonize();
     }
-    lane->calls.push_back({k, moved, completion});
+    lane->calls.push_back({k, completion});
     lane->queued->release();
     return;
   }
   const bool together = r.collective[k].latency_bound;
+  sg4::SemaphorePtr moved = sg4::Semaphore::create(0);
   sg4::SemaphorePtr previous_moved =
       !together && r.last_moved.count(group) ? r.last_moved[group] : nullptr;
   r.last_moved[group] = moved;
