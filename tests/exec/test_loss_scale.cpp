@@ -144,8 +144,11 @@ TEST_CASE("loss scaling on the CPU: a power-of-two scale trains to the same bits
 
 TEST_CASE("loss scaling on the CPU: an overflow skips that step on every rank at half the scale") {
   // The head's rank: rank 0 under dp=2 (rank 1's replica stays finite), the last stage under pp.
-  for (const auto& [plan, head_rank] : {std::pair<std::string, int>{"dp=2", 0}, {"pp=2,mb=2", 1}})
+  for (const auto& [plan_text, rank] : {std::pair<std::string, int>{"dp=2", 0}, {"pp=2,mb=2", 1}})
     for (const bool device : {false, true}) {
+      // Named copies: clang refuses structured bindings inside INFO's capturing lambda.
+      const std::string plan = plan_text;
+      const int head_rank = rank;
       INFO(plan << (device ? " on the device path" : " on the host path"));
       const int mb = parse_plan(plan).mb;
       const auto plain = run_plan(plan, device, {true, 4096.0f});
