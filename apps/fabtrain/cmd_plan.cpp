@@ -177,8 +177,9 @@ void run_study_rule(Options& o) {
   std::FILE* text = o.json == "-" ? stderr : stdout;  // standard output carries the JSON alone
   say(width, text, "fabtrain plan --rule study: {}\n", o.search.describe());
   const int seq = options.space.seq > 0 ? options.space.seq : model.n_ctx;
-  const RuleDecision d = showing_progress("following the study's procedure",
-                                          [&] { return study_rule(model, slice, options); });
+  const RuleDecision d =
+      showing_progress("following the study's procedure",
+                       [&m = model, &s = slice, &op = options] { return study_rule(m, s, op); });
   say(width, text, "\nthe study's procedure:\n");
   for (const auto& s : d.steps) say(width, text, "  rule: {}\n", s);
   if (!d.found)
