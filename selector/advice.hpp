@@ -27,6 +27,8 @@ SliceDraft testbed_slice(const Availability& availability, const Testbed& testbe
 
 // Whether a plan on the testbed slice keeps the caps (GPUs, sites, sites it must include).
 bool within_caps(const Slice& slice, const Plan& plan, const AdviceOptions& options);
+// The same of a GPU subset (its plans run on all of its GPUs, so they keep the caps or none does).
+bool within_caps(const GpuSubset& subset, const AdviceOptions& options);
 
 // The VMs and GPUs a plan on the testbed slice uses, as the slice to reserve.
 SliceDraft slice_to_reserve(const Slice& testbed, const Evaluated& chosen,

@@ -98,9 +98,10 @@ class Evaluation {
   // GPU subsets whose plans are enumerated when their floor is the least left (search()).
   void add_subsets(const std::vector<GpuSubset>& subsets) {
     for (const auto& s : subsets)
-      subsets_.push_back({floor_.seconds_per_token_on(s.gpus) *
-                              objective_weight(options_.objective, int(s.gpus.size())),
-                          s});
+      if (!options_.only_subsets || options_.only_subsets(s))
+        subsets_.push_back({floor_.seconds_per_token_on(s.gpus) *
+                                objective_weight(options_.objective, int(s.gpus.size())),
+                            s});
     std::stable_sort(subsets_.begin(), subsets_.end(),
                      [](auto& a, auto& b) { return a.first < b.first; });
     open_one_site_first();

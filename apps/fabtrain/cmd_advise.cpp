@@ -56,16 +56,21 @@ std::vector<std::pair<std::string, std::optional<Evaluated>>> alternatives(
   SearchOptions one = options;
   one.keep_top = 1;
   one.compile_budget /= 4, one.simulate_budget /= 4;
-  const auto smaller = [&](const std::string& label, const std::function<bool(const Plan&)>& ok) {
+  // ok: whether a subset's GPU and site counts are below the best's (its plans run on all of it).
+  const auto smaller = [&](const std::string& label, const std::function<bool(int, int)>& ok) {
     SearchOptions o = one;
-    o.only = [&](const Plan& p) { return options.only(p) && ok(p); };
+    o.only = [&](const Plan& p) {
+      return options.only(p) && ok(p.ranks(), sites_of(slice, p.devices));
+    };
+    o.only_subsets = [&](const GpuSubset& s) {
+      return options.only_subsets(s) && ok(int(s.gpus.size()), int(s.sites.size()));
+    };
     const SearchResult r = search_showing_progress(model, slice, o, "plans with " + label);
     out.push_back({label, r.ranked.empty() ? std::nullopt : std::optional(r.ranked.front())});
   };
   const int gpus = best.candidate.plan.ranks(), sites = sites_of(slice, best.candidate.subset.gpus);
-  if (gpus > 1) smaller("fewer GPUs", [&](const Plan& p) { return p.ranks() < gpus; });
-  if (sites > 1)
-    smaller("fewer sites", [&](const Plan& p) { return sites_of(slice, p.devices) < sites; });
+  if (gpus > 1) smaller("fewer GPUs", [&](int g, int) { return g < gpus; });
+  if (sites > 1) smaller("fewer sites", [&](int, int s) { return s < sites; });
   return out;
 }
 
@@ -95,6 +100,7 @@ void run(Options& o) {
   std::filesystem::remove(all_path);
   options.keep_top = 10;
   options.only = [&, &s = slice](const Plan& p) { return within_caps(s, p, o.advice); };
+  options.only_subsets = [&](const GpuSubset& s) { return within_caps(s, o.advice); };
   SimMemo memo;
   options.memo = &memo;
   const SearchResult r = search_showing_progress(model, slice, options);

@@ -178,3 +178,22 @@ TEST_CASE(
     CHECK(floor.seconds_per_token(plan, batch) * tokens > closeness * full);
   }
 }
+
+TEST_CASE("pruning: a cap on GPUs given as a subset rule opens fewer subsets, same answer") {
+  const ModelSpec model = load_model("gpt2");
+  const Slice slice = load_slice("utah-gpn");
+  SearchOptions plans_only;
+  plans_only.keep_top = 1;
+  plans_only.only = [](const Plan& p) { return p.ranks() <= 2; };
+  SearchOptions with_subsets = plans_only;
+  with_subsets.only_subsets = [](const GpuSubset& s) { return s.gpus.size() <= 2; };
+  const SearchResult a = search(model, slice, plans_only);
+  const SearchResult b = search(model, slice, with_subsets);
+  REQUIRE(!a.ranked.empty());
+  REQUIRE(!b.ranked.empty());
+  CHECK(b.gap(with_subsets.objective) == 0);
+  CHECK(to_string(b.ranked.front().candidate.plan) == to_string(a.ranked.front().candidate.plan));
+  CHECK(b.ranked.front().tokens_per_s == a.ranked.front().tokens_per_s);
+  CHECK(b.ranked.front().candidate.plan.ranks() <= 2);
+  CHECK(b.subsets_opened < a.subsets_opened);
+}
