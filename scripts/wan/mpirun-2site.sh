@@ -2,7 +2,8 @@
 # Runs an MPI program with one rank per emulated site (rank 0 in siteA, rank 1 in siteB) over
 # the link that up.sh made, through OpenMPI treating each namespace as a host: a hostfile
 # (siteA, siteB, one slot each), netns-rsh.sh as the remote-shell agent, mpirun itself inside
-# siteA, TCP only on 192.0.2.0/24. The last step execs mpirun, so a `timeout` or a signal sent
+# the first site (OpenMPI fills its own host first, whatever the hostfile's order), TCP only on
+# 192.0.2.0/24. The last step execs mpirun, so a `timeout` or a signal sent
 # to this script reaches mpirun itself. Contacts only the addresses of our two sites.
 #
 # Usage: scripts/wan/mpirun-2site.sh [OPTIONS] PROGRAM [ARGS...]
@@ -48,7 +49,7 @@ hostfile="$WAN_STATE_DIR/hostfile-$$"  # one per launch: two may run at once
 printf '%s slots=%s\n%s slots=%s\n' "$first" "$per_site" "$second" "$per_site" >"$hostfile"
 
 # shellcheck disable=SC2086  # extra options are meant to be split
-exec ip netns exec siteA unshare --uts /bin/sh -c 'hostname siteA && exec "$@"' sh \
+exec ip netns exec "$first" unshare --uts /bin/sh -c 'hostname "$0" && exec "$@"' "$first" \
   mpirun --allow-run-as-root --hostfile "$hostfile" -np "$np" --map-by "$map_by" --bind-to none \
   --mca plm_rsh_agent "$here/netns-rsh.sh" --mca plm_rsh_no_tree_spawn 1 \
   --mca btl tcp,self --mca btl_tcp_if_include "$WAN_SUBNET" --mca oob_tcp_if_include "$WAN_SUBNET" \
