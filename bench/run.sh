@@ -4,7 +4,8 @@
 # later), shows each one's full output, then their ratio lines
 # (measured against target, >= 1 meets it) side by side under the program's name.
 # Usage: bench/run.sh [BUILD_DIR]   (default: build; build the bench_* targets first)
-# Not here: building, or deciding pass/fail (benchmarks report; tests decide).
+# Not here: building, or deciding pass/fail (benchmarks report; tests decide); the accuracy on the
+# emulated two-site link, which needs root and the whole machine (bench/emulated-accuracy.sh).
 set -uo pipefail
 build=${1:-build}
 shopt -s nullglob

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
@@ -90,6 +91,7 @@ class Report {
   void print_not_measured() const;
   void print_ratios() const;
   bool print_summary() const;
+  void print_target(double mape, double bench_mape) const;
   std::vector<const Case*> cases_of(const std::string& model, const std::string& delay) const;
 
   const ValidationReportInput& in_;
@@ -265,6 +267,7 @@ bool Report::print_summary() const {
              "rankings agree at {} of {} (model, delay); best plan same at {} of {}\n",
              mape, cases_.size(), bench_mape, compared_ - flips_, compared_,
              compared_ - best_differs_, compared_);
+  print_target(mape, bench_mape);
   std::string invalid;
   for (const std::string& d : in_.mode.delays)
     if (fs::exists(file("invalid-" + d + ".txt")))
@@ -284,6 +287,20 @@ bool Report::print_summary() const {
              pass.bench_only ? "bench-only " : "", pass.max_error_pct,
              pass.ranking_agrees ? " and no ranking flip" : "");
   return false;
+}
+
+// A mode with a limit: the limit over the error, and the rankings that agree over those compared,
+// as ratio lines (>= 1 meets the target), whether or not the report judges.
+void Report::print_target(double mape, double bench_mape) const {
+  if (!in_.mode.pass) return;
+  const ValidationPass& pass = *in_.mode.pass;
+  const double error = pass.bench_only ? bench_mape : mape;
+  fmt::print(out_, "ratio (target {}error {:g}% / measured {:.1f}%): {:.2f}\n",
+             pass.bench_only ? "bench-only " : "", pass.max_error_pct, error,
+             error > 0 ? pass.max_error_pct / error : HUGE_VAL);  // no error: any target met
+  if (pass.ranking_agrees && compared_ > 0)
+    fmt::print(out_, "ratio (rankings agreeing / compared, target all): {:.2f}\n",
+               double(compared_ - flips_) / compared_);
 }
 
 bool Report::print() {

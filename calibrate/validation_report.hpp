@@ -3,7 +3,8 @@
 // their error, calibrated and from the benches alone; whether each delay ranks the plans as
 // measured; per instruction kind the predicted (simulator trace) and measured (run record)
 // seconds per step; the measurement's noise floor; the cases not measured and why; a mode's
-// step ratio; the mean absolute percentage error, and whether the mode passes its limit.
+// step ratio; the mean absolute percentage error, and whether the mode passes its limit (with
+// the limit over the error as a "ratio" line, which bench/emulated-accuracy.sh collects).
 // Communication is what the run record and the trace's verbs say (plan/verb.hpp), not a list.
 // Not here: measuring, calibrating or simulating (the script runs the programs).
 #pragma once

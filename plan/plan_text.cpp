@@ -7,6 +7,7 @@
 #include <climits>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "common/error.hpp"
@@ -65,6 +66,36 @@ struct Key {
   std::function<std::string(const Plan&)> print;  // empty string: left out (default)
 };
 
+// A key of two words setting a flag, true for the first ("true" and "false" also read for on and
+// off); printed always, or left out when the flag is `quiet` (its default, so that plans written
+// before the key existed print as they did).
+Key flag_key(const char* name, bool Plan::*flag, const char* yes, const char* no,
+             std::optional<bool> quiet = std::nullopt) {
+  const bool on_off = std::string(yes) == "on";
+  return {name,
+          [=](Plan& p, const std::string& v) {
+            if (v == yes || (on_off && v == "true"))
+              p.*flag = true;
+            else if (v == no || (on_off && v == "false"))
+              p.*flag = false;
+            else
+              fail("plan key '{}': '{}' is not {} or {}", name, v, yes, no);
+          },
+          [=](const Plan& p) {
+            return quiet && p.*flag == *quiet ? std::string() : std::string(p.*flag ? yes : no);
+          }};
+}
+
+// Runs `parse` on a key's value; its error names the key.
+template <typename Parse>
+auto parse_named(const char* key, Parse parse) {
+  try {
+    return parse();
+  } catch (const Error& e) {
+    fail("plan key '{}': {}", key, e.what());
+  }
+}
+
 const std::vector<Key>& keys() {
   static const std::vector<Key> table = {
       {"dp", [](Plan& p, const std::string& v) { p.dp = parse_bounded("dp", v, limits::ranks); },
@@ -92,52 +123,25 @@ const std::vector<Key>& keys() {
            fail("plan key 'schedule': '{}' is not a pipeline schedule (1f1b or gpipe)", v);
        },
        [](const Plan& p) { return std::string(to_string(p.schedule)); }},
-      {"recompute",
-       [](Plan& p, const std::string& v) {
-         if (v == "on" || v == "true")
-           p.recompute = true;
-         else if (v == "off" || v == "false")
-           p.recompute = false;
-         else
-           fail("plan key 'recompute': '{}' is not on or off", v);
-       },
-       [](const Plan& p) { return std::string(p.recompute ? "on" : "off"); }},
+      flag_key("recompute", &Plan::recompute, "on", "off"),
       {"layers",
        [](Plan& p, const std::string& v) { p.layers = parse_list("layers", v, limits::layers); },
        [](const Plan& p) { return fmt::format("{}", fmt::join(p.layers, ":")); }},
       {"precision",
        [](Plan& p, const std::string& v) {
-         try {
-           p.precision = parse_precision(v);
-         } catch (const Error& e) {
-           fail("plan key 'precision': {}", e.what());
-         }
+         p.precision = parse_named("precision", [&] { return parse_precision(v); });
        },
        [](const Plan& p) { return std::string(to_string(p.precision)); }},
       {"attention",
        [](Plan& p, const std::string& v) {
-         try {
-           p.attention = parse_attention(v);
-         } catch (const Error& e) {
-           fail("plan key 'attention': {}", e.what());
-         }
+         p.attention = parse_named("attention", [&] { return parse_attention(v); });
        },
        // Left out when naive, so plans written before the key existed print as they did.
        [](const Plan& p) {
          return p.attention == Attention::naive ? std::string()
                                                 : std::string(to_string(p.attention));
        }},
-      {"overlap",
-       [](Plan& p, const std::string& v) {
-         if (v == "on" || v == "true")
-           p.overlap = true;
-         else if (v == "off" || v == "false")
-           p.overlap = false;
-         else
-           fail("plan key 'overlap': '{}' is not on or off", v);
-       },
-       // Left out when on (the default), so plans written before the key print as they did.
-       [](const Plan& p) { return p.overlap ? std::string() : std::string("off"); }},
+      flag_key("overlap", &Plan::overlap, "on", "off", true),
       {"bucket_mib",
        [](Plan& p, const std::string& v) {
          p.bucket_mib = parse_bounded("bucket_mib", v, limits::bucket_mib);
@@ -145,28 +149,8 @@ const std::vector<Key>& keys() {
        [](const Plan& p) {
          return p.bucket_mib == Plan{}.bucket_mib ? std::string() : std::to_string(p.bucket_mib);
        }},
-      {"vocab",
-       [](Plan& p, const std::string& v) {
-         if (v == "parallel")
-           p.vocab_parallel = true;
-         else if (v == "replicated")
-           p.vocab_parallel = false;
-         else
-           fail("plan key 'vocab': '{}' is not parallel or replicated", v);
-       },
-       // Left out when replicated (the default), so plans written before the key print as they did.
-       [](const Plan& p) { return p.vocab_parallel ? std::string("parallel") : std::string(); }},
-      {"p2p",
-       [](Plan& p, const std::string& v) {
-         if (v == "scatter")
-           p.pipeline_scatter = true;
-         else if (v == "whole")
-           p.pipeline_scatter = false;
-         else
-           fail("plan key 'p2p': '{}' is not scatter or whole", v);
-       },
-       // Left out when whole (the default), so plans written before the key print as they did.
-       [](const Plan& p) { return p.pipeline_scatter ? std::string("scatter") : std::string(); }},
+      flag_key("vocab", &Plan::vocab_parallel, "parallel", "replicated", false),
+      flag_key("p2p", &Plan::pipeline_scatter, "scatter", "whole", false),
       {"devices",
        [](Plan& p, const std::string& v) {
          p.devices =

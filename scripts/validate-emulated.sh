@@ -34,7 +34,8 @@
 # lists); --player train|replay replaces its player (replay: each compute instruction sleeps the
 # catalog's time, so the 2 cores carry only the traffic); --reuse DIR calibrates, predicts and
 # tabulates again from DIR's benches and runs (a previous work folder, same cases) without
-# measuring; --bin DIR: the programs (default: the newest build*/bin with both).
+# measuring; --bin DIR: the programs (default: the newest build*/bin with both); --mpirun-args
+# ARGS: more options for the emulated sites' mpirun.
 # Each rank runs one OpenMP thread (the machine's cores are shared with the emulator) at the
 # mode's nice level (calibrate/data/validation_matrix.yaml says why), and
 # OpenMPI's TCP eager limit is raised to 16 MiB so a message costs one trip over the link: with
@@ -61,14 +62,16 @@ usage() {
   cat <<'USAGE'
 usage: scripts/validate-emulated.sh [--short] [--full-size] [--mode NAME] [--models "M ..."]
          [--plans "P ..."] [--delays "D ..."] [--player train|replay] [--reuse DIR] [--bin DIR]
-         [--dry-run]
+         [--mpirun-args ARGS] [--dry-run]
          [--launch CMD --slice FILE --path-rtt-ms MS --device cpu|cuda --device-type TYPE]
   --short, --full-size, --mode NAME  the mode of calibrate/data/validation_matrix.yaml (default:
                        "default"; --short "short", --full-size "full-size", both "full-size-short")
   --models, --plans, --delays  replace the mode's lists (space lists; delays one-way, in ms)
   --player             train or replay (default: the mode's)
   --reuse DIR          calibrate, predict and tabulate again from a previous work folder
-  --bin DIR            where fabtrain and fabtrain-exec are (default: the newest build*/bin)
+  --bin DIR            where fabtrain, fabtrain-exec and fabtrain-wan are (default: the newest
+                       build*/bin)
+  --mpirun-args ARGS   more options for the emulated sites' mpirun (scripts/wan/mpirun-2site.sh)
   --launch CMD         real sites: the command that starts two ranks, one per site
   --slice FILE         the slice (default: the mode's, in platforms/data/slices/)
   --path-rtt-ms MS     real sites: the round trip between them
@@ -78,7 +81,7 @@ USAGE
 }
 # The options, kept in opts to hand to the phases this script re-enters over the link.
 short_flag=0 full_flag=0 mode="" models_opt="" plans_opt="" delays_opt="" player_opt="" reuse=""
-launch_cmd="" slice_opt="" path_rtt_ms=0 device=cpu device_type_opt="" bin=""
+launch_cmd="" slice_opt="" path_rtt_ms=0 device=cpu device_type_opt="" bin="" mpirun_args_opt=""
 opts=()
 phase="" dry_run=0
 while [ $# -gt 0 ]; do
@@ -88,12 +91,13 @@ while [ $# -gt 0 ]; do
     --dry-run) dry_run=1; shift; continue ;;
     --phase | --bench-phase | --intra-bench-phase) phase=$1; shift; break ;;
     -h | --help) usage; exit 0 ;;
-    --mode | --models | --plans | --delays | --player | --reuse | --launch | --slice | --path-rtt-ms | --device | --device-type | --bin)
+    --mode | --models | --plans | --delays | --player | --reuse | --launch | --slice | --path-rtt-ms | --device | --device-type | --bin | --mpirun-args)
       [ $# -ge 2 ] || { echo "FAIL: $1 needs a value (see --help)"; exit 2; }
       case $1 in
         --mode) mode=$2 ;; --models) models_opt=$2 ;; --plans) plans_opt=$2 ;; --delays) delays_opt=$2 ;;
         --player) player_opt=$2 ;; --reuse) reuse=$2 ;; --launch) launch_cmd=$2 ;; --slice) slice_opt=$2 ;;
         --path-rtt-ms) path_rtt_ms=$2 ;; --device) device=$2 ;; --device-type) device_type_opt=$2 ;; --bin) bin=$2 ;;
+        --mpirun-args) mpirun_args_opt=$2 ;;
       esac
       opts+=("$1" "$2"); shift 2; continue ;;
     *) echo "FAIL: unknown option '$1' (see --help)"; exit 2 ;;
@@ -117,7 +121,7 @@ if [ -z "$phase" ] && [ "$site_mode" -eq 0 ] && [ "$dry_run" -eq 0 ]; then
   probe=fabtrain-validate-probe-$$
   ip netns add "$probe" 2>/dev/null || skip "'ip netns add' is not permitted here"
   ip netns delete "$probe"
-  for tool in mpirun python3 ethtool ping; do
+  for tool in mpirun ethtool ping; do
     command -v "$tool" >/dev/null || skip "'$tool' is not installed (scripts/install-deps.sh)"
   done
 fi
@@ -129,6 +133,8 @@ if [ -z "$bin" ]; then
 fi
 [ -n "$bin" ] && [ -x "$bin/fabtrain" ] && [ -x "$bin/fabtrain-exec" ] ||
   { echo "FAIL: fabtrain and fabtrain-exec not built (give --bin DIR)"; exit 1; }
+# The emulator of the same build, unless the caller names one (scripts/wan/common.sh).
+[ -x "$bin/fabtrain-wan" ] && export FABTRAIN_WAN_BIN=${FABTRAIN_WAN_BIN:-$bin/fabtrain-wan}
 
 # The mode's cases and settings: calibrate/data/validation_matrix.yaml.
 cases() { "$bin/fabtrain" validation cases --mode "$mode" --list "$1" | tr '\n' ' ' | sed 's/ $//'; }
@@ -157,14 +163,17 @@ export OMP_NUM_THREADS=1
 # blocking call's 1.5 s).
 ring_args="--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 4 --mca coll_tuned_reduce_scatter_algorithm 3 --mca coll_tuned_allgather_algorithm 4 --mca coll_libnbc_iallreduce_algorithm 1"
 [ "$full" = 1 ] && ring_args+=" --mca mpi_yield_when_idle 1"
-case "${FABTRAIN_WAN_MPIRUN_ARGS:-}" in  # once: the phases re-enter this script
-  *btl_tcp_eager_limit*) ;;
-  *) export FABTRAIN_WAN_MPIRUN_ARGS="-x OMP_NUM_THREADS --mca btl_tcp_eager_limit 16777216 --mca btl_tcp_rndv_eager_limit 16777216 $ring_args ${FABTRAIN_WAN_MPIRUN_ARGS:-}" ;;
-esac
+mpirun_args="-x OMP_NUM_THREADS --mca btl_tcp_eager_limit 16777216 --mca btl_tcp_rndv_eager_limit 16777216 $ring_args $mpirun_args_opt"
 # A model's short name: a built-in's own, or a config.json's folder.
 model_name() { case $1 in *.json) basename "$(dirname "$1")" ;; *) echo "$1" ;; esac; }
-# Two ranks, one per site: the emulated sites' mpirun, or the user's launcher (split on spaces).
-if [ "$site_mode" -eq 1 ]; then read -r -a launcher <<<"$launch_cmd"; else launcher=("$wan/mpirun-2site.sh"); fi
+# The command that starts the ranks, in the array launcher: the emulated sites' mpirun with the
+# given placement (mpirun-2site.sh's --ranks-per-site, --np, --map-by, --first-site; default one
+# rank per site), or the user's launcher as given (split on spaces; it places the ranks itself).
+launcher_for() {
+  if [ "$site_mode" -eq 1 ]; then read -r -a launcher <<<"$launch_cmd"
+  else launcher=("$wan/mpirun-2site.sh" --mpirun-args "$mpirun_args" "$@"); fi
+}
+launcher_for
 # COMMAND over the path of DELAY: the emulated link made for it and torn down after, or the sites'.
 over_link() {
   local delay=$1
@@ -202,7 +211,8 @@ if [ "$phase" = --phase ]; then
         read -r np map_by <<<"$(placement_of "$plan")"
         [ -n "${np:-}" ] || { echo "== skip $model $plan: its devices cannot be placed on two sites of two"; continue; }
         echo "== replay $model $plan at $delay ms ($np ranks, by $map_by)"
-        FABTRAIN_WAN_RANKS_PER_SITE=2 FABTRAIN_WAN_NP=$np FABTRAIN_WAN_MAP_BY=$map_by timeout 2400 "${launcher[@]}" \
+        launcher_for --ranks-per-site 2 --np "$np" --map-by "$map_by"
+        timeout 2400 "${launcher[@]}" \
           nice -n "$nice_level" "$bin/fabtrain-exec" replay --model "$model" --plan "$plan" --batch "$(batch_of "$plan")" \
           --seq "$seq" --steps "$steps" --device-type "$device_type" --timeout-s 900 --print-every 1 \
           --record "$work/run-$tag.jsonl" >"$work/train-$tag.log" 2>&1 </dev/null && continue
@@ -228,15 +238,17 @@ fi
 # transfers share its cores, as they do when a step runs (siteA's bench is the one calibrated from).
 if [ "$phase" = --intra-bench-phase ]; then
   work=$1 model=$2
-  FABTRAIN_WAN_RANKS_PER_SITE=2 FABTRAIN_WAN_NP=2 FABTRAIN_WAN_FIRST_SITE=siteB "$0" "${opts[@]}" --bench-phase "$work" "$model" \
-    "$work/bench-intra-siteB.json" >"$work/bench-intra-siteB.log" 2>&1 &
+  "$0" "${opts[@]}" --bench-phase "$work" "$model" "$work/bench-intra-siteB.json" --ranks-per-site 2 --np 2 \
+    --first-site siteB >"$work/bench-intra-siteB.log" 2>&1 &
   other=$!
-  FABTRAIN_WAN_RANKS_PER_SITE=2 FABTRAIN_WAN_NP=2 "$0" "${opts[@]}" --bench-phase "$work" "$model" "$work/bench-intra.json" || exit 1
+  "$0" "${opts[@]}" --bench-phase "$work" "$model" "$work/bench-intra.json" --ranks-per-site 2 --np 2 || exit 1
   wait "$other" || { tail -20 "$work/bench-intra-siteB.log"; exit 1; }
   exit 0
 fi
 if [ "$phase" = --bench-phase ]; then
-  work=$1 model=$2 out=$3
+  work=$1 model=$2 out=$3  # then the ranks' placement, as launcher_for takes it
+  shift 3
+  launcher_for "$@"
   # Full-size: the collective sweep reaches 64 MiB, so the fitted bandwidth factor is a large
   # transfer's (a sweep up to 4 MiB fitted 1.14 for all-reduce, where GPT-2 medium's 1.4 GB moves
   # at the ring's 1.0: its data-parallel step was predicted 37% long).
@@ -258,7 +270,6 @@ phase_failed() {
   exit 1
 }
 if [ "$site_mode" -eq 1 ] && [ "$dry_run" -eq 0 ]; then
-  command -v python3 >/dev/null || { echo "FAIL: python3 is needed to read fabtrain plan's pick"; exit 1; }
   command -v "${launcher[0]}" >/dev/null || { echo "FAIL: --launch: '${launcher[0]}' not found"; exit 1; }
 fi
 
@@ -300,6 +311,11 @@ calibrate_from_benches() {
     { cat "$work/calibrate-bench-$name.log"; exit 1; }
 }
 plan_tag() { echo "${1//[,=:]/_}"; }
+# The plan `fabtrain plan` picks: the --plan of the line that runs its best (the JSON's "launch").
+plan_of_launch() {
+  grep -m1 '"command": ' "$1" | grep -oE -- '--plan [^ "]+' | cut -d' ' -f2 | grep . ||
+    { echo "FAIL: no launch line with --plan in $1" >&2; exit 1; }
+}
 first_delay=${delays%% *}
 
 if [ -z "$reuse" ]; then
@@ -324,10 +340,10 @@ fi
 # while the 4-rank ring's 1.4 GB all-reduce ran at it: data parallel was predicted 20% long.
 # (The link's own fit takes only the pairs that cross it.)
 far_ranks=()
-[ "$full" = 1 ] && far_ranks=(FABTRAIN_WAN_RANKS_PER_SITE=2 FABTRAIN_WAN_NP=4)
+[ "$full" = 1 ] && far_ranks=(--ranks-per-site 2 --np 4)
 if [ "$site_mode" -eq 0 ]; then
-  over_link "$max_delay" env "${far_ranks[@]}" "$0" "${opts[@]}" --bench-phase "$work" "$nano" \
-    "$work/bench-far.json" >"$work/bench-far.log" 2>&1 || phase_failed "$work/bench-far.log"
+  over_link "$max_delay" "$0" "${opts[@]}" --bench-phase "$work" "$nano" "$work/bench-far.json" "${far_ranks[@]}" \
+    >"$work/bench-far.log" 2>&1 || phase_failed "$work/bench-far.log"
 fi
 
 # 2. The plans of each model; full-size adds what `fabtrain plan` picks at each delay when
@@ -341,7 +357,7 @@ for model in $models; do
       "$bin/fabtrain" plan --model "$model" --slice "$slice" --wan-latency-ms "$(rtt_of "$delay")" --seq "$seq" \
         --calibration "$work/cal-bench-$name.yaml" --json "$work/pick-$name-$delay.json" >"$work/pick-$name-$delay.log" 2>&1 ||
         { cat "$work/pick-$name-$delay.log"; exit 1; }
-      picked=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ranked"][0]["plan"])' "$work/pick-$name-$delay.json")
+      picked=$(plan_of_launch "$work/pick-$name-$delay.json")
       picked=${picked/devices=2:3/devices=0:1}  # one site is as good as the other: one row, not two
       echo "  $name at $(rtt_of "$delay") ms: fabtrain plan picks $picked"
       grep -qxF "$picked" "$work/plans-$name" || echo "$picked" >>"$work/plans-$name"

@@ -6,33 +6,48 @@
 # Leftovers of an earlier run are removed first. Needs root. Use run.sh to run something over
 # the link and have it torn down whatever happens.
 #
-# Usage: scripts/wan/up.sh DELAY_MS RATE_MBIT     (RATE_MBIT 0 = unlimited; <= 1000 advised)
-# Environment: FABTRAIN_WAN_BIN (emulator binary), FABTRAIN_WAN_TCP_WMEM_MAX (send buffer
-#   limit in the sites, bytes; default 4194304: the TCP window the slice file states),
-#   FABTRAIN_WAN_SLOW_START_AFTER_IDLE (the sites' net.ipv4.tcp_slow_start_after_idle; default 0),
-#   FABTRAIN_WAN_MTU (the link's MTU, bytes; default 1500: veth's own. 9000, jumbo frames, carries
-#   the same bytes in a sixth of the frames, which is what the 2-core emulator can keep up with
-#   at line rate),
-#   FABTRAIN_WAN_EMULATOR_ARGS (more fabtrain-wan options), FABTRAIN_WAN_STATE_DIR.
+# Usage: scripts/wan/up.sh [OPTIONS] DELAY_MS RATE_MBIT   (RATE_MBIT 0 = unlimited; <= 1000 advised)
+#   --tcp-wmem-max BYTES  send buffer limit in the sites (default 4194304: the TCP window the
+#                         slice file states)
+#   --slow-start-after-idle 0|1  the sites' net.ipv4.tcp_slow_start_after_idle (default 0)
+#   --mtu BYTES           the link's MTU (default 1500: veth's own. 9000, jumbo frames, carries the
+#                         same bytes in a sixth of the frames, which is what the 2-core emulator
+#                         can keep up with at line rate)
+#   --emulator-args ARGS  more fabtrain-wan options (split on spaces), e.g. "--max-late-fraction 0.02"
+# Environment (set by tests): FABTRAIN_WAN_BIN (emulator binary), FABTRAIN_WAN_STATE_DIR.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-[ $# -eq 2 ] || wan_die "usage: $0 DELAY_MS RATE_MBIT (e.g. 25 1000)"
+usage="usage: $0 [--tcp-wmem-max BYTES] [--slow-start-after-idle 0|1] [--mtu BYTES] [--emulator-args ARGS] DELAY_MS RATE_MBIT (e.g. 25 1000)"
+wmem_max=4194304 slow_start_after_idle=0 mtu=1500 emulator_args=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --tcp-wmem-max | --slow-start-after-idle | --mtu | --emulator-args)
+      [ $# -ge 2 ] || wan_die "$1 needs a value ($usage)"
+      case $1 in
+        --tcp-wmem-max) wmem_max=$2 ;; --slow-start-after-idle) slow_start_after_idle=$2 ;;
+        --mtu) mtu=$2 ;; --emulator-args) emulator_args+=" $2" ;;
+      esac
+      shift 2 ;;
+    -*) wan_die "unknown option '$1' ($usage)" ;;
+    *) break ;;
+  esac
+done
+[ $# -eq 2 ] || wan_die "$usage"
 delay_ms=$1
 rate_mbit=$2
 number='^[0-9]+([.][0-9]+)?$'
 [[ $delay_ms =~ $number ]] || wan_die "DELAY_MS '$delay_ms' must be a non-negative number of milliseconds"
 [[ $rate_mbit =~ $number ]] || wan_die "RATE_MBIT '$rate_mbit' must be a non-negative number (0 = unlimited)"
+[[ $mtu =~ ^[0-9]+$ ]] && [ "$mtu" -ge 576 ] && [ "$mtu" -le 9000 ] ||
+  wan_die "--mtu '$mtu' must be a whole number of bytes from 576 to 9000"
+[[ $wmem_max =~ ^[1-9][0-9]*$ ]] || wan_die "--tcp-wmem-max '$wmem_max' must be a positive whole number of bytes"
+[[ $slow_start_after_idle =~ ^[01]$ ]] || wan_die "--slow-start-after-idle '$slow_start_after_idle' must be 0 or 1"
 [ "$(id -u)" -eq 0 ] || wan_die "needs root (network namespaces, packet sockets)"
 for tool in ip ethtool ping flock timeout; do
   command -v "$tool" >/dev/null || wan_die "'$tool' not found (scripts/install-deps.sh; ping is in iputils-ping)"
 done
 emulator=$(wan_find_emulator)
-wmem_max=${FABTRAIN_WAN_TCP_WMEM_MAX:-4194304}
-slow_start_after_idle=${FABTRAIN_WAN_SLOW_START_AFTER_IDLE:-0}
-mtu=${FABTRAIN_WAN_MTU:-1500}
-[[ $mtu =~ ^[0-9]+$ ]] && [ "$mtu" -ge 576 ] && [ "$mtu" -le 9000 ] ||
-  wan_die "FABTRAIN_WAN_MTU '$mtu' must be a whole number of bytes from 576 to 9000"
 
 wan_lock
 trap 'rc=$?; if [ $rc -ne 0 ]; then wan_log "set-up failed: tearing down"; wan_teardown; fi' EXIT
@@ -73,7 +88,7 @@ done
 # The emulator runs in its own session, so a Ctrl-C meant for the caller's command does not
 # stop the link under it; teardown stops it with SIGTERM and it writes its statistics.
 ip netns exec wan setsid "$emulator" --iface-a wA --iface-b wB --delay-ms "$delay_ms" \
-  --rate-mbit "$rate_mbit" --stats "$WAN_STATE_DIR/stats.json" ${FABTRAIN_WAN_EMULATOR_ARGS:-} \
+  --rate-mbit "$rate_mbit" --stats "$WAN_STATE_DIR/stats.json" $emulator_args \
   >"$WAN_STATE_DIR/emulator.log" 2>&1 </dev/null 9>&- &
 echo $! >"$WAN_STATE_DIR/emulator.pid"
 for _ in $(seq 100); do

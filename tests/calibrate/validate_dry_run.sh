@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# scripts/validate-emulated.sh and scripts/measure-overlap.sh --dry-run: each mode resolves its
-# cases and how they run from calibrate/data/validation_matrix.yaml (player, steps, sequence,
-# batch, link rate, nice level, GPU type, slice), options narrow or replace them, and bad options are refused by
-# name with exit 2. Measures nothing: needs neither root nor namespaces.
+# scripts/validate-emulated.sh, scripts/measure-overlap.sh and bench/emulated-accuracy.sh --dry-run:
+# each mode resolves its cases and how they run from calibrate/data/validation_matrix.yaml (player,
+# steps, sequence, batch, link rate, nice level, GPU type, slice), options narrow or replace them,
+# and bad options are refused by name with exit 2. Measures nothing: needs neither root nor
+# namespaces.
 # Usage: validate_dry_run.sh BIN_DIR SOURCE_DIR
 set -uo pipefail
 bin=$1 src=$2
@@ -27,6 +28,38 @@ expect "plans [dp=2] one-way delays [25] (ms)" "$out"
 out=$(bash "$src/scripts/measure-overlap.sh" --bin "$bin" --dry-run 2>&1) || fail "measure-overlap.sh --dry-run"
 expect "mode overlap, player train" "$out"
 expect "dp=2,zero=2,bucket_mib=1,overlap=on] one-way delays [0 25 50] (ms)" "$out"
+# The accuracy bench: by default the two judged modes, each resolved; a mode not in the matrix
+# fails the bench, naming it.
+out=$(bash "$src/bench/emulated-accuracy.sh" --bin "$bin" --dry-run 2>&1) || { echo "$out"; fail "emulated-accuracy.sh --dry-run"; }
+expect "=== short" "$out"
+expect "mode short, player train" "$out"
+expect "=== full-size-short" "$out"
+expect "mode full-size-short, player replay" "$out"
+out=$(bash "$src/bench/emulated-accuracy.sh" --bin "$bin" --dry-run nope 2>&1) && fail "the bench accepted mode 'nope'"
+expect "no mode 'nope'" "$out"
+# The bench's summary, from stand-in runs of the script (a copy of the bench beside a fake
+# scripts/validate-emulated.sh): a measured mode's ratio lines under its name, a skipped one's
+# reason, a failed one named and the bench's exit 1.
+fake=$(mktemp -d)
+trap 'rm -rf "$fake"' EXIT
+mkdir -p "$fake/bench" "$fake/scripts"
+cp "$src/bench/emulated-accuracy.sh" "$fake/bench/"
+cat >"$fake/scripts/validate-emulated.sh" <<'FAKE'
+case "$*" in
+  *"--mode measured"*) echo "table"; echo "ratio (target error 25% / measured 5.0%): 5.00"; exit 0 ;;
+  *"--mode missed"*) echo "ratio (target error 25% / measured 50.0%): 0.50"; echo "FAIL: limit"; exit 1 ;;
+  *"--mode skipped"*) echo "SKIP: 'ip netns add' is not permitted here"; exit 77 ;;
+  *) echo "broken"; exit 3 ;;
+esac
+FAKE
+out=$(bash "$fake/bench/emulated-accuracy.sh" measured missed skipped broken 2>&1)
+rc=$?
+[ "$rc" -eq 1 ] || { echo "$out"; fail "the bench exited $rc with a failed mode, not 1"; }
+expect "measured         ratio (target error 25% / measured 5.0%): 5.00" "$out"
+expect "missed           ratio (target error 25% / measured 50.0%): 0.50" "$out"
+expect "skipped          SKIPPED: 'ip netns add' is not permitted here" "$out"
+expect "broken           FAILED (exit 3)" "$out"
+out=$(bash "$fake/bench/emulated-accuracy.sh" measured skipped 2>&1) || { echo "$out"; fail "measured and skipped modes exited non-zero"; }
 refused() {  # refused EXPECTED-TEXT ARGS...: exits non-zero naming the problem
   local text=$1 rc
   shift

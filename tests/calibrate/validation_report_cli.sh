@@ -3,7 +3,8 @@
 # lays out its work folder: gpt2-nano, dp=2 and tp=2 replayed by two ranks (loopback, compute
 # slept as the catalog's CPU), each predicted by fabtrain simulate on the emulated two-site slice.
 # The report has a row per plan with a finite error, the delay's ranking, the per-kind table
-# with communication (from the record's "comm" and the trace's verbs), the mean error; --judge
+# with communication (from the record's "comm" and the trace's verbs), the mean error, the ratio
+# lines to the mode's limit (what bench/emulated-accuracy.sh collects); --judge
 # under a limit no prediction meets exits 1 naming it; `validation cases` prints the matrix's
 # lists, and an unknown mode is refused naming the modes there are; `validation overlap` tabulates
 # dp=2 replayed with overlap off and on (rows, exposed communication, the time hidden, the mean
@@ -34,6 +35,8 @@ for plan in dp=2 tp=2; do
 done
 grep -qE "0 ms ranking (agrees|DIFFERS): predicted .* < .*; measured " "$work/report.txt" || fail "no ranking line"
 grep -qE "^mean absolute percentage error [0-9.]+% over 2 cases" "$work/report.txt" || fail "no mean error"
+grep -qE "^ratio \(target error 25% / measured [0-9.]+%\): ([0-9.]+|inf)$" "$work/report.txt" || fail "no ratio to the limit"
+grep -qE "^ratio \(rankings agreeing / compared, target all\): (0|1)\.00$" "$work/report.txt" || fail "no ranking ratio"
 sed 's/max_error_pct: 25/max_error_pct: 0.0001/' "$src/calibrate/data/validation_matrix.yaml" >"$work/strict.yaml"
 if "$fab" "${report[@]}" --matrix "$work/strict.yaml" --judge >"$work/judged.txt" 2>&1; then
   cat "$work/judged.txt"; fail "--judge under a 0.0001% limit passed"

@@ -32,5 +32,5 @@ TEST_CASE("emulated-2site: up.sh sets the TCP window the slice states") {
   text << script.rdbuf();
   const Network& link = load_slice("emulated-2site").network_between("siteA", "siteB");
   const auto window = std::to_string(static_cast<long>(link.tcp_window_bytes));
-  CHECK(text.str().find("FABTRAIN_WAN_TCP_WMEM_MAX:-" + window + "}") != std::string::npos);
+  CHECK(text.str().find("wmem_max=" + window + " ") != std::string::npos);
 }

@@ -14,9 +14,11 @@ wan_skip_unless_namespaces ethtool mpirun flock unshare python3
 work=$(mktemp -d /tmp/fabtrain-probe-test.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 cp "$repo/platforms/data/slices/emulated-2site.yaml" "$work/slice.yaml"
-# A run the emulator could not carry on time is tried again, then skipped (wan_test_run).
+# A run the emulator could not carry on time is tried again, then skipped (wan_test_run). The
+# probe's burst leaves a handful of its few acknowledgements late: 5% late frames are allowed.
 rc=0
-wan_test_run "$work/out.txt" timeout -k 10 240 "$repo/scripts/wan/run.sh" 25 1000 -- \
+wan_test_run "$work/out.txt" timeout -k 10 240 "$repo/scripts/wan/run.sh" \
+  --emulator-args "--max-late-fraction 0.05" 25 1000 -- \
   "$repo/scripts/wan/mpirun-2site.sh" "$FABTRAIN_EXEC_BIN" probe --slice "$work/slice.yaml" --write \
   --samples 20 --tcp-mib 32 --streams 4 || rc=$?
 cat "$work/out.txt"

@@ -58,6 +58,20 @@ TEST_CASE("lateness quantiles, maximum and the late > 1 ms count") {
   CHECK(total.to_json()["late_over_1ms"] == 4);
 }
 
+TEST_CASE("a run is not valid when more than the fraction, and ten frames at least, left late") {
+  auto stats_of = [](int frames, int late) {
+    LatenessStats stats;
+    for (int i = 0; i < frames; ++i) stats.record_sent(i < late ? 2'000'000 : 3'000, 100);
+    return stats;
+  };
+  CHECK(stats_of(100, 10).too_late(0.01));         // 10%
+  CHECK_FALSE(stats_of(100, 9).too_late(0.01));    // 9%, but fewer than ten late
+  CHECK_FALSE(stats_of(2000, 10).too_late(0.01));  // ten late, but 0.5%
+  CHECK(stats_of(2000, 30).too_late(0.01));        // 1.5%
+  CHECK_FALSE(stats_of(2000, 30).too_late(0.02));
+  CHECK_FALSE(stats_of(0, 0).too_late(0.0));
+}
+
 TEST_CASE("options: bad values are refused with the option named") {
   auto parse = [](std::vector<std::string> args) {
     CLI::App app;
@@ -72,6 +86,9 @@ TEST_CASE("options: bad values are refused with the option named") {
       parse({"--iface-a", "wA", "--iface-b", "wB", "--delay-ms", "25", "--rate-mbit", "1000"});
   CHECK(ok.direction_settings().link.delay_ns == 25'000'000);
   CHECK(ok.queue_limit_bytes() == 2'500'000);  // 20 ms at 1 Gbit/s
+  CHECK(ok.max_late_fraction == 0.01);
+  CHECK_THROWS_AS(parse({"--iface-a", "wA", "--iface-b", "wB", "--max-late-fraction", "2"}),
+                  CLI::ValidationError);
   CHECK_THROWS_AS(parse({"--iface-a", "wA"}), CLI::RequiredError);
   CHECK_THROWS_AS(parse({"--iface-a", "wA", "--iface-b", "wB", "--delay-ms", "-1"}),
                   CLI::ValidationError);

@@ -48,6 +48,10 @@ int64_t LatenessStats::quantile_ns(double q) const {
   return max_ns_;
 }
 
+bool LatenessStats::too_late(double max_fraction) const {
+  return late_ >= kMinLateFrames && double(late_) > max_fraction * double(forwarded_);
+}
+
 nlohmann::json LatenessStats::to_json() const {
   return {
       {"forwarded_frames", forwarded_},

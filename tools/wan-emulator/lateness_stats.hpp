@@ -16,6 +16,9 @@ class LatenessStats {
   static constexpr int64_t kBucketNs = 1000;                 // 1 us resolution
   static constexpr int64_t kHistogramLimitNs = 100'000'000;  // later than 100 ms: one bucket
   static constexpr int64_t kLateThresholdNs = 1'000'000;     // "late": more than 1 ms
+  // A run that barely used the link (an MPI start-up's few dozen frames) measured nothing through
+  // it: one late frame of 48 says nothing about the emulator. So ten late frames at least.
+  static constexpr uint64_t kMinLateFrames = 10;
 
   LatenessStats();
 
@@ -29,6 +32,9 @@ class LatenessStats {
   uint64_t forwarded() const { return forwarded_; }
   uint64_t forwarded_bytes() const { return forwarded_bytes_; }
   uint64_t late() const { return late_; }
+  // Whether more than `max_fraction` of the frames (and at least kMinLateFrames) left late: then
+  // the run measured the emulator, not the link, and is not valid.
+  bool too_late(double max_fraction) const;
 
   uint64_t dropped_queue_full = 0;  // drop-tail: the serialiser's queue was full
   uint64_t dropped_no_buffer = 0;   // every frame buffer was holding a frame in flight

@@ -110,6 +110,9 @@ int main(int argc, char** argv) {
     fmt::print("fabtrain-wan: {}: {}\n", a_to_b.name(), a_to_b.stats().summary());
     fmt::print("fabtrain-wan: {}: {}\n", b_to_a.name(), b_to_a.stats().summary());
     fmt::print("fabtrain-wan: total: {}\n", total.summary());
+    if (total.too_late(options.max_late_fraction))  // scripts/wan/run.sh reads this line
+      fmt::print("fabtrain-wan: not valid: {} of {} frames left more than 1 ms late (> {:g})\n",
+                 total.late(), total.forwarded(), options.max_late_fraction);
     std::fflush(stdout);
     if (!options.stats_path.empty())
       write_file_atomically(options.stats_path,

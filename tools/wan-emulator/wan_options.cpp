@@ -38,6 +38,11 @@ void add_wan_options(CLI::App& app, WanOptions& o) {
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   app.add_flag("--no-realtime", o.no_realtime, "do not ask for SCHED_FIFO");
+  app.add_option("--max-late-fraction", o.max_late_fraction,
+                 "when stopped, say the run is not valid if more than this fraction of the frames "
+                 "(and at least 10) left more than 1 ms late")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   app.add_option("--stats", o.stats_path,
                  "write the statistics (JSON) to this file when stopped by SIGTERM or SIGINT");
 }

@@ -20,6 +20,7 @@ struct WanOptions {
   int receive_buffer_mb = 32;
   bool no_realtime = false;
   std::string stats_path;
+  double max_late_fraction = 0.01;  // more frames late than this: the run is not valid
 
   // The per-direction settings these options describe.
   DirectionSettings direction_settings() const;

@@ -25,7 +25,9 @@ for _ in $(seq 10); do
   sleep 0.1
 done
 if [ "$alive" = 1 ]; then
-  echo "FAIL: ranks $ranks still run 1 s after mpirun was killed (the issue saw 1-3 s of checkpoints)"; for r in $ranks; do kill -9 "$r"; done; exit 1
+  echo "FAIL: ranks $ranks still run 1 s after mpirun was killed, writing checkpoints on"
+  for r in $ranks; do kill -9 "$r"; done
+  exit 1
 fi
 for _ in $(seq 10); do flock -n "$work/ck/lock" true && break; sleep 0.1; done  # threads still ending
 flock -n "$work/ck/lock" true || { echo "FAIL: the checkpoint directory is still locked"; exit 1; }
