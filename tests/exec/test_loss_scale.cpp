@@ -308,7 +308,8 @@ std::pair<std::string, float> resume_message(const RankState& state, bool scales
 
 }  // namespace
 
-TEST_CASE("a state file keeps the loss scaler's state; older ones are read and refused by name") {
+TEST_CASE(
+    "a state file keeps the loss scaler's state, and an fp16 run refuses an older one by name") {
   const test::TempDir dir("fabtrain_loss_scale_state");
   RankState state;
   state.step = 3;
