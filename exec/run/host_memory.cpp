@@ -52,10 +52,9 @@ double device_need_bytes(const StageMemory& memory) {
 void check_fits_device(double need, double free_bytes, double total_bytes) {
   if (need > free_bytes)
     fail(
-        "the stage needs about {:.2f} GiB of device memory (model state, activations and 16-bit "
-        "operands) but the "
-        "device has {:.2f} of {:.2f} GiB free; use a smaller microbatch or --seq, recomputation, "
-        "or more pipeline or tensor-parallel ranks",
+        "the stage needs about {:.2f} GiB of device memory (model state, activations and, under "
+        "bf16 or fp16, 16-bit operands) but the device has {:.2f} of {:.2f} GiB free; use a "
+        "smaller microbatch or --seq, recomputation, or more pipeline or tensor-parallel ranks",
         need / (1 << 30), free_bytes / (1 << 30), total_bytes / (1 << 30));
 }
 
