@@ -1,7 +1,7 @@
 // The loss scaler's part of resuming from a checkpoint: a run that scales its loss (fp16
 // products) continues from the saved scale and count of good steps in a row, so it scales, skips
 // and grows exactly as the uninterrupted run would. A state file that holds no scaler's state
-// for such a run (version 3 and before never kept one), or one for a run that scales nothing, is
+// for such a run (versions 2 and 3 hold none), or one for a run that scales nothing, is
 // refused by name. Not here: the state file (rank_state.hpp), the scaler
 // (exec/play/loss_scale.hpp).
 #pragma once

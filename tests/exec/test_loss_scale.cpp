@@ -260,7 +260,7 @@ TEST_CASE("loss scaling resumed from a checkpoint scales, skips and grows as wit
 
 namespace {
 
-// A version-3 state file, as written before the loss scaler's state was kept.
+// A version-3 state file: the format that holds no loss scaler state.
 void write_version_3_state(const std::string& path, const RankState& s) {
   std::vector<char> bytes;
   const auto put = [&](const auto& value) {
@@ -300,7 +300,7 @@ std::pair<std::string, float> resume_message(const RankState& state, bool scales
   const auto errors = test::run_loopback_ranks(schedule, false, [&](int rank, Communicator& comm) {
     RankPlayer player(model, schedule, rank, comm, false, {scales, 1024.0f, -1, 0, 8}, -1);
     message = test::error_of([&] { resume_loss_scaling(*player.interpreter, state, "S"); });
-    if (const auto now = player.interpreter->loss_scaling_state()) scale = now->scale;
+    if (const auto taken = player.interpreter->loss_scaling_state()) scale = taken->scale;
   });
   for (const std::string& error : errors) REQUIRE(error == "");
   return {message, scale};
