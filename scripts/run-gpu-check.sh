@@ -10,7 +10,7 @@
 #   3. dp=2 and pp=2 over two ranks sharing the one GPU (the bundle's mpirun, --comm mpi: NCCL
 #      refuses two ranks on one device), against the one-rank CUDA losses; NCCL on one rank;
 #   4. mixed precision against the fp32 CPU losses: gpt2-nano in bf16 (Ampere and newer) and
-#      in fp16 with dynamic loss scaling;
+#      in fp16 with dynamic loss scaling, and fp16 resumed halfway against the whole run (bits);
 #   5. tokens/s, achieved TFLOP/s and MFU of GPT-2 medium at the largest batch (8, 4, 2) that
 #      fits, in PRECISION and in bf16 (Ampere and newer); the peak each MFU divides by is the
 #      catalog's dense peak of the GPU type nvidia-smi names, printed with its source
@@ -146,6 +146,18 @@ else
 fi
 train nano_cuda_fp16 cuda gpt2-nano 8 64 --precision fp16
 compare nano_cpu nano_cuda_fp16 1e-2
+# fp16 stopped after 10 steps and resumed from its checkpoint, which keeps the loss scaler's
+# state: the 20 losses are the uninterrupted run's, to the bit (the overflows counted show
+# whether the scale changed before the break).
+ckpt=$out/nano_cuda_fp16_ckpt
+train nano_cuda_fp16_part cuda gpt2-nano 8 64 --precision fp16 --stop-after 10 \
+  --checkpoint-dir "$ckpt"
+train nano_cuda_fp16_resumed cuda gpt2-nano 8 64 --precision fp16 --resume --checkpoint-dir "$ckpt"
+cat "$out/nano_cuda_fp16_part.jsonl" "$out/nano_cuda_fp16_resumed.jsonl" \
+  >"$out/nano_cuda_fp16_joined.jsonl" 2>/dev/null
+echo "fp16 overflows before the break: $(grep -c overflowed "$out/nano_cuda_fp16_part.log")" |
+  tee -a "$summary"
+compare nano_cuda_fp16 nano_cuda_fp16_joined 0
 
 # 5. Speed of GPT-2 medium: the largest batch of 8, 4, 2 sequences of 1024 tokens that fits.
 speed() {  # speed PRECISION

@@ -152,6 +152,16 @@ void Interpreter::parameters_changed() {
 
 void Interpreter::set_loss_scaling(const LossScaling& settings) { loss_scaler_.emplace(settings); }
 
+std::optional<LossScalerState> Interpreter::loss_scaling_state() const {
+  if (!loss_scaler_) return std::nullopt;
+  return loss_scaler_->state();
+}
+
+void Interpreter::restore_loss_scaling(const LossScalerState& state) {
+  if (!loss_scaler_) fail("restore_loss_scaling: this run scales no loss");
+  loss_scaler_->restore(state);
+}
+
 StepOutcome Interpreter::play_step(int step, float lr, const MicrobatchFeed& feed) {
   loss_scale_ = loss_scaler_ ? loss_scaler_->scale() : 1.0f;
   decision_ = LossScaler::Decision::apply;

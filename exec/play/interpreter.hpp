@@ -74,6 +74,10 @@ class Interpreter {
 
   // Dynamic loss scaling from the next step on (off by default).
   void set_loss_scaling(const LossScaling& settings);
+  // The loss scaler's state for a checkpoint (nullopt without loss scaling), and its return on
+  // resume (fails without loss scaling).
+  std::optional<LossScalerState> loss_scaling_state() const;
+  void restore_loss_scaling(const LossScalerState& state);
   // One training step; step counts from 0 (AdamW's t = step + 1, skipped steps counted too).
   StepOutcome play_step(int step, float lr, const MicrobatchFeed& feed);
   // Forward only over the same stream (loads, forwards, activation transfers, tensor-parallel

@@ -26,6 +26,19 @@ LossScaler::LossScaler(LossScaling settings) : settings_(settings), scale_(setti
     fail("loss scaling: growth interval {} must be at least 1", settings.growth_interval);
 }
 
+void LossScaler::restore(const LossScalerState& state) {
+  if (!power_of_two(state.scale) || state.scale < settings_.smallest)
+    fail("loss scaling: a saved scale of {} is not a power of two of at least {}", state.scale,
+         settings_.smallest);
+  if (state.good_in_a_row < 0 || state.good_in_a_row >= settings_.growth_interval)
+    fail("loss scaling: {} saved good steps in a row, outside 0 to {}", state.good_in_a_row,
+         settings_.growth_interval - 1);
+  if (state.skipped < 0) fail("loss scaling: {} saved skipped steps", state.skipped);
+  scale_ = state.scale;
+  good_in_a_row_ = state.good_in_a_row;
+  skipped_ = state.skipped;
+}
+
 LossScaler::Decision LossScaler::update(double grad_norm) {
   if (!std::isfinite(grad_norm)) {
     good_in_a_row_ = 0;

@@ -18,6 +18,13 @@ struct LossScaling {
   float smallest = 1.0f;       // an overflow at this scale is divergence, not a scale too big
 };
 
+// What a checkpoint keeps of a scaler, so that a resumed run scales as an uninterrupted one.
+struct LossScalerState {
+  float scale = 0;
+  int good_in_a_row = 0;  // applied steps since the last change of scale
+  int skipped = 0;
+};
+
 class LossScaler {
  public:
   // Fails by name unless initial and smallest are powers of two, smallest <= initial, and
@@ -30,6 +37,12 @@ class LossScaler {
   // diverged (not finite at the smallest scale: the scale stays).
   Decision update(double grad_norm);
   int skipped() const { return skipped_; }  // steps skipped so far
+
+  LossScalerState state() const { return {scale_, good_in_a_row_, skipped_}; }
+  // Continues from a checkpoint's state; fails by name where these settings could not have
+  // reached it (a scale that is not a power of two at least the smallest, a count of good steps
+  // outside [0, growth_interval), a negative count of skipped steps).
+  void restore(const LossScalerState& state);
 
  private:
   LossScaling settings_;

@@ -8,6 +8,7 @@
 
 #include "common/error.hpp"
 #include "common/human_units.hpp"
+#include "exec/model/half_operands.hpp"
 #include "models/costs.hpp"
 #include "plan/schedule.hpp"
 
@@ -30,6 +31,8 @@ StageMemory stage_memory(const ModelSpec& model, const Plan& plan, int stage, in
   memory.state = state + (holds_wte ? 4.0 * model.vocab_size * model.n_embd : 0);
   memory.activations = double(plan.mb) * activations;
   memory.full = 4.0 * double(model.parameters());
+  if (element_bytes(plan.precision) == 2)
+    memory.half_operands = stage_operand_spans(model, plan, stage, microbatch, seq).bytes();
   return memory;
 }
 
@@ -42,14 +45,16 @@ double stage_memory_bytes(const ModelSpec& model, const Plan& plan, int stage, i
   return host_need_bytes(stage_memory(model, plan, stage, microbatch, seq), true);
 }
 
-double device_need_bytes(const StageMemory& memory) { return memory.state + memory.activations; }
+double device_need_bytes(const StageMemory& memory) {
+  return memory.state + memory.activations + memory.half_operands;
+}
 
 void check_fits_device(double need, double free_bytes, double total_bytes) {
   if (need > free_bytes)
     fail(
-        "the stage needs about {:.2f} GiB of device memory (model state and activations) but the "
-        "device has {:.2f} of {:.2f} GiB free; use a smaller microbatch or --seq, recomputation, "
-        "or more pipeline or tensor-parallel ranks",
+        "the stage needs about {:.2f} GiB of device memory (model state, activations and, under "
+        "bf16 or fp16, 16-bit operands) but the device has {:.2f} of {:.2f} GiB free; use a "
+        "smaller microbatch or --seq, recomputation, or more pipeline or tensor-parallel ranks",
         need / (1 << 30), free_bytes / (1 << 30), total_bytes / (1 << 30));
 }
 

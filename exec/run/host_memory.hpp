@@ -16,10 +16,13 @@ namespace fabtrain {
 // of what the rank owns (a 1/dp shard under ZeRO), under ZeRO the shard's parameters, gradients
 // and scratch, the packed full-size gradient copy and the packed buffers of one reduce-scatter or
 // all-gather in flight, and the tied embedding's exchange buffer on a stage holding wte.
+// `half_operands`: under a bf16 or fp16 plan, the 16-bit copies of the operands its products
+// round into (exec/model/half_operands.hpp; only the CUDA backend trains in them).
 struct StageMemory {
   double state = 0;
-  double activations = 0;  // the activations of plan.mb microbatches
-  double full = 0;         // the full parameter vector gathered for checkpoints (host always)
+  double activations = 0;    // the activations of plan.mb microbatches
+  double full = 0;           // the full parameter vector gathered for checkpoints (host always)
+  double half_operands = 0;  // on the device only
 };
 
 StageMemory stage_memory(const ModelSpec& model, const Plan& plan, int stage, int microbatch,
@@ -33,8 +36,9 @@ double host_need_bytes(const StageMemory& memory, bool backend_uses_host_memory)
 double stage_memory_bytes(const ModelSpec& model, const Plan& plan, int stage, int microbatch,
                           int seq);
 
-// What the device must hold for it (a backend whose memory is not the host's): the model state
-// and the activations (the backend's scratch and the communicator's buffers come on top).
+// What the device must hold for it (a backend whose memory is not the host's): the model state,
+// the activations and the 16-bit operands (the backend's other scratch and the communicator's
+// buffers come on top).
 double device_need_bytes(const StageMemory& memory);
 // Fails when the stage's device need exceeds the free device memory, with both and the total.
 void check_fits_device(double need, double free_bytes, double total_bytes);

@@ -12,8 +12,9 @@ namespace {
 
 constexpr std::int32_t kStateMagic = 20250101;  // ours: fabtrain rank state
 // 2: settings and a checksum; 3: under ZeRO, the shards are 1/dp of each gradient bucket, no
-// longer 1/dp of the whole stage, so a version-2 ZeRO state is refused on resume.
-constexpr std::int32_t kStateVersion = 3;
+// longer 1/dp of the whole stage, so a version-2 ZeRO state is refused on resume; 4: the loss
+// scaler's state after the moments (a flag, then scale, good steps in a row, skipped steps).
+constexpr std::int32_t kStateVersion = 4;
 
 // Appends trivially copyable values and arrays to a byte buffer, and reads them back with
 // bounds checks naming the file.
@@ -85,6 +86,12 @@ void write_rank_state(const std::string& path, const RankState& s) {
   w.bytes.insert(w.bytes.end(), s.settings.begin(), s.settings.end());
   w.put_floats(s.adam_m);
   w.put_floats(s.adam_v);
+  w.put(std::int8_t(s.loss_scaling.has_value()));
+  if (s.loss_scaling) {
+    w.put(s.loss_scaling->scale);
+    w.put(std::int32_t(s.loss_scaling->good_in_a_row));
+    w.put(std::int32_t(s.loss_scaling->skipped));
+  }
   w.put(checksum(w.bytes.data(), w.bytes.size()));
   write_file_atomically(path, w.bytes, "state file");
 }
@@ -97,8 +104,8 @@ RankState read_rank_state(const std::string& path) {
   if (magic != kStateMagic)
     fail("state file {}: wrong magic {} (expected {})", path, magic, kStateMagic);
   const auto version = r.get<std::int32_t>();
-  if (version != kStateVersion && version != 2)
-    fail("state file {}: version {}, expected 2 or {}", path, version, kStateVersion);
+  if (version < 2 || version > kStateVersion)
+    fail("state file {}: version {}, expected 2 to {}", path, version, kStateVersion);
   std::uint64_t sum = 0;
   std::memcpy(&sum, bytes.data() + bytes.size() - sizeof(sum), sizeof(sum));
   if (checksum(bytes.data(), bytes.size() - sizeof(sum)) != sum)
@@ -116,6 +123,13 @@ RankState read_rank_state(const std::string& path) {
   s.adam_v = r.get_floats();
   check_finite(s.adam_m, path, "AdamW m value");
   check_finite(s.adam_v, path, "AdamW v value");
+  if (version >= 4 && r.get<std::int8_t>() != 0) {
+    LossScalerState scaling;
+    scaling.scale = r.get<float>();
+    scaling.good_in_a_row = r.get<std::int32_t>();
+    scaling.skipped = r.get<std::int32_t>();
+    s.loss_scaling = scaling;
+  }
   if (r.at + sizeof(sum) != bytes.size())
     fail("state file {}: {} trailing bytes after the state", path,
          bytes.size() - r.at - sizeof(sum));

@@ -32,6 +32,7 @@
 #include "exec/run/checkpoint_dir.hpp"
 #include "exec/run/data_loader.hpp"
 #include "exec/run/host_memory.hpp"
+#include "exec/run/loss_scaling_resume.hpp"
 #include "exec/run/rank_state.hpp"
 #include "exec/run/run_frame.hpp"
 #include "exec/run/transfer_peers.hpp"
@@ -156,6 +157,7 @@ struct Run {
     state.settings = resume_settings(config);
     state.adam_m = interpreter->adam_m();
     state.adam_v = interpreter->adam_v();
+    state.loss_scaling = interpreter->loss_scaling_state();
     write_rank_state(rank_state_path(dir, steps_done, comm.rank()), state);
     {
       const WatchedWait watch = waiting(fmt::format("checkpoint of step {}: barrier", steps_done));
@@ -219,6 +221,7 @@ struct Run {
     interpreter->adam_m() = std::move(state.adam_m);
     interpreter->adam_v() = std::move(state.adam_v);
     interpreter->parameters_changed();
+    resume_loss_scaling(*interpreter, state, state_path);
     if (is_root()) fmt::print("resumed from {} at step {}\n", config.checkpoint_dir, step);
     return int(step);
   }

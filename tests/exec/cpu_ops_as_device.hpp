@@ -2,8 +2,9 @@
 // paths without a GPU: the stage treats its memory (host memory) as the backend's own, uploads
 // and downloads copy, and it runs the optimizer's element-wise work the way the interpreter's host
 // code does (the same loops and AdamW::update, so the bits are the host path's); it may also keep
-// marks (Gpt2Ops::mark) on a counting clock, and make one cross-entropy backward overflow (an
-// infinite gradient, as an fp16 product past 65504 gives).
+// marks (Gpt2Ops::mark) on a counting clock, make one cross-entropy backward overflow (an
+// infinite gradient, as an fp16 product past 65504 gives), and record the largest operands of
+// the matrix products it ran (what the CUDA backend's 16-bit scratch would hold).
 #pragma once
 #include <cmath>
 #include <memory>
@@ -14,6 +15,7 @@
 #include "exec/model/cpu_ops.hpp"
 #include "exec/model/gpt2_ops.hpp"
 #include "exec/model/gpt2_stage.hpp"
+#include "exec/model/half_operands.hpp"
 
 namespace fabtrain {
 
@@ -26,6 +28,7 @@ class CpuOpsAsDevice final : public Gpt2Ops {
   int synchronized = 0;
   int overflow_call = -1;          // the cross-entropy backward (counted from 0) that overflows
   int crossentropy_backwards = 0;  // calls so far
+  OperandSpans products;           // of every linear layer and attention run so far
 
   std::string name() const override { return "cpu-as-device"; }
   float* alloc(std::int64_t n) override { return cpu_->alloc(n); }
@@ -47,18 +50,22 @@ class CpuOpsAsDevice final : public Gpt2Ops {
   }
   void linear_forward(float* o, const float* i, const float* w, const float* b, int n, int id,
                       int od) override {
+    products.cover(linear_operand_spans(n, id, od));
     cpu_->linear_forward(o, i, w, b, n, id, od);
   }
   void linear_backward(float* di, float* dw, float* db, const float* dout, const float* i,
                        const float* w, int n, int id, int od) override {
+    products.cover(linear_operand_spans(n, id, od));
     cpu_->linear_backward(di, dw, db, dout, i, w, n, id, od);
   }
   void attention_forward(float* y, float* att, const float* qkv, int b, int t, int nh,
                          int hd) override {
+    products.cover(attention_operand_spans(t, nh, hd));
     cpu_->attention_forward(y, att, qkv, b, t, nh, hd);
   }
   void attention_backward(float* dqkv, const float* dy, const float* att, const float* qkv, int b,
                           int t, int nh, int hd) override {
+    products.cover(attention_operand_spans(t, nh, hd));
     cpu_->attention_backward(dqkv, dy, att, qkv, b, t, nh, hd);
   }
   void gelu_forward(float* o, const float* x, std::int64_t n) override {

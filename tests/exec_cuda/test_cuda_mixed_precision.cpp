@@ -1,7 +1,8 @@
 // The CUDA backend's bf16 and fp16 matrix products (exec/model/cuda/cuda_gemm.hpp): the rounding
 // its kernel gives the operands is the host helpers' (exec/model/half_rounding.hpp), which agree
 // with CUDA's own conversions (checked without a GPU), and the whole model's loss and gradients
-// on 16-bit products stay within 16-bit round-off of the CPU stage's (fp32). Cases that need a
+// on 16-bit products stay within 16-bit round-off of the CPU stage's (fp32), and the products'
+// 16-bit operand scratch is the size exec/model/half_operands.hpp predicts. Cases that need a
 // GPU are skipped (exit 77) without one.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -15,9 +16,11 @@
 
 #include "../exec/reference/reference_data.hpp"
 #include "../exec/relative_difference.hpp"
+#include "exec/model/cuda/cuda_gemm.hpp"
 #include "exec/model/cuda/cuda_kernels.hpp"
 #include "exec/model/cuda/cuda_ops.hpp"
 #include "exec/model/gpt2_stage.hpp"
+#include "exec/model/half_operands.hpp"
 #include "exec/model/half_rounding.hpp"
 #include "require_gpu.hpp"
 
@@ -128,4 +131,26 @@ TEST_CASE("16-bit products: the model's loss and gradients within 16-bit round-o
       for (int b = blocks - 1; b >= 0; --b) s->backward(b, 0, false);
     CHECK(relative_difference(gpu.grads(), cpu.grads()) < c.tolerance);
   }
+}
+
+TEST_CASE("16-bit products: the operand scratch they hold is what the memory check counts") {
+  require_gpu();
+  const int n = 6, in = 5, out = 7, b = 2, t = 4, nh = 2, hd = 3;
+  const std::int64_t room = 1024;  // elements: more than any operand or result below
+  cuda::DeviceArray<float> x(room), w(room), y(room), dx(room), dw(room), att(room), datt(room);
+  for (auto* array : {&x, &w, &y, &dx, &dw, &att, &datt})
+    CUDA_CHECK(cudaMemset(array->data(), 0, room * sizeof(float)));
+  cuda::CudaGemm gemm(nullptr, cuda::MatmulPrecision::fp16);  // tensor cores since Volta
+  gemm.linear_forward(y.data(), x.data(), w.data(), nullptr, n, in, out);
+  gemm.linear_backward(dx.data(), dw.data(), nullptr, y.data(), x.data(), w.data(), n, in, out,
+                       nullptr);
+  OperandSpans want = linear_operand_spans(n, in, out);
+  CHECK(gemm.half_operands().first == want.first);
+  CHECK(gemm.half_operands().second == want.second);
+  gemm.attention_forward(y.data(), att.data(), x.data(), b, t, nh, hd);
+  gemm.attention_backward(dx.data(), datt.data(), y.data(), att.data(), x.data(), b, t, nh, hd);
+  want.cover(attention_operand_spans(t, nh, hd));
+  CHECK(gemm.half_operands().first == want.first);
+  CHECK(gemm.half_operands().second == want.second);
+  CUDA_CHECK(cudaDeviceSynchronize());
 }

@@ -9,18 +9,6 @@
 
 namespace fabtrain::cuda {
 
-namespace {
-
-// The elements a batched row-major operand spans from its first: `batch` matrices `stride` apart,
-// each of `rows` rows `ld` apart (the stored rows: op(X)'s columns when transposed).
-std::int64_t operand_span(bool transposed, int rows, int cols, int ld, long long stride,
-                          int batch) {
-  const int stored_rows = transposed ? cols : rows, stored_cols = transposed ? rows : cols;
-  return std::int64_t(batch - 1) * stride + std::int64_t(stored_rows - 1) * ld + stored_cols;
-}
-
-}  // namespace
-
 CudaGemm::CudaGemm(cudaStream_t stream, MatmulPrecision precision)
     : stream_(stream), precision_(precision) {
   CUBLAS_CHECK(cublasCreate(&handle_));

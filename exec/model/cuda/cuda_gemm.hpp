@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "exec/cuda/cuda_device.hpp"
+#include "exec/model/half_operands.hpp"
 
 namespace fabtrain::cuda {
 
@@ -26,6 +27,9 @@ class CudaGemm {
   CudaGemm(const CudaGemm&) = delete;
   CudaGemm& operator=(const CudaGemm&) = delete;
   MatmulPrecision precision() const { return precision_; }
+  // The 16-bit operand scratch held so far, in elements of each operand's array
+  // (exec/model/half_operands.hpp sizes it ahead).
+  OperandSpans half_operands() const { return {half_a_.size(), half_b_.size()}; }
 
   // out(n, o) = in(n, i) . w(o, i)^T (+ bias(o) when bias is not null).
   void linear_forward(float* out, const float* in, const float* w, const float* bias, int n,
