@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 
 #include "plan/executor_support.hpp"
 #include "platforms/data_plane.hpp"
@@ -85,6 +86,26 @@ std::string interface_flags(const DataPlaneSelection& dp, bool nccl) {
   return out;
 }
 
+// Ranks on several VMs reach each other by the hostfile's names: a VM without `address:` is
+// named by its VM name, which resolves to its data-plane address only if the user made it so.
+std::optional<std::string> missing_addresses_note(const std::vector<const Vm*>& rank_vms) {
+  std::vector<const Vm*> used;
+  for (const Vm* vm : rank_vms)
+    if (std::find(used.begin(), used.end(), vm) == used.end()) used.push_back(vm);
+  if (used.size() < 2) return std::nullopt;
+  std::vector<std::string> missing;
+  for (const Vm* vm : used)
+    if (vm->address.empty()) missing.push_back(vm->name);
+  if (missing.empty()) return std::nullopt;
+  const bool one = missing.size() == 1;
+  return fmt::format(
+      "{} {} {} no `address:` in the slice, so the hostfile names {} by VM name: give {} "
+      "data-plane "
+      "address (`address: 10.x.y.z` on {} line) unless the name resolves to it",
+      one ? "VM" : "VMs", fmt::join(missing, ", "), one ? "has" : "have", one ? "it" : "them",
+      one ? "its" : "each its", one ? "its" : "each VM's");
+}
+
 }  // namespace
 
 bool is_mpi_profile(const CommunicatorProfile& profile) {
@@ -98,9 +119,11 @@ LaunchLine launch_line(const std::string& model_arg, const Slice& slice, const E
   LaunchLine out;
   bool cpu = true;
   std::vector<std::string> rank_hosts;
+  std::vector<const Vm*> rank_vms;
   for (int r = 0; r < plan.ranks(); ++r) {
     const SliceGpu& g = gpus.at(device_of(plan, r));
     const Vm& vm = slice.vms[g.vm];
+    rank_vms.push_back(&vm);
     out.rank_vms.push_back(vm.name);
     rank_hosts.push_back(vm.address.empty() ? vm.name : vm.address);
     cpu = cpu && g.type->is_cpu;
@@ -115,6 +138,7 @@ LaunchLine launch_line(const std::string& model_arg, const Slice& slice, const E
         "the CPU executor communicates over Open MPI, the prediction assumed {}: plan with "
         "--communicator openmpi-tcp to compare like with like",
         slice.communicator.name));
+  if (auto note = missing_addresses_note(rank_vms)) out.notes.push_back(*note);
   const DataPlaneSelection dp = data_plane_for(slice, out.rank_vms, out.comm == "nccl");
   out.notes.insert(out.notes.end(), dp.notes.begin(), dp.notes.end());
   out.hostfile = hostfile_text(rank_hosts);

@@ -52,28 +52,39 @@ std::string no_plan_line(Family f, const SearchResult& result) {
   return fmt::format("{}: no plan fits ({} tried)", to_string(f), tried);
 }
 
+// A plan on one GPU is named as a single GPU, not by the family its degrees fall in.
+std::string technique_of(const Evaluated& e) {
+  return e.candidate.plan.ranks() == 1 ? "single GPU" : to_string(family_of(e.candidate.plan));
+}
+
 }  // namespace
 
 WinnerExplanation explain_winner(const SearchResult& result, const SearchOptions& options) {
   WinnerExplanation out;
   const Evaluated& winner = result.ranked.front();
   const Family mine = family_of(winner.candidate.plan);
-  out.winner = fmt::format("{} wins: its {:.3f} s step is mostly {}; in all {}", to_string(mine),
-                           winner.step_time_s, dominant_term(winner), split(winner));
+  const bool single = winner.candidate.plan.ranks() == 1;
+  out.winner =
+      fmt::format("{} wins: its {:.3f} s step is mostly {}; in all {}", technique_of(winner),
+                  winner.step_time_s, dominant_term(winner), split(winner));
   for (Family f : kFamilies) {
-    if (f == mine) continue;
+    if (f == mine && !single) continue;
+    // Against a single GPU, its own family's rival is that family's best on several GPUs.
+    const auto rivals = [&](const Evaluated& e) {
+      return family_of(e.candidate.plan) == f && (f != mine || e.candidate.plan.ranks() > 1);
+    };
     Rival rival{f, std::nullopt, 0};
-    const auto best =
-        std::find_if(result.ranked.begin(), result.ranked.end(),
-                     [f](const Evaluated& e) { return family_of(e.candidate.plan) == f; });
+    const auto best = std::find_if(result.ranked.begin(), result.ranked.end(), rivals);
     if (best != result.ranked.end()) {
       rival.best = *best;
       rival.cost_ratio = cost(*rival.best, options.objective) / cost(winner, options.objective);
       out.lines.push_back(fmt::format(
-          "best {} ({} on {}): {:.3f}x {}; its {:.3f} s step is mostly {}", to_string(f),
+          "best {} ({} on {}): {:.3f}x {}; its {:.3f} s step is mostly {}", technique_of(*best),
           to_short_string(rival.best->candidate.plan),
           counted(rival.best->candidate.plan.ranks(), "GPU"), rival.cost_ratio,
           measure(options.objective), rival.best->step_time_s, dominant_term(*rival.best)));
+    } else if (f == mine) {
+      continue;  // the single GPU is its family's only plan that fits
     } else {
       out.lines.push_back(no_plan_line(f, result));
     }

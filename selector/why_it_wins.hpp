@@ -23,12 +23,13 @@ struct Rival {
 
 struct WinnerExplanation {
   std::string winner;              // one sentence on the winner's step
-  std::vector<Rival> rivals;       // the other three families
+  std::vector<Rival> rivals;       // the other families (a single GPU's: all four, on 2+ GPUs)
   std::vector<std::string> lines;  // one sentence per rival
 };
 
 // Of a search made with options.best_of_each_family: its winner (ranked.front()) against the best
-// plan of each other family it ranked. A family with no plan ranked is named with why.
+// plan of each other family it ranked. A family with no plan ranked is named with why. A plan on
+// one GPU is called "single GPU", as winner or rival.
 WinnerExplanation explain_winner(const SearchResult& result, const SearchOptions& options);
 
 }  // namespace fabtrain

@@ -34,7 +34,9 @@ Registration reg(10, [](CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--plan", c->plan, "Plan, e.g. dp=2,tp=1,pp=2,mb=4,zero=1,schedule=1f1b")
       ->capture_default_str();
-  cmd->add_option("--data", c->data, "Training files: llm.c token .bin or plain text; lists, globs")
+  cmd->add_option("--data", c->data,
+                  "Training files: llm.c token .bin, or plain text (a byte per token: gpt2-nano); "
+                  "lists, globs")
       ->required();
   cmd->add_option("--val-data", c->val_data, "Validation files (same forms as --data)");
   cmd->add_option("--batch", c->batch, "Global batch in sequences (the same for every plan)")

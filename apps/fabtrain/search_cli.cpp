@@ -270,12 +270,6 @@ void print_launch(std::FILE* out, const std::string& model_arg, const Slice& sli
                                 line.hostfile_path));
   else
     notes.push_back("--host: ranks to VMs in the plan's device order");
-  bool addresses = true;
-  for (const auto& vm : slice.vms) addresses = addresses && !vm.address.empty();
-  if (!addresses)
-    notes.push_back(
-        "a VM without `address:` in the slice is named by its name: give it one if "
-        "the name does not resolve");
   notes.insert(notes.end(), line.notes.begin(), line.notes.end());
   notes.push_back("TRAIN_TOKENS.bin: your llm.c token shards, e.g. from fabtrain-exec tokenize");
   notes.push_back(

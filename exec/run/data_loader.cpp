@@ -16,6 +16,7 @@ namespace {
 
 constexpr std::int32_t kTokenMagic = 20240520;
 constexpr std::int64_t kHeaderBytes = 256 * 4;
+constexpr int kByteVocabulary = 256;  // plain text: each byte is one token
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() &&
@@ -118,6 +119,13 @@ DataLoader::DataLoader(const std::vector<std::string>& paths, int seq, int vocab
   if (seq < 1) fail("sequence length {} must be at least 1", seq);
   for (const std::string& path : paths) {
     auto file = std::make_unique<TokenFile>(path);
+    if (file->format() == DataFormat::text_bytes && vocab != kByteVocabulary)
+      fail(
+          "data file {}: plain text, whose bytes are tokens for a vocabulary of {} only, but the "
+          "model has a vocabulary of {}; make token shards first (GPT-2's tokens: fabtrain-exec "
+          "tokenize {} -o DIR, then --data 'DIR/corpus_train_*.bin'), or train a byte model "
+          "(gpt2-nano)",
+          path, kByteVocabulary, vocab, path);
     const int max_token = file->max_token();
     if (max_token >= vocab) {
       std::int64_t at = 0;  // the first one, by position and byte offset, for the user to look at

@@ -48,7 +48,8 @@ class TokenFile {
 class DataLoader {
  public:
   // Windows of seq+1 tokens from the files; shuffle=false keeps file order (validation).
-  // Every token must be below vocab (the model's V): an Error names the file otherwise.
+  // Every token must be below vocab (the model's V), and plain text needs a vocabulary of 256:
+  // an Error names the file otherwise.
   DataLoader(const std::vector<std::string>& paths, int seq, int vocab, std::uint64_t seed,
              bool shuffle);
   std::int64_t windows() const { return std::int64_t(window_file_.size()); }

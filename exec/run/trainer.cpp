@@ -305,21 +305,6 @@ std::unique_ptr<Communicator> set_up_groups(Run& run, const Backend& backend) {
   return device_comm;
 }
 
-// Text read as bytes uses ids 0-255 only: for a model of another vocabulary (GPT-2's 50257)
-// that is rarely what was meant, so rank 0 says so once.
-void note_text_as_bytes(const ModelSpec& model, const DataLoader& data) {
-  if (model.vocab_size == 256) return;
-  for (const auto& f : data.files())
-    if (f->format() == DataFormat::text_bytes) {
-      fmt::print(stderr,
-                 "note: a data file is text, read as raw bytes (ids 0-255 of {}'s {}-token "
-                 "vocabulary); for GPT-2's tokens make llm.c shards first: fabtrain-exec tokenize "
-                 "FILE.txt -o DIR\n",
-                 model.name, model.vocab_size);
-      return;
-    }
-}
-
 // Phase 5: the rank's stage, with its initial weights, and its data loaders (the first and the
 // last stage read tokens).
 void build_stage(Run& run, const Backend& backend) {
@@ -348,7 +333,6 @@ void build_stage(Run& run, const Backend& backend) {
       run.val_data = std::make_unique<DataLoader>(expand_data_paths(config.val_data), config.seq,
                                                   run.model.vocab_size, config.seed, false);
   }
-  if (needs_data && run.comm.rank() == 0) note_text_as_bytes(run.model, *run.train_data);
   if (config.data.empty()) fail("--data: no training files given");
 }
 

@@ -24,6 +24,7 @@ namespace {
 
 fs::path temp_dir() {
   static const test::TempDir dir("fabtrain_data_test");
+  fs::create_directories(dir.path());  // each case removes it when done
   return dir.path();
 }
 
@@ -39,6 +40,21 @@ void write_tokens(const fs::path& path, std::int32_t magic, std::int32_t version
 }
 
 }  // namespace
+
+TEST_CASE(
+    "plain text is refused for a model whose vocabulary is not 256, with how to tokenize it") {
+  const fs::path dir = temp_dir();
+  const std::string text = (dir / "prose.txt").string();
+  std::ofstream(text) << "some plain English text, one byte per token";
+  const std::string message = error_of([&] { DataLoader d({text}, 4, 50257, 0, false); });
+  CHECK(test::contains(message, "prose.txt: plain text"));
+  CHECK(test::contains(message, "vocabulary of 50257"));
+  CHECK(test::contains(message, "fabtrain-exec tokenize " + text + " -o DIR"));
+  CHECK(test::contains(error_of([&] { DataLoader d({text}, 4, 128, 0, false); }),
+                       "vocabulary of 128"));
+  CHECK(DataLoader({text}, 4, 256, 0, false).windows() > 0);  // bytes are gpt2-nano's tokens
+  fs::remove_all(dir);
+}
 
 TEST_CASE("llm.c token files load, and windows give inputs and targets shifted by one") {
   const fs::path dir = temp_dir();

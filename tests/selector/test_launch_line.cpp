@@ -84,7 +84,8 @@ TEST_CASE("a network's interface and subnet win; FABNetv4 without them gets FABR
   LaunchLine l = launch_line("gpt2-medium", named, e, 1024);
   CHECK(contains(l.command, " --mca btl_tcp_if_include enp7s0 --mca oob_tcp_if_include enp7s0"));
   CHECK(contains(l.command, " -x NCCL_SOCKET_IFNAME=enp7s0 "));
-  CHECK(l.notes.empty());
+  REQUIRE(l.notes.size() == 1);  // no interface assumed; the VMs' addresses are asked for
+  CHECK(contains(l.notes[0], "VMs u, a have no `address:` in the slice"));
   const Slice subnet_only =
       load_slice(dir.write("subnet.yaml", two_site_slice("l2sts", ", subnet: 192.168.10.0/24")));
   l = launch_line("gpt2-medium", subnet_only, e, 1024);
@@ -108,6 +109,8 @@ TEST_CASE("the hostfile places ranks as --host did, with the VMs' addresses wher
   CHECK(l.command.find("mpirun -np 4 --hostfile my.hosts ") == 0);
   CHECK_FALSE(contains(l.command, "--host "));
   CHECK(contains(l.hostfile, "\n10.0.0.1 slots=2\na slots=2\n"));
+  CHECK(any_note(l, "VM a has no `address:` in the slice, so the hostfile names it by VM name"));
+  CHECK_FALSE(any_note(l, "VM u"));
   CHECK(l.rank_vms == std::vector<std::string>{"u", "u", "a", "a"});
   // Ranks alternating between the VMs: one line per rank under the sequential mapper.
   l = launch_line("gpt2-medium", slice, evaluated("dp=4,devices=0:2:1:3", 32), 1024, "my.hosts");

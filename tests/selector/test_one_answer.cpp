@@ -113,6 +113,28 @@ TEST_CASE(
     CHECK(dominant_term(*dp->best).find("exposed communication") == 0);
 }
 
+TEST_CASE("why the winner wins: a plan on one GPU is a single GPU, as winner and as rival") {
+  test::TempDir dir("fabtrain-single-gpu");
+  const ModelSpec model = load_model("gpt2-nano");
+  const Slice slice = load_slice(dir.write("two.yaml",
+                                           "name: two\nvms:\n"
+                                           "  - {name: vm, site: UTAH, gpu: GPU_RTX6000, gpus: 2, "
+                                           "nic: NIC_Basic}\nnetworks: []\n"));
+  SearchOptions options = with(Objective::gpu_hours);  // one GPU has no communication to pay
+  options.best_of_each_family = true;
+  const SearchResult r = search(model, slice, options);
+  REQUIRE(!r.ranked.empty());
+  REQUIRE(r.ranked.front().candidate.plan.ranks() == 1);
+  const WinnerExplanation why = explain_winner(r, options);
+  CHECK(why.winner.find("single GPU wins") == 0);
+  bool data_parallel_on_two = false;
+  for (const auto& line : why.lines) {
+    CHECK(!test::contains(line, "on 1 GPU)"));  // the single GPU is the winner, not a rival
+    data_parallel_on_two = data_parallel_on_two || line.find("best data parallel (dp=2") == 0;
+  }
+  CHECK(data_parallel_on_two);
+}
+
 TEST_CASE("why the winner wins: a family with no plan in the space is named, not compared") {
   const ModelSpec model = load_model("gpt2-medium");
   const Slice slice = load_slice("utah-amst");

@@ -7,9 +7,17 @@ set -euo pipefail
 exe=$1 tests=$2 src=$3 plan=$4 np=$5
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# GPT-2 reads tokens: the text's bytes as an llm.c token file (magic 20240520, version 1, count).
+python3 - "$src/data/tiny_prose_train.txt" "$work/train.bin" <<'PY'
+import struct, sys
+text = open(sys.argv[1], "rb").read()
+with open(sys.argv[2], "wb") as out:
+    out.write(struct.pack("<256i", 20240520, 1, len(text), *[0] * 253))
+    out.write(struct.pack(f"<{len(text)}H", *text))
+PY
 launch=()
 if [ "$np" -gt 1 ]; then launch=(mpirun --oversubscribe -np "$np"); fi
-"${launch[@]}" "$exe" train --model gpt2 --plan "$plan" --data "$src/data/tiny_prose_train.txt" \
+"${launch[@]}" "$exe" train --model gpt2 --plan "$plan" --data "$work/train.bin" \
   --batch 4 --seq 64 --steps 2 --threads 1 --record "$work/run.jsonl" >"$work/out.log"
 FABTRAIN_RSS_RECORD="$work/run.jsonl" "$tests" \
   --test-case="the recorded peak resident set of each rank is its stage's predicted memory" \
