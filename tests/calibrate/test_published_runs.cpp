@@ -320,8 +320,11 @@ TEST_CASE("a run simulates, and its error is signed against the measurement") {
   CHECK(median_abs({-0.4, 0.1}) == doctest::Approx(0.25));
 }
 
-TEST_CASE("the shipped file: no prediction misses by more than 50% without a stated reason") {
+TEST_CASE(
+    "the shipped file: step times within a 12% median, and no prediction misses by more than 50% "
+    "without a stated reason") {
   const PublishedSummary s = check_published(builtin_published_runs_path());
+  CHECK(s.median_abs_error <= 0.12);
   CHECK(s.problems.empty());
   REQUIRE(s.checks.size() == s.runs.size());
   for (std::size_t i = 0; i < s.checks.size(); ++i) {
