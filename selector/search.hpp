@@ -81,12 +81,14 @@ struct SearchOptions {
   std::string must_beat_answer;  // the answer of the plan behind must_beat
   // How much work the search may do, in rank-microbatches (a plan's ranks x microbatches: what
   // compiling it, and simulating it, grows with): beyond, it stops and reports the gap between
-  // its best plan and the least bound of what it did not simulate. Sized so that a search stays
-  // within seconds on 2 cores (bench/bench_search.cpp); 0: no limit.
-  double compile_budget = 1e6;
-  double simulate_budget = 3e4;
+  // its best plan and the least bound of what it did not simulate. Sized so that a search of all
+  // of FABRIC stays within about ten seconds on 2 cores (bench/bench_search.cpp): compiling is
+  // most of a spent search's time, about 25 us per rank-microbatch here, and on the testbed's
+  // availability four times this budget found the same best plan with the same gap; 0: no limit.
+  double compile_budget = 2.5e5;
+  double simulate_budget = 1.5e4;
   // Plans enumerated (what memory grows with): subsets are no longer opened beyond it.
-  double enumerate_budget = 2e5;
+  double enumerate_budget = 1e5;
   // A plan whose predicted peak leaves less than this fraction of a GPU free is "tight": the
   // memory model's error (calibrate/data/published_runs.yaml, check-published) and what it leaves
   // out could take it over, and an out-of-memory failure costs the reservation. A tight plan ranks
