@@ -379,6 +379,19 @@ TEST_CASE(
   CHECK(left == std::vector<std::string>{"emb", "model.bin", "other.bin"});  // no staging folder
 }
 
+TEST_CASE("embed: a JSONL line whose id nests past the limit is refused with its file and line") {
+  if (!test::gpt2_bpe_or_skip()) return;
+  test::TempDir dir("fabtrain-embed");
+  embed::EmbedConfig c = embed_prose(dir);
+  const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
+  c.inputs = {
+      dir.write("docs.jsonl", "{\"text\": \"fine\"}\n{\"text\": \"x\", \"id\": " + deep + "}\n")};
+  CHECK(
+      test::contains(test::error_of([&] { embed::embed_documents(c); }),
+                     "docs.jsonl:2: the JSON nesting depth is 257; fabtrain handles at most 256"));
+  CHECK(!std::filesystem::exists(c.output_dir));
+}
+
 TEST_CASE(".npy headers that disagree with the data are refused, never allocated") {
   const std::string good = embed::npy_bytes(random_matrix(5, 3, 9));
   CHECK(embed::parse_npy(good, "v.npy").rows == 5);
