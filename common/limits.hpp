@@ -17,17 +17,25 @@ struct Limit {
 namespace limits {
 // Every GPU is a SimGrid host and a rank an actor; the search tries subsets of them. The bench's
 // 1024-GPU step simulates in about a second, and 5,000 GPUs took 16 s and 2.6 GB just to search.
+// Every command that reads a slice (slice show, slice import, schedule, simulate, the searches)
+// refuses one past it; simulate and schedule run at it (tests/selector/limits.sh: a 1024-rank
+// GPT-2 medium step of 16 VMs of 8 GPUs at 8 sites within 60 s and 4 GiB each).
 inline constexpr Limit gpus{1024, "one rank per GPU; the simulator plays one actor per rank"};
 // What a search (plan, recommend, advise, study) takes: it compiles and bounds the plans of many
 // GPU subsets and simulates the best of them, each a SimGrid run of one actor per rank, so its
 // time and memory grow with the GPUs and their sites far faster than one simulation's. Measured
 // on 2 cores with GPT-2 medium (docs/results/2026-12-03-limits.md): at 8 sites of 16 GPUs plan
 // in 47 s and 1.2 GB, recommend in 30 s and 0.6 GB; advise on FABRIC's 76 free GPUs at 26 sites
-// in 48 s. FABRIC lists about 150 GPUs in all, fewer free at once.
+// in 48 s. FABRIC lists about 150 GPUs in all, fewer free at once. plan and recommend refuse a
+// slice past it, study a cluster past it, advise an availability file with more free GPUs at
+// the sites it uses; tests/selector/limits.sh runs plan and recommend at 128 GPUs within 120 s,
+// advise (three searches) within 240 s, each under 4 GiB, and expects each refusal at 129. study
+// runs one search per technique per cluster and model, so its time is that of several plans.
 inline constexpr Limit searched_gpus{
     128,
     "a search compiles and simulates hundreds of plans; at 128 GPUs plan and recommend finish "
-    "within 2 minutes and 4 GiB on 2 cores; simulate and schedule take slices of up to 1024"};
+    "within 2 minutes and advise within 4, each within 4 GiB on 2 cores; simulate and schedule "
+    "take slices of up to 1024"};
 // dp, tp, pp and their product: one rank per GPU, so no degree exceeds the GPUs fabtrain handles.
 inline constexpr Limit ranks{1024, "one rank per GPU of a slice"};
 // A schedule holds about 2 x layers x microbatches instructions per rank.

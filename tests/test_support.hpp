@@ -1,9 +1,11 @@
 // Small helpers every room's tests share: the message of the fabtrain::Error a call throws, a
-// temporary folder that is removed when the test binary is done with it, and text edits of
-// fixture files (to break one thing at a time).
+// temporary folder that is removed when the test binary is done with it, text edits of fixture
+// files (to break one thing at a time), and a cap on file sizes that stands in for a full disk.
 #pragma once
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -80,6 +82,29 @@ class TempDir {
 
  private:
   std::filesystem::path path_;
+};
+
+// While it lives, a write that would make any file of this process larger than `bytes` fails with
+// EFBIG, as a full disk fails it with ENOSPC (RLIMIT_FSIZE, which binds root too; SIGXFSZ ignored).
+class FileSizeCap {
+ public:
+  explicit FileSizeCap(rlim_t bytes) {
+    getrlimit(RLIMIT_FSIZE, &old_);
+    previous_ = std::signal(SIGXFSZ, SIG_IGN);
+    rlimit small = old_;
+    small.rlim_cur = bytes;
+    setrlimit(RLIMIT_FSIZE, &small);
+  }
+  ~FileSizeCap() {
+    setrlimit(RLIMIT_FSIZE, &old_);
+    std::signal(SIGXFSZ, previous_);
+  }
+  FileSizeCap(const FileSizeCap&) = delete;
+  FileSizeCap& operator=(const FileSizeCap&) = delete;
+
+ private:
+  rlimit old_{};
+  void (*previous_)(int) = nullptr;
 };
 
 }  // namespace fabtrain::test

@@ -10,6 +10,7 @@
 #include "command.hpp"
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/limits.hpp"
 #include "json_output.hpp"
 #include "search_cli.hpp"
 #include "selector/study_report.hpp"
@@ -56,8 +57,10 @@ StudyReportContext context_of(const Options& o, const SearchOptions& options) {
 
 void run(Options& o) {
   const SearchOptions options = o.search.resolve().options;
-  // Names are refused before any output.
-  for (const auto& cluster : o.clusters) load_slice(cluster);
+  // Names, and clusters past the searches' GPU limit, are refused before any output.
+  for (const auto& cluster : o.clusters)
+    check_limit(fmt::format("cluster {}: the GPU count to search", cluster),
+                load_slice(cluster).gpu_count(), limits::searched_gpus);
   for (const auto& model : o.models) load_model(model);
   std::FILE* text = o.json.text();
   fmt::print(text, "fabtrain study: clusters {} models {}\n", fmt::join(o.clusters, ","),

@@ -38,6 +38,11 @@ for t in -1 -0.01; do
 done
 expect "is NaN" "$bin/fabtrain" recommend --model gpt2-nano --slice utah-amst --tolerance nan
 expect "is infinite" "$bin/fabtrain" recommend --model gpt2-nano --slice utah-amst --tolerance -inf
+# 2. a finite value that would overflow where it is used, and one that would wrap
+expect "--temperature: 1e300 is out of range [0, 100]" "$bin/fabtrain-exec" sample --model gpt2-nano \
+  --checkpoint "$tmp/absent.bin" --temperature 1e300
+expect "--seed: -1 is negative" "$bin/fabtrain-exec" sample --model gpt2-nano \
+  --checkpoint "$tmp/absent.bin" --seed -1
 
 # 3. sizes without end
 expect "fabtrain handles at most 1024" "$bin/fabtrain" slice show \

@@ -351,6 +351,47 @@ TEST_CASE("embed: an earlier folder is replaced as a whole, a folder of other fi
                        "holds notes.txt, which is not one of its outputs"));
 }
 
+TEST_CASE(
+    "embed: a disk that fills while index.faiss is written leaves the earlier folder as it was") {
+  if (!test::gpt2_bpe_or_skip()) return;
+  test::TempDir dir("fabtrain-embed");
+  embed::EmbedConfig c = embed_prose(dir);
+  embed::embed_documents(c);
+  const std::string first = test::text_of(c.output_dir + "/embed.json");
+  const auto documents_bytes = std::filesystem::file_size(c.output_dir + "/documents.jsonl");
+  const auto index_bytes = std::filesystem::file_size(c.output_dir + "/index.faiss");
+  REQUIRE(documents_bytes < index_bytes);  // documents.jsonl is written whole, index.faiss not
+  c.checkpoint = (dir.path() / "other.bin").string();
+  const ModelSpec model = load_model(c.model);
+  write_model_checkpoint(c.checkpoint, model, init_full_parameters(model, 4));
+  std::string message;
+  {
+    const test::FileSizeCap full_disk((documents_bytes + index_bytes) / 2);
+    message = test::error_of([&] { embed::embed_documents(c); });
+  }
+  CHECK(test::contains(message, "/index.faiss: write failed after"));
+  CHECK(test::text_of(c.output_dir + "/embed.json") == first);
+  CHECK(embed::search_documents("fox", c.output_dir, 3).size() == 3);  // the old folder, whole
+  std::vector<std::string> left;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
+    left.push_back(entry.path().filename().string());
+  std::sort(left.begin(), left.end());
+  CHECK(left == std::vector<std::string>{"emb", "model.bin", "other.bin"});  // no staging folder
+}
+
+TEST_CASE("embed: a JSONL line whose id nests past the limit is refused with its file and line") {
+  if (!test::gpt2_bpe_or_skip()) return;
+  test::TempDir dir("fabtrain-embed");
+  embed::EmbedConfig c = embed_prose(dir);
+  const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
+  c.inputs = {
+      dir.write("docs.jsonl", "{\"text\": \"fine\"}\n{\"text\": \"x\", \"id\": " + deep + "}\n")};
+  CHECK(
+      test::contains(test::error_of([&] { embed::embed_documents(c); }),
+                     "docs.jsonl:2: the JSON nesting depth is 257; fabtrain handles at most 256"));
+  CHECK(!std::filesystem::exists(c.output_dir));
+}
+
 TEST_CASE(".npy headers that disagree with the data are refused, never allocated") {
   const std::string good = embed::npy_bytes(random_matrix(5, 3, 9));
   CHECK(embed::parse_npy(good, "v.npy").rows == 5);

@@ -2,10 +2,8 @@
 // step they stand for), "latest" is read strictly, a failed write leaves nothing behind, the
 // directory is locked and pruned.
 #include <doctest/doctest.h>
-#include <sys/resource.h>
 
 #include <cmath>
-#include <csignal>
 #include <filesystem>
 #include <fstream>
 
@@ -90,17 +88,11 @@ TEST_CASE("a write that fails is an error, leaves no temporary file and keeps th
   const test::TempDir dir("fabtrain_atomic");
   const std::string path = (dir.path() / "out.json").string();
   write_text_atomically(path, "old\n");
-  // RLIMIT_FSIZE makes the write fail (EFBIG) as a full disk would, even as root.
-  rlimit old{};
-  getrlimit(RLIMIT_FSIZE, &old);
-  const auto previous = std::signal(SIGXFSZ, SIG_IGN);
-  rlimit small = old;
-  small.rlim_cur = 4096;
-  setrlimit(RLIMIT_FSIZE, &small);
-  const std::string message =
-      error_of([&] { write_text_atomically(path, std::string(1 << 20, 'x'), "--json"); });
-  setrlimit(RLIMIT_FSIZE, &old);
-  std::signal(SIGXFSZ, previous);
+  std::string message;
+  {
+    const test::FileSizeCap full_disk(4096);
+    message = error_of([&] { write_text_atomically(path, std::string(1 << 20, 'x'), "--json"); });
+  }
   CHECK(contains(message, "--json " + path + ": write failed"));
   std::ifstream in(path);
   std::string kept;

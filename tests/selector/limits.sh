@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The slice limits of common/limits.hpp, met and enforced.
 # Each command runs under a 4 GiB memory cap (ulimit -v, each process) and a time limit.
-# - simulate: on a generated slice of 1024 GPUs (8 FABRIC sites on FABNetv4, 16 VMs of 8 GPUs
-#   each) a 1024-rank plan simulates within 60 s; one GPU more is refused at load.
+# - simulate and schedule: on a generated slice of 1024 GPUs (8 FABRIC sites on FABNetv4, 16 VMs
+#   of 8 GPUs each) a 1024-rank plan simulates, and its schedule is listed, within 60 s each; one
+#   GPU more is refused at load.
 # - the searches, at their limit of 128 GPUs: plan and recommend on 8 sites of 16 GPUs on
 #   FABNetv4 and plan on one site of 8 VMs of 8 GPUs, each within 120 s; advise on an
 #   availability file of 128 free GPUs at 8 sites within 240 s (it runs three searches: one with
 #   the whole budget, two with a quarter each); one GPU more is refused by plan, recommend and
-#   advise (advise names the availability file). On 8 sites of 4 GPUs plan's search spends its
+#   advise (advise names the availability file), and study refuses such a cluster (its searches
+#   are plan's, one per technique). On 8 sites of 4 GPUs plan's search spends its
 #   budget, and still says why its winner wins against each technique's best it found.
 # Each refusal names the limit.
 set -euo pipefail
@@ -53,9 +55,14 @@ slice 128 8 9 >"$work/past-limit.yaml"
 within simulate 60 "$fabtrain" simulate --model gpt2-medium --slice "$work/at-limit.yaml" \
   --plan dp=16,tp=8,pp=8,mb=8
 grep -q "memory: fits" "$work/simulate.txt" || fail "simulate on 1024 GPUs printed no verdict"
+within schedule 60 "$fabtrain" schedule --model gpt2-medium --slice "$work/at-limit.yaml" \
+  --plan dp=16,tp=8,pp=8,mb=8
+grep -q "^rank 1023: " "$work/schedule.txt" || fail "schedule on 1024 GPUs listed no rank 1023"
+refused "fabtrain handles at most 1024" "$fabtrain" schedule --model gpt2-medium \
+  --slice "$work/past-limit.yaml" --plan dp=16,tp=8,pp=8,mb=8
 refused "fabtrain handles at most 1024" "$fabtrain" simulate --model gpt2-medium \
   --slice "$work/past-limit.yaml" --plan dp=16,tp=8,pp=8,mb=8
-echo "ok: 1024 GPUs simulated within 60 s and 4 GiB, 1025 refused by the limit"
+echo "ok: 1024 GPUs simulated and scheduled within 60 s and 4 GiB, 1025 refused by the limit"
 
 # --- the searches at 128 GPUs
 slice 16 8 8 >"$work/search-at.yaml"
@@ -81,6 +88,8 @@ for cmd in plan recommend; do
   refused "the GPU count to search is 129; fabtrain handles at most 128" \
     "$fabtrain" "$cmd" --model gpt2-medium --slice "$work/search-past.yaml"
 done
+refused "search-past.yaml: the GPU count to search is 129; fabtrain handles at most 128" \
+  "$fabtrain" study --clusters "$work/search-past.yaml" --models gpt2-medium --html "$work/study.html"
 within advise 240 "$fabtrain" advise --model gpt2-medium --availability "$work/avail-at.yaml" \
   --gpus-per-vm 8 -o "$work/advice"
 grep -q "every free GPU: 128 GPUs" "$work/advise.txt" || fail "advise did not search all 128 GPUs"
