@@ -162,10 +162,10 @@ TEST_CASE(
   const SimPool pool(slice, nullptr);
   const PlanFloor floor = pool.plan_floor(model, model.n_ctx, Precision::fp32);
   // How close the floor comes: tp=8's products are small, and their tile and wave losses on the
-  // A100's SMs (sim/cost/matmul_efficiency.hpp), which the floor does not count, double the
-  // bound's compute.
+  // A100's SMs (sim/cost/matmul_efficiency.hpp), which the floor does not count (it takes the
+  // chip's best product efficiency, 0.95 in FP32), more than triple the bound's compute.
   for (const auto& one :
-       {std::pair{"dp=64,tp=8,pp=2,mb=2", 0.3}, std::pair{"dp=128,pp=8,mb=8,zero=1", 0.5}}) {
+       {std::pair{"dp=64,tp=8,pp=2,mb=2", 0.25}, std::pair{"dp=128,pp=8,mb=8,zero=1", 0.5}}) {
     const char* text = one.first;  // not a structured binding: CAPTURE's lambda takes it
     const double closeness = one.second;
     CAPTURE(text);
