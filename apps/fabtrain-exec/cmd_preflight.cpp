@@ -217,8 +217,8 @@ std::vector<LinkFacts> plan_links(const Slice* slice, const std::vector<std::str
     if (std::find(vm_names.begin(), vm_names.begin() + r, vm_names[r]) == vm_names.begin() + r)
       first_rank.push_back(r);
   auto vm_named = [&](const std::string& name) -> const Vm* {
-    for (const auto& vm : slice ? slice->vms : std::vector<Vm>{})
-      if (vm.name == name) return &vm;
+    for (std::size_t i = 0; slice && i < slice->vms.size(); ++i)
+      if (slice->vms[i].name == name) return &slice->vms[i];
     return nullptr;
   };
   std::vector<LinkFacts> links;
