@@ -72,6 +72,8 @@ inline int run_main(CLI::App& app, int argc, char** argv) {
     std::fprintf(stderr, "error: %s (see %s --help)\n", e.what(), help_command(app).c_str());
     return 1;
   } catch (const Error& e) {
+    const auto* job_wide = dynamic_cast<const JobWideError*>(&e);
+    if (job_wide && job_wide->reported_elsewhere) return 1;
     std::fflush(stdout);
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

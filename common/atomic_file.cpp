@@ -74,17 +74,19 @@ StagedFolder::StagedFolder(std::string dir, std::vector<std::string> owned, std:
   std::error_code ec;
   if (fs::exists(dir_, ec) && !fs::is_directory(dir_, ec))
     fail("{} {}: exists and is not a folder", what_, dir_);
+  fs::path target = fs::absolute(dir_).lexically_normal();
+  if (!target.has_filename()) target = target.parent_path();  // "out/"
+  fs::create_directories(target.parent_path(), ec);
+  if (ec) fail("{} {}: cannot create its parent folder ({})", what_, dir_, ec.message());
+  target_ = target.string();
+  // Beside the folder, not in it: commit() replaces the folder.
+  lock_ = std::make_unique<FileLock>(target_ + ".lock", what_ + " " + dir_, "wait for it to end");
   for (const auto& entry : fs::directory_iterator(dir_, ec)) {
     const std::string name = entry.path().filename().string();
     if (std::find(owned.begin(), owned.end(), name) == owned.end())
       fail("{} {}: holds {}, which is not one of its outputs; choose a new or empty folder", what_,
            dir_, name);
   }
-  fs::path target = fs::absolute(dir_).lexically_normal();
-  if (!target.has_filename()) target = target.parent_path();  // "out/"
-  fs::create_directories(target.parent_path(), ec);
-  if (ec) fail("{} {}: cannot create its parent folder ({})", what_, dir_, ec.message());
-  target_ = target.string();
   staging_ = fmt::format("{}.tmp-{}", target_, ::getpid());
   fs::remove_all(staging_, ec);
   if (!fs::create_directory(staging_, ec))

@@ -3,10 +3,13 @@
 // never leaves a truncated file under the real name, and a failed write is an Error (with the
 // temporary file removed) instead of a silent exit 0.
 #pragma once
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "common/file_lock.hpp"
 
 namespace fabtrain {
 
@@ -23,7 +26,8 @@ inline void write_text_atomically(const std::string& path, std::string_view text
 // A folder of outputs that belong together (an embedding's vectors, listing and index), written
 // whole into a staging folder next to it and put in place by commit(): the earlier folder is
 // replaced as a whole, never mixed with the new files, and a failed run leaves it untouched.
-// A folder holding anything but the `owned` names is refused before anything is written.
+// A folder holding anything but the `owned` names is refused before anything is written; a
+// second job on the same folder is refused while one holds its lock (FileLock, DIR.lock).
 class StagedFolder {
  public:
   StagedFolder(std::string dir, std::vector<std::string> owned, std::string_view what);
@@ -37,6 +41,7 @@ class StagedFolder {
 
  private:
   std::string dir_, target_, staging_, what_;  // target_: dir_ as an absolute path
+  std::unique_ptr<FileLock> lock_;             // held until the job is done with the folder
   bool committed_ = false;
 };
 

@@ -1,6 +1,7 @@
 // fabtrain-exec train: train GPT-2 under a plan, one process per rank (mpirun -np N, or alone as
 // one rank). Options come from one table (CLI11) so the help cannot drift from the parser. An
-// error on any rank ends the whole job with the message (MPI_Abort), never a hang.
+// error on any rank ends the whole job with the message (MPI_Abort), never a hang; one the ranks
+// agreed on (JobWideError) ends each rank normally.
 #include <memory>
 
 #include "command.hpp"
@@ -21,6 +22,8 @@ void run(TrainConfig config) {
     config.plan = plan_with_precision(config.plan, config.precision);
     config.precision = to_string(parse_plan(config.plan).precision);
     train(config, comm);
+  } catch (const JobWideError&) {
+    throw;  // every rank ends with it: main reports it once and exits 1
   } catch (const std::exception& e) {
     if (comm.size() > 1) comm.abort(e.what());  // takes the other ranks down
     throw;                                      // one rank: main prints it and exits 1

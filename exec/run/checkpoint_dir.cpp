@@ -1,12 +1,8 @@
 #include "exec/run/checkpoint_dir.hpp"
 
-#include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -18,31 +14,14 @@
 
 namespace fabtrain {
 
-CheckpointLock::CheckpointLock(const std::string& dir) {
-  const std::string path = dir + "/lock";
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ < 0) fail("--checkpoint-dir {}: cannot open {}: {}", dir, path, std::strerror(errno));
-  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-    std::string holder;
-    std::getline(std::ifstream(path), holder);
-    ::close(fd_);
-    fd_ = -1;
-    fail("--checkpoint-dir {}: in use by another job ({}); wait for it to end, or stop its ranks",
-         dir, holder.empty() ? "its lock is held" : "process " + holder);
-  }
+CheckpointLock::CheckpointLock(const std::string& dir)
+    : lock_(dir + "/lock", "--checkpoint-dir " + dir, "wait for it to end, or stop its ranks") {
   // Holding the lock, this job is the directory's only writer: a temporary file is a write of an
   // earlier job that was killed midway.
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
     if (entry.path().filename().string().find(".tmp-") != std::string::npos)
       std::filesystem::remove(entry.path(), ec);
-  const std::string pid = std::to_string(::getpid()) + "\n";
-  if (::ftruncate(fd_, 0) != 0 || ::write(fd_, pid.data(), pid.size()) != ssize_t(pid.size()))
-    fail("--checkpoint-dir {}: cannot write {}: {}", dir, path, std::strerror(errno));
-}
-
-CheckpointLock::~CheckpointLock() {
-  if (fd_ >= 0) ::close(fd_);  // closing releases the lock
 }
 
 void refuse_earlier_checkpoints(const std::string& dir) {

@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include "common/file_lock.hpp"
+
 namespace fabtrain {
 
 // File names inside a checkpoint directory.
@@ -22,12 +24,9 @@ std::optional<std::int64_t> read_latest_step(const std::string& dir);
 class CheckpointLock {
  public:
   explicit CheckpointLock(const std::string& dir);
-  ~CheckpointLock();
-  CheckpointLock(const CheckpointLock&) = delete;
-  CheckpointLock& operator=(const CheckpointLock&) = delete;
 
  private:
-  int fd_ = -1;
+  FileLock lock_;
 };
 
 // A new run (no --resume) refuses a folder that holds checkpoints already: pruning by step number

@@ -22,6 +22,7 @@
 #include "common/human_units.hpp"
 #include "common/limits.hpp"
 #include "exec/backends/backend.hpp"
+#include "exec/comm/agreed_step.hpp"
 #include "exec/comm/watchdog.hpp"
 #include "exec/model/gpt2_stage.hpp"
 #include "exec/model/kernels_layout.hpp"
@@ -336,7 +337,8 @@ void build_stage(Run& run, const Backend& backend) {
   if (config.data.empty()) fail("--data: no training files given");
 }
 
-// Phase 6 (rank 0): the checkpoint directory, created and locked against a second run.
+// Phase 6 (rank 0): the checkpoint directory, created and locked against a second run (a refusal
+// ends every rank cleanly: run_agreed_step).
 std::unique_ptr<CheckpointLock> lock_checkpoint_dir(const Run& run) {
   const std::string& dir = run.config.checkpoint_dir;
   if (dir.empty() || !run.is_root()) return nullptr;
@@ -443,7 +445,11 @@ TrainResult train(const TrainConfig& config, MpiCommunicator& comm) {
       std::make_unique<Interpreter>(run.model, run.schedule, comm.rank(), *run.stage, schedule_comm,
                                     adamw, config.grad_clip, &run.frame->watchdog());
   if (backend.loss_scaling) run.interpreter->set_loss_scaling({});
-  const std::unique_ptr<CheckpointLock> lock = lock_checkpoint_dir(run);
+  std::unique_ptr<CheckpointLock> lock;
+  {
+    const WatchedWait watch = run.waiting("agreeing on the checkpoint folder's lock");
+    run_agreed_step(comm, run.frame->world_group(), [&] { lock = lock_checkpoint_dir(run); });
+  }
   int start_step = 0;
   if (config.resume) {
     {

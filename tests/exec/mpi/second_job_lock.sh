@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # A second 2-rank job under mpirun on the checkpoint folder of a running one ends with the
 # folder lock's own message (naming the folder and the holding process), exit non-zero within
-# 60 s; the first job trains on and its lock holds. (Open MPI may add its own line from
-# MPI_Abort's help text, "ORTE_ERROR_LOG: Data unpack would read past end of buffer"; the
-# lock's message is printed before MPI_Abort, so it always reaches the user.)
+# 60 s; the first job trains on and its lock holds. Every rank of the second job ends cleanly
+# (no MPI_Abort: neither its notice nor Open MPI's "ORTE_ERROR_LOG" line appears).
 # Usage: second_job_lock.sh FABTRAIN_EXEC SOURCE_DIR
 set -uo pipefail
 exe=$1 src=$2
@@ -28,6 +27,9 @@ if [ "$rc" -eq 0 ] || [ "$rc" -eq 124 ]; then
 fi
 grep -q -- "--checkpoint-dir $work/ck: in use by another job (process [0-9]*)" "$work/second.log" ||
   { cat "$work/second.log"; fail "the second job did not print the lock's message"; }
+if grep -q "ORTE_ERROR_LOG\|MPI_ABORT was invoked" "$work/second.log"; then
+  cat "$work/second.log"; fail "the second job ended through MPI_Abort (ORTE_ERROR_LOG)"
+fi
 kill -0 "$first" 2>/dev/null || { tail -5 "$work/first.log"; fail "the first job ended"; }
 flock -n "$work/ck/lock" true && fail "the first job's lock was released"
 echo "the second job was refused by the folder lock: rc $rc"
