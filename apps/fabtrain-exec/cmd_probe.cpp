@@ -1,6 +1,6 @@
 // fabtrain-exec probe --slice SLICE [--write | -o FILE]: measure a slice's links from its VMs.
-// Launched by mpirun with one rank per VM of the slice: where every rank's host name is a VM's name
-// that is its VM, else ranks follow the order the slice file lists its VMs in. For every pair
+// Launched by mpirun with one rank per VM of the slice: a rank whose host name is a VM's name is
+// that VM, else ranks follow the order the slice file lists its VMs in. For every pair
 // of ranks: the round trip of a small message (median and 90th percentile, bench_network's
 // ping-pong) and the TCP bandwidth with one stream and with --streams streams (tcp_streams.hpp),
 // both by bench_network's measure_pairs, as `fabtrain-exec bench --tcp-streams N` measures them.
@@ -19,6 +19,7 @@
 #include <ctime>
 #include <map>
 #include <memory>
+#include <set>
 
 #include "command.hpp"
 #include "common/error.hpp"
@@ -27,7 +28,6 @@
 #include "exec/comm/mpi_communicator.hpp"
 #include "exec/measure/bench_network.hpp"
 #include "exec/measure/bench_timing.hpp"
-#include "exec/measure/rank_vms.hpp"
 #include "platforms/slice_links_file.hpp"
 #include "say.hpp"
 
@@ -110,6 +110,24 @@ std::vector<std::string> gather_host_names(int size) {
   std::vector<std::string> out;
   for (int r = 0; r < size; ++r) out.emplace_back(all.data() + 256 * std::size_t(r));
   return out;
+}
+
+// The VM (index into slice.vms) of each rank: by host name where every rank's host is a VM's
+// name, else the file's order.
+std::vector<int> ranks_to_vms(const Slice& slice, const std::vector<std::string>& hosts) {
+  auto index_of = [&](const std::string& name) {
+    for (std::size_t i = 0; i < slice.vms.size(); ++i)
+      if (slice.vms[i].name == name) return int(i);
+    return -1;
+  };
+  std::vector<int> by_host, by_file;
+  for (std::size_t r = 0; r < hosts.size(); ++r) {
+    by_host.push_back(index_of(hosts[r]));
+    by_file.push_back(index_of(slice.vm_file_order.at(r)));
+  }
+  const bool named = std::all_of(by_host.begin(), by_host.end(), [](int v) { return v >= 0; }) &&
+                     std::set<int>(by_host.begin(), by_host.end()).size() == by_host.size();
+  return named ? by_host : by_file;
 }
 
 // Lines for what the measurement contradicts: ranks sharing a host, and a network's hand-written

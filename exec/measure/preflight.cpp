@@ -40,7 +40,10 @@ std::string to_text(const RankFacts& r) {
   nlohmann::json j = {{"rank", r.rank},       {"host", r.host},
                       {"device", r.device},   {"device_error", r.device_error},
                       {"version", r.version}, {"binary_checksum", r.binary_checksum},
-                      {"files", files}};
+                      {"files", files},       {"rtt_to_rank0_s", r.rtt_to_rank0_s}};
+  if (r.expected_rtt_s) j["expected_rtt_s"] = *r.expected_rtt_s;
+  j["bandwidth_from_rank0"] = r.bandwidth_from_rank0;
+  if (r.expected_bandwidth) j["expected_bandwidth"] = *r.expected_bandwidth;
   return j.dump();
 }
 
@@ -49,7 +52,11 @@ RankFacts rank_facts_from_text(const std::string& text) {
   RankFacts r;
   r.rank = j.at("rank"), r.host = j.at("host"), r.device = j.at("device");
   r.device_error = j.at("device_error"), r.version = j.at("version");
-  r.binary_checksum = j.at("binary_checksum");
+  r.binary_checksum = j.at("binary_checksum"), r.rtt_to_rank0_s = j.at("rtt_to_rank0_s");
+  if (j.contains("expected_rtt_s")) r.expected_rtt_s = j.at("expected_rtt_s").get<double>();
+  r.bandwidth_from_rank0 = j.at("bandwidth_from_rank0");
+  if (j.contains("expected_bandwidth"))
+    r.expected_bandwidth = j.at("expected_bandwidth").get<double>();
   for (const auto& f : j.at("files"))
     r.files.push_back({f.at("path"), f.at("bytes"), f.at("checksum"), f.at("error")});
   return r;
@@ -79,45 +86,11 @@ std::vector<std::string> preflight_failures(const std::vector<RankFacts>& ranks)
         out.push_back(fmt::format("{}: data file {} differs from rank 0's ({} vs {} bytes)", who,
                                   f.path, f.bytes, first.files[i].bytes));
     }
-  }
-  return out;
-}
-
-std::vector<std::vector<std::pair<int, int>>> pair_rounds(int count) {
-  const int slots = count % 2 ? count + 1 : count;  // an odd count: one slot pairs with nobody
-  std::vector<int> slot(std::size_t(std::max(slots, 0)));
-  for (int i = 0; i < slots; ++i) slot[i] = i;
-  std::vector<std::vector<std::pair<int, int>>> rounds;
-  for (int r = 0; r + 1 < slots; ++r) {
-    std::vector<std::pair<int, int>> round;
-    for (int i = 0; i < slots / 2; ++i)
-      if (slot[i] < count && slot[slots - 1 - i] < count)
-        round.push_back(std::minmax(slot[i], slot[slots - 1 - i]));
-    if (!round.empty()) rounds.push_back(round);
-    std::rotate(slot.begin() + 1, slot.end() - 1, slot.end());  // slot 0 stays, the rest turn
-  }
-  return rounds;
-}
-
-namespace {
-std::string pair_name(const LinkFacts& l) {
-  return fmt::format("{} - {} (ranks {} and {})", l.vm_a, l.vm_b, l.rank_a, l.rank_b);
-}
-}  // namespace
-
-std::vector<std::string> link_failures(const std::vector<LinkFacts>& links) {
-  std::vector<std::string> out;
-  for (const auto& l : links) {
-    if (l.expected_rtt_s && l.rtt_s > kRttSlack * *l.expected_rtt_s + 1e-3)
+    if (r.expected_rtt_s && r.rtt_to_rank0_s > kRttSlack * *r.expected_rtt_s + 1e-3)
       out.push_back(fmt::format(
-          "{}: round trip {:.2f} ms, the slice says {:.2f} ms: another path or interface than "
-          "the slice's?",
-          pair_name(l), l.rtt_s * 1e3, *l.expected_rtt_s * 1e3));
-    if (l.expected_bandwidth && l.bandwidth < kBandwidthFloor * *l.expected_bandwidth)
-      out.push_back(fmt::format(
-          "{}: a transfer ran at {:.1f} MB/s, under half the slice's {:.1f} MB/s: another path "
-          "or interface than the slice's, or a slower link (the prediction assumes the slice's)",
-          pair_name(l), l.bandwidth / 1e6, *l.expected_bandwidth / 1e6));
+          "{}: round trip to rank 0 {:.2f} ms, the slice says {:.2f} ms: another path or "
+          "interface than the slice's?",
+          who, r.rtt_to_rank0_s * 1e3, *r.expected_rtt_s * 1e3));
   }
   return out;
 }
@@ -139,50 +112,44 @@ double slice_one_stream_rate(const Slice& slice, const Vm& a, const Vm& b) {
   return rate;
 }
 
-std::vector<std::string> link_warnings(const std::vector<LinkFacts>& links) {
+std::vector<std::string> preflight_warnings(const std::vector<RankFacts>& ranks) {
   std::vector<std::string> out;
-  for (const auto& l : links)
-    if (l.expected_rtt_s && l.rtt_s < *l.expected_rtt_s / kRttSlack - 1e-3)
+  for (const auto& r : ranks)
+    if (r.expected_bandwidth && r.bandwidth_from_rank0 > 0 &&
+        r.bandwidth_from_rank0 < kBandwidthFloor * *r.expected_bandwidth)
       out.push_back(fmt::format(
-          "{}: round trip {:.2f} ms, far below the slice's {:.2f} ms: the prediction for this "
-          "pair is pessimistic (probe the slice to use the measured links)",
-          pair_name(l), l.rtt_s * 1e3, *l.expected_rtt_s * 1e3));
+          "rank {} ({}): a transfer from rank 0 ran at {:.1f} MB/s, under half the slice's "
+          "{:.1f} MB/s for the pair: another path or interface than the slice's, or a slower "
+          "link (the prediction assumes the slice's)",
+          r.rank, r.host, r.bandwidth_from_rank0 / 1e6, *r.expected_bandwidth / 1e6));
   return out;
 }
 
-namespace {
-std::string number_or_dash(bool shown, double v) {
-  return shown ? fmt::format("{:.{}f}", v, v < 10 ? 3 : 1) : std::string("-");
-}
-}  // namespace
-
 std::string preflight_table(const std::vector<RankFacts>& ranks, int width) {
-  TextTable table(
-      {{"rank", true}, {"host"}, {"device", false, 0, true}, {"version"}, {"binary"}, {"data"}});
+  TextTable table({{"rank", true},
+                   {"host"},
+                   {"device", false, 0, true},
+                   {"version"},
+                   {"binary"},
+                   {"data"},
+                   {"rtt ms", true},
+                   {"slice", true},
+                   {"MB/s", true},
+                   {"slice", true}});
+  const auto number = [](bool shown, double v) {
+    return shown ? fmt::format("{:.{}f}", v, v < 10 ? 3 : 1) : std::string("-");
+  };
   for (const auto& r : ranks) {
     int ok = 0;
     for (const auto& f : r.files) ok += f.error.empty();
     table.add_row({std::to_string(r.rank), r.host,
                    r.device.empty() ? "none: " + r.device_error : r.device, r.version.substr(0, 7),
-                   r.binary_checksum.substr(0, 8), fmt::format("{}/{} files", ok, r.files.size())});
+                   r.binary_checksum.substr(0, 8), fmt::format("{}/{} files", ok, r.files.size()),
+                   number(r.rank != 0, r.rtt_to_rank0_s * 1e3),
+                   number(bool(r.expected_rtt_s), r.expected_rtt_s.value_or(0) * 1e3),
+                   number(r.bandwidth_from_rank0 > 0, r.bandwidth_from_rank0 / 1e6),
+                   number(bool(r.expected_bandwidth), r.expected_bandwidth.value_or(0) / 1e6)});
   }
-  return table.render(width).text;
-}
-
-std::string link_table(const std::vector<LinkFacts>& links, int width) {
-  TextTable table({{"VM pair", false, 0, true},
-                   {"ranks"},
-                   {"rtt ms", true},
-                   {"slice", true},
-                   {"MB/s", true},
-                   {"slice", true}});
-  for (const auto& l : links)
-    table.add_row(
-        {l.vm_a + " - " + l.vm_b, fmt::format("{}-{}", l.rank_a, l.rank_b),
-         number_or_dash(true, l.rtt_s * 1e3),
-         number_or_dash(bool(l.expected_rtt_s), l.expected_rtt_s.value_or(0) * 1e3),
-         number_or_dash(true, l.bandwidth / 1e6),
-         number_or_dash(bool(l.expected_bandwidth), l.expected_bandwidth.value_or(0) / 1e6)});
   return table.render(width).text;
 }
 

@@ -1,13 +1,9 @@
-// The preflight's rules over every rank's facts (a missing device, another version or binary, a
-// data file missing or different from rank 0's) and every VM pair's (a round trip far above the
-// slice's, a transfer far below its rate); the rounds of VM pairs; facts survive their text form;
-// a file's checksum follows its bytes.
+// The preflight's rules over every rank's facts: a missing device, another version or binary, a
+// data file missing or different from rank 0's, a round trip far above the slice's; facts survive
+// their text form; a file's checksum follows its bytes.
 #include <doctest/doctest.h>
 
-#include <set>
-
 #include "exec/measure/preflight.hpp"
-#include "exec/measure/rank_vms.hpp"
 #include "tests/test_support.hpp"
 
 using namespace fabtrain;
@@ -20,14 +16,8 @@ RankFacts rank(int r, const std::string& data_checksum = "aa") {
   f.rank = r, f.host = "vm" + std::to_string(r), f.device = "CPU", f.version = "1.0";
   f.binary_checksum = "b1";
   f.files.push_back({"train.bin", 100, data_checksum, ""});
+  f.rtt_to_rank0_s = r == 0 ? 0 : 0.05;
   return f;
-}
-
-LinkFacts link(double rtt_s, double bandwidth) {
-  LinkFacts l;
-  l.rank_a = 0, l.rank_b = 2, l.vm_a = "utah-vm", l.vm_b = "amst-vm";
-  l.rtt_s = rtt_s, l.bandwidth = bandwidth;
-  return l;
 }
 
 bool any(const std::vector<std::string>& lines, const std::string& part) {
@@ -54,71 +44,21 @@ TEST_CASE("preflight: ranks that agree pass; each kind of mismatch is named with
   other = rank(1);
   other.binary_checksum = "b2";
   CHECK(any(preflight_failures({rank(0), other}), "fabtrain-exec differs"));
-}
-
-TEST_CASE("preflight: a VM pair far off the slice fails naming both VMs; a faster path warns") {
-  LinkFacts l = link(0.05, 100e6);
-  CHECK(link_failures({l}).empty());  // nothing to compare with: nothing said
-  l.expected_rtt_s = 0.02;            // measured 50 ms against the slice's 20: above 2 x 20 + 1
-  CHECK(any(link_failures({l}),
-            "utah-vm - amst-vm (ranks 0 and 2): round trip 50.00 ms, the "
-            "slice says 20.00 ms"));
-  l.expected_rtt_s = 0.03;  // 50 <= 2 x 30 + 1: near enough
-  CHECK(link_failures({l}).empty());
-  CHECK(link_warnings({l}).empty());
-  l.expected_bandwidth = 250e6;  // 100 MB/s < half of 250
-  CHECK(any(link_failures({l}),
-            "utah-vm - amst-vm (ranks 0 and 2): a transfer ran at 100.0 MB/s, "
-            "under half the slice's 250.0 MB/s"));
-  l.expected_bandwidth = 190e6;  // 100 >= half of 190: near enough
-  CHECK(link_failures({l}).empty());
-  l.expected_rtt_s = 0.103;  // 50 ms < 103 / 2 - 1: the slice is pessimistic, a warning only
-  CHECK(link_failures({l}).empty());
-  CHECK(any(link_warnings({l}),
-            "utah-vm - amst-vm (ranks 0 and 2): round trip 50.00 ms, far "
-            "below the slice's 103.00 ms"));
-  const std::string table = link_table({l}, 100);
-  CHECK(contains(table, "utah-vm - amst-vm"));
-  CHECK(contains(table, "103.0"));
-  CHECK(contains(table, "190.0"));
-}
-
-TEST_CASE("preflight: VM pairs in rounds, every pair once, no VM twice in a round") {
-  for (int count = 0; count <= 7; ++count) {
-    const auto rounds = pair_rounds(count);
-    std::set<std::pair<int, int>> seen;
-    for (const auto& round : rounds) {
-      std::set<int> busy;
-      for (const auto& [a, b] : round) {
-        CHECK(a < b);
-        CHECK(b < count);
-        CHECK(busy.insert(a).second);
-        CHECK(busy.insert(b).second);
-        CHECK(seen.insert({a, b}).second);
-      }
-    }
-    CHECK(int(seen.size()) == count * (count - 1) / 2);
-    CHECK(int(rounds.size()) == (count < 2 ? 0 : count % 2 ? count : count - 1));
-  }
-}
-
-TEST_CASE("preflight: ranks are placed on the slice's VMs by host name, else one per VM") {
-  const Slice slice = load_slice("utah-amst");
-  const int utah = slice.vms[0].name == "utah-vm" ? 0 : 1;
-  CHECK(ranks_to_vms(slice, {"utah-vm", "utah-vm", "amst-vm"}) ==
-        std::vector<int>{utah, utah, 1 - utah});  // two ranks on one VM
-  CHECK(ranks_to_vms(slice, {"lab", "lab"}) == std::vector<int>{utah, 1 - utah});  // file order
-  CHECK(ranks_to_vms(slice, {"lab", "lab", "lab"}).empty());  // neither: not placed
+  other = rank(1);
+  other.expected_rtt_s = 0.02;  // measured 50 ms against the slice's 20: above 2 x 20 + 1
+  CHECK(any(preflight_failures({rank(0), other}), "round trip to rank 0 50.00 ms, the slice says"));
+  other.expected_rtt_s = 0.03;  // 50 <= 2 x 30 + 1: near enough
+  CHECK(preflight_failures({rank(0), other}).empty());
 }
 
 TEST_CASE("preflight facts survive their text form; a checksum follows the file's bytes") {
   RankFacts r = rank(3);
-  r.device_error = "no CUDA device";
+  r.expected_rtt_s = 0.1;
   const RankFacts back = rank_facts_from_text(to_text(r));
   CHECK(back.rank == 3);
   CHECK(back.host == "vm3");
-  CHECK(back.device_error == "no CUDA device");
   CHECK(back.files.at(0).checksum == "aa");
+  CHECK(back.expected_rtt_s.value_or(0) == doctest::Approx(0.1));
   test::TempDir dir("fabtrain-preflight");
   const auto a = file_facts(dir.write("a.txt", "hello"));
   const auto b = file_facts(dir.write("b.txt", "hellp"));
@@ -153,6 +93,22 @@ TEST_CASE("preflight: the table fits the width and wraps a long device name, nev
   CHECK(contains(wide, a.device));
   CHECK(contains(wide, b.device));
   CHECK(contains(preflight_table({rank(0), rank(1)}, 100), "vm1"));
+}
+
+TEST_CASE("preflight: a transfer far below the slice's rate is a warning naming the rank") {
+  RankFacts slow = rank(1);
+  slow.bandwidth_from_rank0 = 40e6;
+  slow.expected_bandwidth = 100e6;  // 40 < half of 100
+  const auto warnings = preflight_warnings({rank(0), slow});
+  CHECK(any(warnings, "rank 1 (vm1): a transfer from rank 0 ran at 40.0 MB/s, under half"));
+  CHECK(preflight_failures({rank(0), slow}).empty());  // a warning, not a mismatch
+  slow.expected_bandwidth = 70e6;                      // 40 >= half of 70: near enough
+  CHECK(preflight_warnings({rank(0), slow}).empty());
+  slow.expected_bandwidth.reset();  // no slice to compare with: nothing said
+  CHECK(preflight_warnings({rank(0), slow}).empty());
+  const RankFacts back = rank_facts_from_text(to_text(RankFacts(slow)));
+  CHECK(back.bandwidth_from_rank0 == doctest::Approx(40e6));
+  CHECK(contains(preflight_table({rank(0), slow}), "40.0"));
 }
 
 TEST_CASE(
