@@ -344,8 +344,9 @@ TEST_CASE("embed: an earlier folder is replaced as a whole, a folder of other fi
   c.checkpoint = (dir.path() / "model.bin").string();
   CHECK(embed::embed_documents(c).documents == 1);
   CHECK(embed::search_documents("fox", c.output_dir, 3).size() == 1);
+  // model.bin, emb/ and the folder's lock file beside it (kept: see common/file_lock.hpp)
   CHECK(std::distance(std::filesystem::directory_iterator(dir.path()),
-                      std::filesystem::directory_iterator{}) == 2);  // model.bin and emb/
+                      std::filesystem::directory_iterator{}) == 3);
   std::ofstream(c.output_dir + "/notes.txt") << "mine";
   CHECK(test::contains(test::error_of([&] { embed::embed_documents(c); }),
                        "holds notes.txt, which is not one of its outputs"));
@@ -376,7 +377,8 @@ TEST_CASE(
   for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
     left.push_back(entry.path().filename().string());
   std::sort(left.begin(), left.end());
-  CHECK(left == std::vector<std::string>{"emb", "model.bin", "other.bin"});  // no staging folder
+  // No staging folder; the lock file stays beside the folder.
+  CHECK(left == std::vector<std::string>{"emb", "emb.lock", "model.bin", "other.bin"});
 }
 
 TEST_CASE("embed: a JSONL line whose id nests past the limit is refused with its file and line") {

@@ -43,7 +43,9 @@ for _ in $(seq 50); do
   sleep 0.1
 done
 [ -n "$victim" ] || { echo "FAIL: rank 1's process not found"; kill "$launcher"; exit 1; }
-sleep 1
+# Stopped inside MPI's start-up (seconds on a loaded 2-core machine) rank 0 would wait in MPI
+# itself, before the check's clock runs; 3 s in, the round trips (minutes of them) have begun.
+sleep 3
 kill -STOP "$victim"
 for _ in $(seq 60); do kill -0 "$launcher" 2>/dev/null || break; sleep 0.5; done
 if kill -0 "$launcher" 2>/dev/null; then
