@@ -136,27 +136,14 @@ SliceDraft testbed_slice(const Availability& availability, const Testbed& testbe
   return d;
 }
 
-namespace {
-
-bool within_caps(int gpu_count, const std::set<std::string>& sites, const AdviceOptions& o) {
-  if (o.max_gpus > 0 && gpu_count > o.max_gpus) return false;
-  const int most = o.network == "l2sts" ? 2 : 1 << 20;
-  if (int(sites.size()) > std::min(most, o.max_sites > 0 ? o.max_sites : 1 << 20)) return false;
-  return std::all_of(o.include.begin(), o.include.end(),
-                     [&](const std::string& s) { return sites.count(s) > 0; });
-}
-
-}  // namespace
-
-bool within_caps(const Slice& slice, const Plan& plan, const AdviceOptions& o) {
-  const auto gpus = slice.gpus();
-  std::set<std::string> sites;
-  for (int r = 0; r < plan.ranks(); ++r) sites.insert(slice.vms[gpus[device_of(plan, r)].vm].site);
-  return within_caps(plan.ranks(), sites, o);
-}
-
 bool within_caps(const GpuSubset& subset, const AdviceOptions& o) {
-  return within_caps(int(subset.gpus.size()), {subset.sites.begin(), subset.sites.end()}, o);
+  if (o.max_gpus > 0 && int(subset.gpus.size()) > o.max_gpus) return false;
+  const int most = o.network == "l2sts" ? 2 : 1 << 20;
+  const auto& sites = subset.sites;
+  if (int(sites.size()) > std::min(most, o.max_sites > 0 ? o.max_sites : 1 << 20)) return false;
+  return std::all_of(o.include.begin(), o.include.end(), [&](const std::string& s) {
+    return std::find(sites.begin(), sites.end(), s) != sites.end();
+  });
 }
 
 SliceDraft slice_to_reserve(const Slice& testbed, const Evaluated& chosen, const AdviceOptions& o,

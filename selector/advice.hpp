@@ -25,9 +25,8 @@ struct AdviceOptions {
 SliceDraft testbed_slice(const Availability& availability, const Testbed& testbed,
                          const AdviceOptions& options);
 
-// Whether a plan on the testbed slice keeps the caps (GPUs, sites, sites it must include).
-bool within_caps(const Slice& slice, const Plan& plan, const AdviceOptions& options);
-// The same of a GPU subset (its plans run on all of its GPUs, so they keep the caps or none does).
+// Whether the plans on a GPU subset of the testbed slice keep the caps (GPUs, sites, sites they
+// must include): a plan runs on all of its subset's GPUs, so they keep them or none does.
 bool within_caps(const GpuSubset& subset, const AdviceOptions& options);
 
 // The VMs and GPUs a plan on the testbed slice uses, as the slice to reserve.

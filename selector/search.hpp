@@ -57,8 +57,8 @@ struct SearchOptions {
   // Only the plans this accepts are in the space (none: every plan).
   std::function<bool(const Plan&)> only;
   // Only the GPU subsets this accepts are in the space (none: every subset): a cap on GPUs or
-  // sites that `only` also states, given here so that the subsets it refuses are never opened
-  // (every plan of a subset runs on all of its GPUs).
+  // sites, since every plan of a subset runs on all of its GPUs; the subsets it refuses are never
+  // opened, where `only` would refuse their plans one by one.
   std::function<bool(const GpuSubset&)> only_subsets;
   // Simulations already made on this slice with this calibration, by plan and batch: reused, and
   // the search's own added (the "why" and what-if searches share the main search's).

@@ -59,9 +59,6 @@ std::vector<std::pair<std::string, std::optional<Evaluated>>> alternatives(
   // ok: whether a subset's GPU and site counts are below the best's (its plans run on all of it).
   const auto smaller = [&](const std::string& label, const std::function<bool(int, int)>& ok) {
     SearchOptions o = one;
-    o.only = [&](const Plan& p) {
-      return options.only(p) && ok(p.ranks(), sites_of(slice, p.devices));
-    };
     o.only_subsets = [&](const GpuSubset& s) {
       return options.only_subsets(s) && ok(int(s.gpus.size()), int(s.sites.size()));
     };
@@ -99,7 +96,6 @@ void run(Options& o) {
   auto [model, slice, options] = o.search.resolve();
   std::filesystem::remove(all_path);
   options.keep_top = 10;
-  options.only = [&, &s = slice](const Plan& p) { return within_caps(s, p, o.advice); };
   options.only_subsets = [&](const GpuSubset& s) { return within_caps(s, o.advice); };
   SimMemo memo;
   options.memo = &memo;

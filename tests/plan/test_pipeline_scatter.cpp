@@ -10,6 +10,7 @@
 #include "plan/executor_support.hpp"
 #include "plan/schedule.hpp"
 #include "plan/symbolic_run.hpp"
+#include "tests/plan/two_word_key.hpp"
 
 using namespace fabtrain;
 
@@ -38,13 +39,9 @@ PipelineTraffic traffic_of(const std::vector<Instruction>& stream) {
 }  // namespace
 
 TEST_CASE("p2p: parsed and printed only when scatter") {
-  const Plan p = parse_plan("tp=2,pp=2,p2p=scatter");
-  CHECK(p.pipeline_scatter);
-  CHECK(to_string(p).find("p2p=scatter") != std::string::npos);
-  CHECK(parse_plan(to_string(p)) == p);
-  CHECK(to_string(parse_plan("tp=2,pp=2,p2p=whole")).find("p2p") == std::string::npos);
-  CHECK_THROWS_WITH_AS(parse_plan("tp=2,p2p=split"),
-                       doctest::Contains("'split' is not scatter or whole"), Error);
+  CHECK(parse_plan("tp=2,pp=2,p2p=scatter").pipeline_scatter);
+  test::check_two_word_key("tp=2,pp=2,p2p=scatter", "p2p=scatter", "tp=2,pp=2,p2p=whole",
+                           "tp=2,p2p=split", "'split' is not scatter or whole");
 }
 
 TEST_CASE("p2p=scatter sends 1/tp from each tp rank and all-gathers every received tensor") {

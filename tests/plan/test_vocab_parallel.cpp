@@ -10,6 +10,7 @@
 #include "plan/executor_support.hpp"
 #include "plan/schedule.hpp"
 #include "plan/symbolic_run.hpp"
+#include "tests/plan/two_word_key.hpp"
 
 using namespace fabtrain;
 
@@ -35,13 +36,9 @@ const Forward& head_forward(const Schedule& s, int head) {
 }  // namespace
 
 TEST_CASE("vocab: parsed and printed only when parallel") {
-  const Plan p = parse_plan("dp=1,tp=4,vocab=parallel");
-  CHECK(p.vocab_parallel);
-  CHECK(to_string(p).find("vocab=parallel") != std::string::npos);
-  CHECK(parse_plan(to_string(p)) == p);
-  CHECK(to_string(parse_plan("tp=4,vocab=replicated")).find("vocab") == std::string::npos);
-  CHECK_THROWS_WITH_AS(parse_plan("tp=4,vocab=split"),
-                       doctest::Contains("'split' is not parallel or replicated"), Error);
+  CHECK(parse_plan("dp=1,tp=4,vocab=parallel").vocab_parallel);
+  test::check_two_word_key("dp=1,tp=4,vocab=parallel", "vocab=parallel", "tp=4,vocab=replicated",
+                           "tp=4,vocab=split", "'split' is not parallel or replicated");
 }
 
 TEST_CASE("vocab=parallel splits the embedding, the head and their memory over tp ranks") {
